@@ -1,0 +1,300 @@
+"""The one place that decides the size of every part, for every version.
+
+Plain integers in, a tuple of integers or a :class:`~splitops.SplitError` out. Nothing here
+knows about arrays or protobufs: kernels, the ONNX layer, shape inference and the model tools
+all ask these functions, so they can never disagree.
+
+>>> split_sizes(7, num_outputs=4)
+(2, 2, 2, 1)
+>>> split_sizes(6, [2, 4], opset=13)
+(2, 4)
+>>> sequence_sizes(5, 2)
+(2, 2, 1)
+>>> split_sizes(5, num_outputs=4)
+Traceback (most recent call last):
+...
+splitops.errors.SplitError: Split-18 cannot split a dim of 5 into 4 parts: ... split=[2, 1, 1, 1].
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from typing import Union
+
+from .errors import SplitError, SplitTypeError
+from .opset_rules import OpsetRule, PartCount, opset_rule
+
+__all__ = [
+    "MAX_PARTS",
+    "SizesLike",
+    "normalize_axis",
+    "read_keepdims",
+    "read_sizes",
+    "sequence_sizes",
+    "split_sizes",
+]
+
+#: The most outputs an ONNX node may have ("between 1 and 2147483647 outputs").
+MAX_PARTS = 2**31 - 1
+
+#: What ``split`` may be on the pure side: an int, a whole float (Split-1 only), a sequence of
+#: those, or any object with ``tolist()`` (a numpy scalar or array) giving one of them.
+SizesLike = Union[int, float, Iterable[object], object]  # noqa: UP007 (runtime alias, 3.10)
+
+
+def split_sizes(
+    dim: int,
+    split: SizesLike | None = None,
+    *,
+    num_outputs: int | None = None,
+    opset: int = 18,
+) -> tuple[int, ...]:
+    """The size of each part when Split of ``opset`` cuts an axis of length ``dim``.
+
+    ``split`` gives explicit sizes. Without it, before opset 18 ``num_outputs`` is the node's
+    number of outputs and the parts must be equal; at opset 18 it is the attribute, and the
+    last part takes what is left after parts of ``ceil(dim / num_outputs)``.
+
+    >>> split_sizes(9, num_outputs=4)
+    (3, 3, 3, 0)
+    >>> split_sizes(6, num_outputs=3, opset=11)
+    (2, 2, 2)
+    >>> split_sizes(6, [2.0, 4.0], opset=1)
+    (2, 4)
+    """
+    rule = opset_rule("Split", opset)
+    length = _read_dim(dim)
+    sizes = read_sizes(split, rule, allow_scalar=False)
+    count = _read_count(num_outputs, rule)
+    return _plan_split(length, sizes, count, rule)
+
+
+def sequence_sizes(dim: int, split: SizesLike | None = None, *, opset: int = 24) -> tuple[int, ...]:
+    """The size of each part when SplitToSequence of ``opset`` cuts an axis of length ``dim``.
+
+    ``split`` is ``None`` (parts of 1), a scalar chunk length (the last part takes the rest),
+    or a 1-d sequence of sizes.
+
+    >>> sequence_sizes(3)
+    (1, 1, 1)
+    >>> sequence_sizes(6, [1, 0, 5])
+    (1, 0, 5)
+    >>> sequence_sizes(0, 4)
+    ()
+    """
+    rule = opset_rule("SplitToSequence", opset)
+    return _plan_sequence(_read_dim(dim), read_sizes(split, rule, allow_scalar=True), rule)
+
+
+def read_sizes(
+    split: SizesLike | None, rule: OpsetRule, *, allow_scalar: bool
+) -> int | tuple[int, ...] | None:
+    """``split`` as plain ints: ``None``, one int (a 0-d split) or a tuple (a 1-d split).
+
+    Bools are never sizes; floats are sizes only where the version types ``split`` as T
+    (Split-1), and then only whole ones.
+
+    >>> read_sizes([2, 4], opset_rule("Split", 13), allow_scalar=False)
+    (2, 4)
+    >>> read_sizes([True, 3], opset_rule("Split", 13), allow_scalar=False)
+    Traceback (most recent call last):
+    ...
+    splitops.errors.SplitTypeError: Split-13 split sizes must be integers; True (bool) was given.
+    """
+    if split is None:
+        return None
+    values = split.tolist() if hasattr(split, "tolist") else split
+    if _is_scalar(values):
+        if not allow_scalar:
+            raise SplitError(
+                f"{rule.name} takes split as a 1-d list of sizes; the scalar {values!r} was "
+                f"given. Pass [{values!r}] for one part, or use num_outputs for equal parts."
+            )
+        return _read_size(values, rule)
+    if not isinstance(values, Iterable) or isinstance(values, (str, bytes)):
+        raise SplitTypeError(
+            f"{rule.name} split must be a sequence of ints; {type(values).__name__} was given."
+        )
+    items = list(values)
+    if any(not _is_scalar(v) for v in items):
+        raise SplitError(
+            f"{rule.name} split must be a scalar or 1-d; a nested sequence was given "
+            f"({_preview(items)}). Flatten it to one list of sizes."
+        )
+    return tuple(_read_size(v, rule) for v in items)
+
+
+def normalize_axis(axis: int, rank: int, op: str = "Split") -> int:
+    """``axis`` counted from the front, after checking it lies in ``[-rank, rank-1]``.
+
+    >>> normalize_axis(-1, 3)
+    2
+    """
+    if isinstance(axis, bool) or not hasattr(axis, "__index__"):
+        raise SplitTypeError(f"{op} axis must be an int; {axis!r} was given.")
+    axis = operator.index(axis)
+    if rank < 1:
+        raise SplitError(
+            f"{op} needs an input of rank >= 1; a rank-0 (scalar) input was given. "
+            "Reshape it to shape (1,) first."
+        )
+    if not -rank <= axis < rank:
+        raise SplitError(
+            f"{op} axis {axis} is out of range for an input of rank {rank}: "
+            f"it must lie in [{-rank}, {rank - 1}]."
+        )
+    return axis + rank if axis < 0 else axis
+
+
+def read_keepdims(keepdims: object) -> bool:
+    """SplitToSequence's ``keepdims``: 0 or 1 (or a bool).
+
+    >>> read_keepdims(0)
+    False
+    """
+    if keepdims in (0, 1) and hasattr(keepdims, "__index__"):
+        return bool(keepdims)
+    raise SplitError(f"SplitToSequence keepdims must be 0 or 1; {keepdims!r} was given.")
+
+
+def _is_scalar(value: object) -> bool:
+    return not isinstance(value, Iterable) or isinstance(value, (str, bytes))
+
+
+def _preview(items: Sequence[object], limit: int = 8) -> str:
+    text = ", ".join(repr(v) for v in items[:limit])
+    return f"[{text}{', ...' if len(items) > limit else ''}]"
+
+
+def _read_size(value: object, rule: OpsetRule) -> int:
+    if isinstance(value, bool):
+        raise SplitTypeError(
+            f"{rule.name} split sizes must be integers; {value!r} (bool) was given."
+        )
+    if hasattr(value, "__index__"):
+        return operator.index(value)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise SplitTypeError(
+                f"{rule.name} split sizes must be whole numbers; {value!r} was given."
+            )
+        if rule.split_may_be_float:
+            return int(value)
+        raise SplitTypeError(
+            f"{rule.name} split sizes must be integers; the float {value!r} was given. "
+            "Only Split-1 types split like its input and takes whole-number floats."
+        )
+    raise SplitTypeError(
+        f"{rule.name} split sizes must be integers; {value!r} ({type(value).__name__}) was given."
+    )
+
+
+def _read_dim(dim: object) -> int:
+    if isinstance(dim, bool) or not hasattr(dim, "__index__"):
+        raise SplitTypeError(f"dim must be an int; {dim!r} was given.")
+    length: int = operator.index(dim)
+    if length < 0:
+        raise SplitError(f"dim must be >= 0; {length} was given.")
+    return length
+
+
+def _read_count(num_outputs: object, rule: OpsetRule) -> int | None:
+    if num_outputs is None:
+        return None
+    if isinstance(num_outputs, bool) or not hasattr(num_outputs, "__index__"):
+        raise SplitTypeError(f"{rule.name} num_outputs must be an int; {num_outputs!r} was given.")
+    count: int = operator.index(num_outputs)
+    if not 1 <= count <= MAX_PARTS:
+        raise SplitError(
+            f"{rule.name} num_outputs must lie in [1, {MAX_PARTS}]; {count} was given."
+        )
+    return count
+
+
+def _check_explicit(sizes: tuple[int, ...], dim: int, rule: OpsetRule) -> tuple[int, ...]:
+    if not sizes:
+        raise SplitError(f"{rule.name} split must hold at least one size; [] was given.")
+    if len(sizes) > MAX_PARTS:
+        raise SplitError(f"{rule.name} allows at most {MAX_PARTS} parts; {len(sizes)} were given.")
+    negative = [(i, s) for i, s in enumerate(sizes) if s < 0]
+    if negative:
+        i, s = negative[0]
+        raise SplitError(
+            f"{rule.name} split sizes must be >= 0; {_preview(sizes)} has {s} at position {i}."
+        )
+    total = sum(sizes)
+    if total != dim:
+        raise SplitError(
+            f"{rule.name} split sizes {_preview(sizes)} sum to {total}, but the axis "
+            f"length is {dim}: the sizes must add up to the length of the split axis."
+        )
+    return sizes
+
+
+def _even_example(dim: int, count: int) -> str:
+    quotient, remainder = divmod(dim, count)
+    return _preview([quotient + 1] * remainder + [quotient] * (count - remainder), limit=count)
+
+
+@lru_cache(maxsize=4096)
+def _plan_split(
+    dim: int, sizes: tuple[int, ...] | None, count: int | None, rule: OpsetRule
+) -> tuple[int, ...]:
+    if rule.part_count is PartCount.NUM_OUTPUTS:
+        if sizes is not None and count is not None:
+            raise SplitError(
+                f"{rule.name} takes either the split input or the num_outputs attribute, not "
+                f"both; split={_preview(sizes)} and num_outputs={count} were given."
+            )
+        if sizes is None and count is None:
+            raise SplitError(
+                f"{rule.name} needs either the split input (sizes) or the num_outputs "
+                "attribute (how many parts); neither was given."
+            )
+    if sizes is not None:
+        if count is not None and count != len(sizes):
+            raise SplitError(
+                f"{rule.name} has {count} outputs but split gives {len(sizes)} sizes "
+                f"{_preview(sizes)}: give one size per output."
+            )
+        return _check_explicit(sizes, dim, rule)
+    if count is None:
+        raise SplitError(
+            f"{rule.name} without split sizes needs the number of outputs: pass num_outputs "
+            "(the node's output count) for equal parts."
+        )
+    if dim % count == 0:
+        return (dim // count,) * count
+    if rule.part_count is PartCount.OUTPUTS:
+        raise SplitError(
+            f"{rule.name} without split sizes cuts equal parts, and a dim of {dim} does not "
+            f"divide into {count}. Pass explicit sizes, e.g. split={_even_example(dim, count)}."
+        )
+    chunk = math.ceil(dim / count)
+    last = dim - chunk * (count - 1)
+    if last < 0:
+        raise SplitError(
+            f"{rule.name} cannot split a dim of {dim} into {count} parts: parts of "
+            f"ceil({dim}/{count})={chunk} leave {last} for the last. Pass explicit sizes, "
+            f"e.g. split={_even_example(dim, count)}."
+        )
+    return (chunk,) * (count - 1) + (last,)
+
+
+@lru_cache(maxsize=4096)
+def _plan_sequence(
+    dim: int, split: int | tuple[int, ...] | None, rule: OpsetRule
+) -> tuple[int, ...]:
+    if split is None:
+        return (1,) * dim
+    if isinstance(split, int):
+        if split < 1:
+            raise SplitError(
+                f"{rule.name} scalar split (the chunk length) must be >= 1; {split} was given."
+            )
+        full, rest = divmod(dim, split)
+        return (split,) * full + ((rest,) if rest else ())
+    return _check_explicit(split, dim, rule)

@@ -10,21 +10,50 @@ zero-copy on any array API library.
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from .errors import SplitError, SplitTypeError
 from .kernels import split, split_to_sequence
 from .opset_rules import OPSET_RULES, OpsetRule, opset_rule
 from .planner import sequence_sizes, split_sizes
+
+if TYPE_CHECKING:
+    from . import backend
+    from .onnx_node import run_node
+    from .onnx_reference import reference_ops
 
 __all__ = [
     "OPSET_RULES",
     "OpsetRule",
     "SplitError",
     "SplitTypeError",
+    "backend",
     "opset_rule",
+    "reference_ops",
+    "run_node",
     "sequence_sizes",
     "split",
     "split_sizes",
     "split_to_sequence",
 ]
+
+# The ONNX layer imports onnx; it loads on first use so that `import splitops` stays light.
+_LAZY = {
+    "backend": ("splitops.backend", None),
+    "run_node": ("splitops.onnx_node", "run_node"),
+    "reference_ops": ("splitops.onnx_reference", "reference_ops"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'splitops' has no attribute {name!r}")
+    module_name, attribute = _LAZY[name]
+    module = import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
 
 __version__ = "0.1.0"

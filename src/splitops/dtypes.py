@@ -16,7 +16,7 @@ from functools import lru_cache
 from .errors import SplitTypeError
 from .opset_rules import OpsetRule
 
-__all__ = ["check_element_type", "element_type"]
+__all__ = ["check_element_type", "check_split_input_type", "element_type"]
 
 _BY_NAME: dict[str, str] = {
     "bool": "bool",
@@ -80,3 +80,27 @@ def check_element_type(dtype: object, rule: OpsetRule) -> str:
             f"{', '.join(sorted(rule.dtypes))}. {hint}."
         )
     return onnx_type
+
+
+def check_split_input_type(split_dtype: object, input_type: str, rule: OpsetRule) -> None:
+    """Check the dtype of a node's ``split`` input against the version's schema.
+
+    Split-13 and 18 take int64 only; SplitToSequence takes int32 or int64; Split-1 types
+    ``split`` as T, so it must have the input's own element type.
+
+    >>> import numpy as np
+    >>> from splitops.opset_rules import opset_rule
+    >>> check_split_input_type(np.dtype("int32"), "float", opset_rule("Split", 13))
+    Traceback (most recent call last):
+    ...
+    splitops.errors.SplitTypeError: Split-13 takes its split input as int64; int32 was given. ...
+    """
+    allowed = rule.split_input_types or frozenset({input_type})
+    given = element_type(split_dtype)
+    if given not in allowed:
+        wanted = " or ".join(sorted(allowed))
+        why = " (the input's type T)" if rule.split_input_types is None else ""
+        raise SplitTypeError(
+            f"{rule.name} takes its split input as {wanted}{why}; {given or split_dtype} was "
+            f"given. Cast the split tensor to {sorted(allowed)[-1]}."
+        )

@@ -30,6 +30,7 @@ from .opset_rules import OpsetRule, PartCount, opset_rule
 __all__ = [
     "MAX_PARTS",
     "SizesLike",
+    "check_output_count",
     "normalize_axis",
     "read_keepdims",
     "read_sizes",
@@ -125,6 +126,35 @@ def read_sizes(
             f"({_preview(items)}). Flatten it to one list of sizes."
         )
     return tuple(_read_size(v, rule) for v in items)
+
+
+def check_output_count(
+    sizes: tuple[int, ...], listed: int, rule: OpsetRule, *, by_num_outputs: bool
+) -> None:
+    """Check that a node lists as many outputs as it has parts.
+
+    With explicit sizes the counts must match. With Split-18's ``num_outputs`` the node may
+    omit trailing outputs (onnx/onnx#8255) but never list more than ``num_outputs``.
+
+    >>> check_output_count((2, 2, 2, 1), 3, opset_rule("Split", 18), by_num_outputs=True)
+    >>> check_output_count((2, 4), 3, opset_rule("Split", 13), by_num_outputs=False)
+    Traceback (most recent call last):
+    ...
+    splitops.errors.SplitError: Split-13 lists 3 outputs but split gives 2 sizes [2, 4]: ...
+    """
+    if listed < 1:
+        raise SplitError(f"{rule.name} needs at least one output; the node lists none.")
+    if by_num_outputs:
+        if listed > len(sizes):
+            raise SplitError(
+                f"{rule.name} lists {listed} outputs but num_outputs is {len(sizes)}: a node may "
+                "omit trailing outputs, never add more. Raise num_outputs or drop outputs."
+            )
+    elif listed != len(sizes):
+        raise SplitError(
+            f"{rule.name} lists {listed} outputs but split gives {len(sizes)} sizes "
+            f"{_preview(sizes)}: give one size per output."
+        )
 
 
 def normalize_axis(axis: int, rank: int, op: str = "Split") -> int:

@@ -1,0 +1,236 @@
+"""Split and SplitToSequence nodes, read from ``NodeProto`` exactly as each version's schema says.
+
+:func:`read_node` turns a node into a :class:`SplitNode` without looking at any array: which
+attributes it has, where its sizes come from, how many outputs it lists. Execution
+(:func:`run_node`), shape inference and the model checker all start from it, and all ask
+:meth:`SplitNode.part_sizes` (which asks the planner) for the sizes.
+
+>>> import numpy as np
+>>> from onnx import helper
+>>> node = helper.make_node("Split", ["x"], ["a", "b", "c"], axis=0, num_outputs=3, name="s")
+>>> [p.tolist() for p in run_node(node, [np.arange(7)], opset=18)]
+[[0, 1, 2], [3, 4, 5], [6]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from onnx import AttributeProto, NodeProto, helper
+
+from .dtypes import check_split_input_type, element_type
+from .errors import SplitError, SplitTypeError
+from .kernels import host_sizes, split, split_to_sequence
+from .opset_rules import OpsetRule, PartCount, SplitSource, opset_rule
+from .planner import (
+    MAX_PARTS,
+    check_output_count,
+    normalize_axis,
+    read_keepdims,
+    read_sizes,
+    sequence_sizes,
+    split_sizes,
+)
+
+__all__ = ["SPLIT_OPS", "SplitNode", "node_error", "read_node", "run_node"]
+
+#: The operators splitops implements, in the default ONNX domain.
+SPLIT_OPS = frozenset({"Split", "SplitToSequence"})
+_DEFAULT_DOMAINS = frozenset({"", "ai.onnx"})
+_ATTRIBUTE_TYPES = {
+    "axis": AttributeProto.INT,
+    "split": AttributeProto.INTS,
+    "num_outputs": AttributeProto.INT,
+    "keepdims": AttributeProto.INT,
+}
+
+
+@dataclass(frozen=True)
+class SplitNode:
+    """A Split or SplitToSequence node as its version reads it."""
+
+    label: str
+    rule: OpsetRule
+    axis: int
+    #: Sizes from the ``split`` attribute (Split-1, 2, 11), already read as ints.
+    split_attribute: tuple[int, ...] | None
+    #: The name of the ``split`` input, when the node has one.
+    split_input: str | None
+    #: Split-18's ``num_outputs`` attribute.
+    num_outputs: int | None
+    keepdims: bool
+    #: The outputs the node lists (Split: one per part, trailing ones may be omitted at 18).
+    outputs: tuple[str, ...]
+
+    @property
+    def op(self) -> str:
+        return self.rule.op
+
+    @property
+    def has_sizes(self) -> bool:
+        """Whether the node gives explicit sizes (attribute or input)."""
+        return self.split_attribute is not None or self.split_input is not None
+
+    def part_sizes(self, dim: int, split_values: object = None) -> tuple[int, ...]:
+        """The size of every part for an axis of length ``dim``, output counts checked.
+
+        ``split_values`` is the value of the ``split`` input (host values or an array) when
+        the node has one; the attribute is used otherwise.
+        """
+        opset = self.rule.since_version
+        if self.op == "SplitToSequence":
+            return sequence_sizes(dim, host_sizes(split_values), opset=opset)
+        sizes_given = self.split_attribute if self.split_input is None else split_values
+        if self.has_sizes:
+            sizes = split_sizes(dim, host_sizes(sizes_given), opset=opset)
+            check_output_count(sizes, len(self.outputs), self.rule, by_num_outputs=False)
+            return sizes
+        by_attribute = self.rule.part_count is PartCount.NUM_OUTPUTS
+        count = self.num_outputs if by_attribute else len(self.outputs)
+        sizes = split_sizes(dim, num_outputs=count, opset=opset)
+        check_output_count(sizes, len(self.outputs), self.rule, by_num_outputs=by_attribute)
+        return sizes
+
+
+def read_node(node: NodeProto, opset: int) -> SplitNode:
+    """Read ``node`` by the rules of its version in a model importing ``opset``.
+
+    Raises SplitError (with the node's name and op) for anything the schema forbids:
+    unknown attributes, attributes of the wrong type, ``split`` in the wrong place, both
+    ``split`` and ``num_outputs``, a wrong number of inputs or outputs.
+    """
+    try:
+        return _read_node(node, opset)
+    except SplitError as error:
+        raise node_error(node, error) from error
+
+
+def run_node(node: NodeProto, inputs: Sequence[Any | None], *, opset: int) -> list[Any]:
+    """Execute one Split or SplitToSequence node on arrays of any array API library.
+
+    ``inputs`` follow ``node.input``; an input named ``""`` or given as ``None`` is absent.
+    Split returns one array per listed output; SplitToSequence returns ``[list_of_arrays]``.
+
+    >>> import numpy as np
+    >>> from onnx import helper
+    >>> node = helper.make_node("SplitToSequence", ["x", "s"], ["seq"], axis=1)
+    >>> [p.shape for p in run_node(node, [np.zeros((2, 5)), np.array(2)], opset=11)[0]]
+    [(2, 2), (2, 2), (2, 1)]
+    """
+    spec = read_node(node, opset)
+    try:
+        return _run(spec, inputs)
+    except SplitError as error:
+        raise node_error(node, error) from error
+
+
+def node_error(node: NodeProto, error: SplitError) -> SplitError:
+    """``error`` again, of the same class, with the node's name and op in front."""
+    label = node.name or (node.output[0] if node.output else "<unnamed>")
+    prefix = f"node {label!r} ({node.op_type}): "
+    message = str(error)
+    if message.startswith(prefix):
+        return error
+    return type(error)(prefix + message)
+
+
+def _present(node: NodeProto, inputs: Sequence[Any | None], index: int) -> Any | None:
+    if index >= len(node.input) or node.input[index] == "" or index >= len(inputs):
+        return None
+    return inputs[index]
+
+
+def _run(spec: SplitNode, inputs: Sequence[Any | None]) -> list[Any]:
+    if not inputs or inputs[0] is None:
+        raise SplitError(f"{spec.rule.name} needs its input tensor; none was given.")
+    x = inputs[0]
+    split_value = None
+    if spec.split_input is not None:
+        split_value = inputs[1] if len(inputs) > 1 else None
+        if split_value is None:
+            raise SplitError(
+                f"{spec.rule.name} names the split input {spec.split_input!r} but no value "
+                "was given for it."
+            )
+        input_type = element_type(getattr(x, "dtype", None)) or ""
+        check_split_input_type(getattr(split_value, "dtype", None), input_type, spec.rule)
+    opset = spec.rule.since_version
+    if spec.op == "SplitToSequence":
+        return [
+            split_to_sequence(x, split_value, axis=spec.axis, keepdims=spec.keepdims, opset=opset)
+        ]
+    axis = normalize_axis(spec.axis, len(getattr(x, "shape", ())), spec.op)
+    sizes = spec.part_sizes(x.shape[axis], split_value)
+    parts = split(x, sizes, axis=axis, opset=opset)
+    return list(parts[: len(spec.outputs)])
+
+
+def _attribute(node: NodeProto, rule: OpsetRule) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for attribute in node.attribute:
+        name = attribute.name
+        if name not in rule.attributes:
+            raise SplitError(
+                f"{rule.name} has no attribute {name!r}; it takes "
+                f"{', '.join(sorted(rule.attributes))}."
+            )
+        if attribute.ref_attr_name:
+            raise SplitError(
+                f"{rule.name} attribute {name!r} refers to the function attribute "
+                f"{attribute.ref_attr_name!r}; resolve it before reading the node."
+            )
+        if attribute.type != _ATTRIBUTE_TYPES[name]:
+            raise SplitTypeError(
+                f"{rule.name} attribute {name!r} must be "
+                f"{AttributeProto.AttributeType.Name(_ATTRIBUTE_TYPES[name])}; "
+                f"{AttributeProto.AttributeType.Name(attribute.type)} was given."
+            )
+        values[name] = helper.get_attribute_value(attribute)
+    return values
+
+
+def _read_node(node: NodeProto, opset: int) -> SplitNode:
+    if node.op_type not in SPLIT_OPS or node.domain not in _DEFAULT_DOMAINS:
+        raise SplitError(
+            f"splitops runs Split and SplitToSequence of the default domain; "
+            f"{node.domain or 'ai.onnx'}.{node.op_type} was given."
+        )
+    rule = opset_rule(node.op_type, opset)
+    attributes = _attribute(node, rule)
+    if not 1 <= len(node.input) <= 2 or node.input[0] == "":
+        raise SplitError(
+            f"{rule.name} takes the input tensor and an optional split input; the node has "
+            f"inputs {list(node.input)}."
+        )
+    split_input = node.input[1] if len(node.input) == 2 and node.input[1] else None
+    if split_input is not None and SplitSource.INPUT not in rule.split_sources:
+        raise SplitError(
+            f"{rule.name} takes split as an attribute, not as an input; the node has the split "
+            f"input {split_input!r}. Use the attribute, or convert the node to opset 13."
+        )
+    split_attribute = None
+    if "split" in attributes:
+        if split_input is not None:
+            raise SplitError(
+                f"{rule.name} takes split from the attribute or from the second input, not both; "
+                f"the node has split={list(attributes['split'])} and the input {split_input!r}."
+            )
+        sizes = read_sizes(attributes["split"], rule, allow_scalar=False)
+        split_attribute = sizes if isinstance(sizes, tuple) else None
+    outputs = tuple(node.output)
+    if rule.op == "SplitToSequence" and len(outputs) != 1:
+        raise SplitError(f"{rule.name} has one output, a sequence; the node lists {len(outputs)}.")
+    if len(outputs) > MAX_PARTS:
+        raise SplitError(f"{rule.name} allows at most {MAX_PARTS} outputs.")
+    return SplitNode(
+        label=node.name or (outputs[0] if outputs else "<unnamed>"),
+        rule=rule,
+        axis=int(attributes.get("axis", 0)),
+        split_attribute=split_attribute,
+        split_input=split_input,
+        num_outputs=attributes.get("num_outputs"),
+        keepdims=read_keepdims(attributes.get("keepdims", 1)),
+        outputs=outputs,
+    )

@@ -1,0 +1,92 @@
+"""splitops inside ``onnx.reference``: op classes for ``ReferenceEvaluator(new_ops=...)``.
+
+>>> import numpy as np
+>>> from onnx import TensorProto, helper
+>>> from onnx.reference import ReferenceEvaluator
+>>> node = helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2)
+>>> graph = helper.make_graph(
+...     [node], "g",
+...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5])],
+...     [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "ab"])
+>>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+>>> evaluator = ReferenceEvaluator(model, new_ops=reference_ops())
+>>> evaluator.run(None, {"x": np.arange(5.0, dtype=np.float32)})
+[array([0., 1., 2.], dtype=float32), array([3., 4.], dtype=float32)]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from onnx import AttributeProto, NodeProto
+from onnx.reference.op_run import OpRun
+
+from .onnx_node import run_node
+
+__all__ = ["reference_ops"]
+
+
+class _SplitopsOp(OpRun):
+    """Runs the node with :func:`splitops.run_node` at the opset the evaluator imports."""
+
+    op_domain = ""
+
+    def _load_attributes(self) -> None:
+        # Attributes are read by run_node with the version's own rules, not by the latest schema.
+        node: NodeProto = self.onnx_node
+        self.has_linked_attribute = any(a.ref_attr_name for a in node.attribute)
+        self.attributes_names_: set[str] = set()
+
+    def run(
+        self,
+        *args: Any,
+        linked_attributes: dict[str, Any] | None = None,
+        context: Any = None,
+        bindings: Any = None,
+    ) -> tuple[Any, ...]:
+        node: NodeProto = self.onnx_node
+        if self.has_linked_attribute:
+            node = _resolve_linked(node, linked_attributes or {})
+        return self._run_node(node, args)
+
+    def _run(self, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        return self._run_node(self.onnx_node, args)
+
+    def _run_node(self, node: NodeProto, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        opsets: dict[str, int] = self.run_params["opsets"]
+        opset = opsets.get("", opsets.get("ai.onnx", 0))
+        return tuple(run_node(node, list(args), opset=opset))
+
+
+class Split(_SplitopsOp):
+    """ONNX Split, every version, on splitops."""
+
+
+class SplitToSequence(_SplitopsOp):
+    """ONNX SplitToSequence, every version, on splitops."""
+
+
+def reference_ops() -> list[type[_SplitopsOp]]:
+    """The op classes to pass as ``new_ops=`` to ``onnx.reference.ReferenceEvaluator``."""
+    return [Split, SplitToSequence]
+
+
+def _resolve_linked(node: NodeProto, values: dict[str, Any]) -> NodeProto:
+    """A copy of a function body's node with ``ref_attr_name`` attributes given their values."""
+    resolved = NodeProto()
+    resolved.CopyFrom(node)
+    del resolved.attribute[:]
+    for attribute in node.attribute:
+        if not attribute.ref_attr_name:
+            resolved.attribute.append(attribute)
+        elif attribute.ref_attr_name in values:
+            value = values[attribute.ref_attr_name]
+            copy = AttributeProto()
+            copy.CopyFrom(attribute)
+            copy.ref_attr_name = ""
+            if attribute.type == AttributeProto.INTS:
+                copy.ints[:] = [int(v) for v in value]
+            else:
+                copy.i = int(value)
+            resolved.attribute.append(copy)
+    return resolved

@@ -4,7 +4,7 @@
 ...                rule="num_outputs", message="cannot split a dim of 5 into 4 parts",
 ...                hint="pass explicit sizes, e.g. split=[2, 1, 1, 1]")
 >>> print(d)
-main/split_1 (Split-18) [num_outputs]: cannot split a dim of 5 into 4 parts. Hint: pass explicit sizes, e.g. split=[2, 1, 1, 1]
+main/split_1 (Split-18) [num_outputs]: cannot split a dim of 5 into 4 parts. Hint: pass ...
 """
 
 from __future__ import annotations

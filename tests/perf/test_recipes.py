@@ -1,0 +1,226 @@
+"""The numpy fast path: a repeated call reuses the first call's recipe, and nothing else changes.
+
+numpy's ``np.split`` at the planner's running sums is the oracle for every part; errors are
+compared with the ones a fresh (uncached) call raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import splitops
+from splitops import planner, recipes
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches() -> Iterator[None]:
+    recipes.forget()
+    planner._plan_split.cache_clear()
+    planner._plan_sequence.cache_clear()
+    yield
+    recipes.forget()
+
+
+def _expected(x: Any, sizes: tuple[int, ...], axis: int) -> list[Any]:
+    return np.split(x, np.cumsum(sizes)[:-1], axis=axis) if sizes else []
+
+
+def _assert_parts(parts: Any, x: Any, sizes: tuple[int, ...], axis: int, *, copy: bool) -> None:
+    expected = _expected(x, sizes, axis)
+    assert len(parts) == len(expected)
+    for part, want in zip(parts, expected, strict=True):
+        assert type(part) is np.ndarray
+        np.testing.assert_array_equal(part, want, strict=True)
+        if copy:
+            assert not np.shares_memory(part, x)
+            assert part.flags.c_contiguous
+        elif part.size:
+            assert np.shares_memory(part, x)
+
+
+def _inputs() -> Iterator[Any]:
+    base = np.arange(5 * 24, dtype=np.float32).reshape(5, 24)
+    yield base
+    yield base[::-1, ::2]  # negative and doubled strides
+    yield np.asfortranarray(base)
+    yield base.T
+
+
+@pytest.mark.parametrize("x", list(_inputs()), ids=["c", "strided", "fortran", "transposed"])
+@pytest.mark.parametrize("num_outputs", [1, 2, 3, 5, 9, 12])
+@pytest.mark.parametrize("copy", [False, True])
+def test_repeated_split_gives_numpys_parts_every_time(x: Any, num_outputs: int, copy: bool) -> None:
+    for axis in (0, 1, -1):
+        dim = x.shape[axis]
+        try:
+            sizes = splitops.split_sizes(dim, num_outputs=num_outputs)
+        except splitops.SplitError:
+            continue
+        for _ in range(3):
+            parts = splitops.split(x, num_outputs=num_outputs, axis=axis, copy=copy)
+            assert isinstance(parts, tuple)
+            _assert_parts(parts, x, sizes, axis % x.ndim, copy=copy)
+
+
+@pytest.mark.parametrize("split", [None, 1, 4, 7, [3, 0, 21], (24,)])
+@pytest.mark.parametrize("keepdims", [0, 1])
+@pytest.mark.parametrize("copy", [False, True])
+def test_repeated_split_to_sequence_gives_numpys_parts_every_time(
+    split: Any, keepdims: int, copy: bool
+) -> None:
+    x = np.arange(3 * 24, dtype=np.int64).reshape(3, 24)
+    for _ in range(3):
+        parts = splitops.split_to_sequence(x, split, axis=1, keepdims=keepdims, copy=copy)
+        assert isinstance(parts, list)
+        if split is None and not keepdims:
+            assert [p.shape for p in parts] == [(3,)] * 24
+            for i, part in enumerate(parts):
+                np.testing.assert_array_equal(part, x[:, i], strict=True)
+                assert np.shares_memory(part, x) != copy
+        else:
+            sizes = splitops.sequence_sizes(24, split)
+            _assert_parts(parts, x, sizes, 1, copy=copy)
+
+
+def test_split_to_sequence_keepdims_zero_on_1d_input_gives_0d_arrays() -> None:
+    x = np.arange(4.0)
+    for copy in (False, True, False):
+        parts = splitops.split_to_sequence(x, keepdims=0, copy=copy)
+        assert all(type(p) is np.ndarray and p.shape == () for p in parts)
+        assert [float(p) for p in parts] == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_many_equal_parts_of_a_transposed_input_are_views() -> None:
+    x = np.arange(300.0).reshape(3, 100).T  # (100, 3), not C-contiguous
+    parts = splitops.split(x, num_outputs=20)
+    _assert_parts(parts, x, (5,) * 20, 0, copy=False)
+    parts = splitops.split_to_sequence(x, 7, axis=0)
+    _assert_parts(parts, x, (7,) * 14 + (2,), 0, copy=False)
+
+
+def test_views_of_a_read_only_input_stay_read_only() -> None:
+    x = np.arange(12.0).reshape(2, 6)
+    x.flags.writeable = False
+    for _ in range(2):
+        parts = splitops.split(x, num_outputs=2, axis=1)
+        assert not any(p.flags.writeable for p in parts)
+
+
+def _message(call: Any) -> tuple[type[BaseException], str]:
+    with pytest.raises(splitops.SplitError) as info:
+        call()
+    return info.type, str(info.value)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"axis": True},
+        {"axis": 1.0},
+        {"num_outputs": True},
+        {"num_outputs": 2.0},
+        {"split": [3.0, 3.0], "num_outputs": None, "opset": 13},
+        {"split": (True, 5), "num_outputs": None, "opset": 13},
+        {"split": np.array([3.0, 3.0]), "num_outputs": None, "opset": 13},
+    ],
+    ids=repr,
+)
+def test_cached_call_never_lets_an_equal_but_invalid_argument_through(bad: dict[str, Any]) -> None:
+    # True == 1 and 2.0 == 2 as dict keys; the rules still reject them after a valid call.
+    x = np.zeros((2, 6), np.float32)
+    valid: dict[str, Any] = {"axis": 1, "num_outputs": 2, "opset": 18}
+    call = {**valid, **bad}
+    fresh = _message(lambda: splitops.split(x, **call))
+    splitops.split(x, **valid)
+    splitops.split(x, [3, 3], axis=1, opset=13)
+    splitops.split(x, (1, 5), axis=1, opset=13)
+    assert _message(lambda: splitops.split(x, **call)) == fresh
+
+
+def test_cached_sequence_call_never_lets_an_equal_but_invalid_keepdims_through() -> None:
+    x = np.zeros((2, 6), np.float32)
+    fresh = _message(lambda: splitops.split_to_sequence(x, keepdims=1.0))
+    splitops.split_to_sequence(x, keepdims=1)
+    assert _message(lambda: splitops.split_to_sequence(x, keepdims=1.0)) == fresh
+
+
+def test_cached_call_still_rejects_a_dtype_the_version_does_not_take() -> None:
+    floats = np.zeros((2, 6), np.float32)
+    splitops.split(floats, [3, 3], axis=1, opset=1)
+    with pytest.raises(splitops.SplitTypeError, match="Split-1 does not accept int32"):
+        splitops.split(floats.astype(np.int32), [3, 3], axis=1, opset=1)
+
+
+def test_split_list_changed_between_calls_is_planned_again() -> None:
+    x = np.arange(6)
+    sizes = [2, 4]
+    assert [p.tolist() for p in splitops.split(x, sizes)] == [[0, 1], [2, 3, 4, 5]]
+    sizes[:] = [3, 3]
+    assert [p.tolist() for p in splitops.split(x, sizes)] == [[0, 1, 2], [3, 4, 5]]
+    sizes[:] = [3, 4]
+    with pytest.raises(splitops.SplitError, match="sum to 7"):
+        splitops.split(x, sizes)
+
+
+def test_same_arguments_on_another_shape_use_that_shapes_plan() -> None:
+    for length in (6, 8, 6, 8):
+        x = np.arange(length)
+        parts = splitops.split(x, num_outputs=2)
+        assert [p.tolist() for p in parts] == [
+            list(range(length // 2)),
+            list(range(length // 2, length)),
+        ]
+
+
+def test_recipe_tables_keep_at_most_max_recipes() -> None:
+    for length in range(1, recipes.MAX_RECIPES + 20):
+        splitops.split(np.zeros(length), [length])
+        splitops.split_to_sequence(np.zeros(length))
+    assert len(recipes.SPLIT_RECIPES) == recipes.MAX_RECIPES
+    assert len(recipes.LAST_SPLIT) == recipes.MAX_RECIPES
+    assert len(recipes.SEQUENCE_RECIPES) == recipes.MAX_RECIPES
+
+
+def test_repeated_numpy_split_does_not_reach_the_planner() -> None:
+    x = np.zeros((4, 6), np.float32)
+    splitops.split(x, num_outputs=3, axis=1)
+    first = planner._plan_split.cache_info()
+    assert (first.hits, first.misses) == (0, 1)
+    for _ in range(5):
+        splitops.split(x, num_outputs=3, axis=1)
+        splitops.split(x, [1, 5], axis=1)  # alternating keys: each comes from its recipe
+    after = planner._plan_split.cache_info()
+    assert (after.hits, after.misses) == (0, 2)
+
+
+def test_repeated_numpy_split_to_sequence_does_not_reach_the_planner() -> None:
+    x = np.zeros((100, 16), np.float32)
+    splitops.split_to_sequence(x)
+    for _ in range(5):
+        splitops.split_to_sequence(x)
+    info = planner._plan_sequence.cache_info()
+    assert (info.hits, info.misses) == (0, 1)
+
+
+def test_repeated_split_on_an_uncached_path_plans_once_and_hits_after() -> None:
+    # A split array is no recipe key: every call asks the planner, which answers from its cache.
+    x = np.zeros((4, 6), np.float32)
+    sizes = np.array([2, 4])
+    for _ in range(4):
+        splitops.split(x, sizes, axis=1)
+    info = planner._plan_split.cache_info()
+    assert (info.hits, info.misses) == (3, 1)
+
+
+def test_repeated_torch_split_plans_once_and_hits_after() -> None:
+    torch = pytest.importorskip("torch")
+    x = torch.zeros((4, 6))
+    for _ in range(4):
+        splitops.split(x, num_outputs=2, axis=1)
+        splitops.split_to_sequence(x, 4, axis=1)
+    assert planner._plan_split.cache_info()[:2] == (3, 1)
+    assert planner._plan_sequence.cache_info()[:2] == (3, 1)

@@ -57,8 +57,11 @@ def split(
     >>> split(np.arange(7), num_outputs=4)
     (array([0, 1]), array([2, 3]), array([4, 5]), array([6]))
     """
+    if out is not None:
+        views = _split(x, split, axis=axis, num_outputs=num_outputs, opset=opset)
+        return tuple(write_into(x, views, out, opset_rule("Split", opset).name))
     key = None
-    if out is None and type(x) is np.ndarray:
+    if type(x) is np.ndarray:
         # Repeated calls reuse what the first identical call planned (see splitops.recipes).
         last = recipes.LAST_SPLIT.get(x.shape)
         if (
@@ -82,8 +85,10 @@ def split(
         recipe = recipes.numpy_recipe(axis, sizes, copy=copy)
         recipes.remember(recipes.SPLIT_RECIPES, key, recipe)
         return recipes.reuse_split(recipe, x, split, axis, num_outputs, opset, copy)
-    parts = _cut(xp, x, axis, sizes, copy=bool(copy) and out is None)
-    return tuple(parts if out is None else write_into(x, parts, out, rule.name))
+    return tuple(_cut(xp, x, axis, sizes, copy=copy))
+
+
+_split = split  # for split() itself, where the argument ``split`` hides the function
 
 
 def split_to_sequence(
@@ -107,7 +112,10 @@ def split_to_sequence(
     >>> [p.tolist() for p in split_to_sequence(np.arange(6).reshape(2, 3), axis=1, keepdims=False)]
     [[0, 3], [1, 4], [2, 5]]
     """
-    key = recipes.sequence_key(x, split, axis, keepdims, opset, copy) if out is None else None
+    if out is not None:
+        views = split_to_sequence(x, split, axis=axis, keepdims=keepdims, opset=opset)
+        return write_into(x, views, out, opset_rule("SplitToSequence", opset).name)
+    key = recipes.sequence_key(x, split, axis, keepdims, opset, copy)
     recipe = recipes.SEQUENCE_RECIPES.get(key) if key is not None else None
     if recipe is not None:
         return list(recipe(x))
@@ -122,9 +130,9 @@ def split_to_sequence(
         else:
             recipe = recipes.numpy_recipe(axis, sizes, copy=copy)
         return list(recipes.remember(recipes.SEQUENCE_RECIPES, key, recipe)(x))
-    copy = bool(copy) and out is None
-    parts = _unstack(xp, x, axis, copy=copy) if unstack else _cut(xp, x, axis, sizes, copy=copy)
-    return parts if out is None else write_into(x, parts, out, rule.name)
+    if unstack:
+        return _unstack(xp, x, axis, copy=copy)
+    return _cut(xp, x, axis, sizes, copy=copy)
 
 
 def host_sizes(split: object) -> object:

@@ -45,11 +45,10 @@ def _check_out(x: Any, parts: Sequence[Any], out: object, name: str) -> list[Any
         raise SplitError(
             f"{name} out= needs {len(parts)} arrays, one per part; {len(out)} were given."
         )
-    library = _library(x)
     for i, (array, part) in enumerate(zip(out, parts, strict=True)):
-        if type(array) is not type(x) and _library(array) != library:
+        if type(array) is not type(x) and _library(array) != _library(x):
             raise SplitTypeError(
-                f"{name} out[{i}] must be a {library} array like the input; "
+                f"{name} out[{i}] must be a {_library(x)} array like the input; "
                 f"{type(array).__module__}.{type(array).__name__} was given."
             )
         if array.dtype != x.dtype:
@@ -69,7 +68,7 @@ def _check_out(x: Any, parts: Sequence[Any], out: object, name: str) -> list[Any
                 )
         elif not array_api_compat.is_writeable_array(array):
             raise SplitTypeError(
-                f"{name} cannot write into {library} arrays: they are immutable. Drop out= "
+                f"{name} cannot write into {_library(x)} arrays: they are immutable. Drop out= "
                 "(copy=True gives independent parts)."
             )
     return list(out)

@@ -78,7 +78,8 @@ class OpsetRule:
     op: str
     since_version: int
     split_sources: frozenset[SplitSource]
-    #: ONNX element types allowed for the ``split`` input; ``None`` means "the same as T".
+    #: ONNX element types allowed for the ``split`` input; ``None`` means "the same as T",
+    #: an empty set that the version has no ``split`` input.
     split_input_types: frozenset[str] | None
     attributes: frozenset[str]
     part_count: PartCount
@@ -108,8 +109,15 @@ _SPLIT_1 = OpsetRule(
     PartCount.OUTPUTS,
     _FLOATS_ONLY,
 )
+#: Split-2 and Split-11 read sizes from an ``ints`` attribute only: no split input, no floats.
 _SPLIT_2 = OpsetRule(
-    "Split", 2, _ATTR, None, frozenset({"axis", "split"}), PartCount.OUTPUTS, _WITHOUT_BFLOAT16
+    "Split",
+    2,
+    _ATTR,
+    frozenset(),
+    frozenset({"axis", "split"}),
+    PartCount.OUTPUTS,
+    _WITHOUT_BFLOAT16,
 )
 _SPLIT_13 = OpsetRule(
     "Split", 13, _INPUT, _INT64, frozenset({"axis"}), PartCount.OUTPUTS, ALL_ELEMENT_TYPES

@@ -154,7 +154,11 @@ def _unstack(xp: Any, x: Any, axis: int, *, copy: bool) -> list[Any]:
             return [part.clone(memory_format=_torch_contiguous()) for part in parts]
         return parts
     if type(x) is np.ndarray:
-        return list(_maybe_copy(np.moveaxis(x, axis, 0), copy))
+        rows = _maybe_copy(np.moveaxis(x, axis, 0), copy)
+        if rows.ndim == 1:
+            # Iterating a 1-d array yields numpy scalars; the parts must be 0-d arrays.
+            return [rows[i, ...] for i in range(rows.shape[0])]
+        return list(rows)
     return generic.unstack(xp, x, axis, copy=copy)
 
 

@@ -220,6 +220,8 @@ def _preview(items: Sequence[object], limit: int = 8) -> str:
 
 
 def _read_size(value: object, rule: OpsetRule) -> int:
+    if type(value) is int:  # the common case, first
+        return value
     if isinstance(value, bool):
         raise SplitTypeError(
             f"{rule.name} split sizes must be integers; {value!r} (bool) was given."

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .errors import SplitTypeError
+from .errors import SplitError, SplitTypeError
 from .opset_rules import ALL_ELEMENT_TYPES, OPSET_RULES, OpsetRule
 
 __all__ = ["check_element_type", "check_split_dtype", "check_split_input_type", "element_type"]
@@ -134,7 +134,9 @@ def check_split_input_type(split_dtype: object, input_type: str, rule: OpsetRule
     ...
     splitops.errors.SplitTypeError: Split-13 takes its split input as int64; int32 was given. ...
     """
-    allowed = rule.split_input_types or frozenset({input_type})
+    allowed = frozenset({input_type}) if rule.split_input_types is None else rule.split_input_types
+    if not allowed:
+        raise SplitError(f"{rule.name} has no split input; give the sizes as the split attribute.")
     given = element_type(split_dtype)
     if given not in allowed:
         wanted = " or ".join(sorted(allowed))

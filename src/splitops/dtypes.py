@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .errors import SplitTypeError
-from .opset_rules import OpsetRule
+from .errors import SplitError, SplitTypeError
+from .opset_rules import ALL_ELEMENT_TYPES, OPSET_RULES, OpsetRule
 
-__all__ = ["check_element_type", "check_split_input_type", "element_type"]
+__all__ = ["check_element_type", "check_split_dtype", "check_split_input_type", "element_type"]
 
 _BY_NAME: dict[str, str] = {
     "bool": "bool",
@@ -37,13 +37,23 @@ _BY_NAME: dict[str, str] = {
 }
 
 
-@lru_cache(maxsize=256)
+_INTEGERS = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+_FLOATS = frozenset({"float16", "bfloat16", "float", "double"})
+
+
 def element_type(dtype: object) -> str | None:
     """The ONNX name of ``dtype``'s element type, or ``None`` when ONNX has none for it.
 
     Strings are numpy ``str`` (``U``), ``bytes`` (``S``), ``StringDType`` or ``object`` arrays,
     as ONNX tools hold them; the elements of an object array are not inspected.
     """
+    # The cache is keyed on the dtype's module first: array-api-strict dtypes hash like numpy's
+    # and warn when a cache lookup compares the two.
+    return _element_type(type(dtype).__module__, dtype)
+
+
+@lru_cache(maxsize=256)
+def _element_type(module: str, dtype: object) -> str | None:
     kind = getattr(dtype, "kind", None)
     if kind in ("U", "S", "O", "T"):  # T: numpy's StringDType
         return "string"
@@ -53,33 +63,62 @@ def element_type(dtype: object) -> str | None:
     return _BY_NAME.get(name)
 
 
-def check_element_type(dtype: object, rule: OpsetRule) -> str:
+def check_element_type(dtype: object, rule: OpsetRule, *, opset: int | None = None) -> str:
     """The ONNX element type of ``dtype``, or SplitTypeError if ``rule``'s version rejects it.
+
+    ``opset`` is the opset the caller asked for, named in the message when it differs from
+    the version it resolved to.
 
     >>> import numpy as np
     >>> from splitops.opset_rules import opset_rule
     >>> check_element_type(np.dtype("int32"), opset_rule("Split", 1))
     Traceback (most recent call last):
     ...
-    splitops.errors.SplitTypeError: Split-1 does not accept int32 inputs; ...
+    splitops.errors.SplitTypeError: Split-1 does not accept int32 inputs; ... Use opset 2 ...
     """
     onnx_type = element_type(dtype)
+    if onnx_type is not None and onnx_type in rule.dtypes:
+        return onnx_type
+    where = rule.name if opset in (None, rule.since_version) else f"{rule.name} (opset {opset})"
+    accepted = ", ".join(sorted(rule.dtypes))
     if onnx_type is None:
         raise SplitTypeError(
-            f"{rule.name} has no ONNX element type for dtype {dtype}; it takes "
-            f"{', '.join(sorted(rule.dtypes))}."
+            f"{where} does not accept dtype {dtype}: it is none of the "
+            f"{len(ALL_ELEMENT_TYPES)} element types Split and SplitToSequence know. "
+            f"It takes {accepted}. Cast the input."
         )
-    if onnx_type not in rule.dtypes:
-        hint = (
-            "bfloat16 arrives at Split-13 and SplitToSequence-24"
-            if onnx_type == "bfloat16"
-            else "Use a later opset or cast the input"
-        )
-        raise SplitTypeError(
-            f"{rule.name} does not accept {onnx_type} inputs; it takes "
-            f"{', '.join(sorted(rule.dtypes))}. {hint}."
-        )
-    return onnx_type
+    later = [
+        version
+        for (op, version), other in OPSET_RULES.items()
+        if op == rule.op and version > rule.since_version and onnx_type in other.dtypes
+    ]
+    hint = f"Use opset {min(later)} or later, or cast the input" if later else "Cast the input"
+    raise SplitTypeError(
+        f"{where} does not accept {onnx_type} inputs; it takes {accepted}. {hint}."
+    )
+
+
+def check_split_dtype(dtype: object, rule: OpsetRule) -> None:
+    """SplitTypeError unless an array of ``dtype`` may hold ``split`` sizes for ``rule``.
+
+    Integers always may; floats only where the version types ``split`` like its input
+    (Split-1). The dtype decides even when the array is empty.
+
+    >>> import numpy as np
+    >>> from splitops.opset_rules import opset_rule
+    >>> check_split_dtype(np.dtype("float32"), opset_rule("SplitToSequence", 24))
+    Traceback (most recent call last):
+    ...
+    splitops.errors.SplitTypeError: SplitToSequence-24 split must be an integer array; ...
+    """
+    onnx_type = element_type(dtype)
+    if onnx_type in _INTEGERS or (rule.split_may_be_float and onnx_type in _FLOATS):
+        return
+    allowed = "an integer or float array" if rule.split_may_be_float else "an integer array"
+    raise SplitTypeError(
+        f"{rule.name} split must be {allowed}; an array of dtype {dtype} was given. "
+        "Cast the sizes to int64."
+    )
 
 
 def check_split_input_type(split_dtype: object, input_type: str, rule: OpsetRule) -> None:
@@ -95,7 +134,9 @@ def check_split_input_type(split_dtype: object, input_type: str, rule: OpsetRule
     ...
     splitops.errors.SplitTypeError: Split-13 takes its split input as int64; int32 was given. ...
     """
-    allowed = rule.split_input_types or frozenset({input_type})
+    allowed = frozenset({input_type}) if rule.split_input_types is None else rule.split_input_types
+    if not allowed:
+        raise SplitError(f"{rule.name} has no split input; give the sizes as the split attribute.")
     given = element_type(split_dtype)
     if given not in allowed:
         wanted = " or ".join(sorted(allowed))

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import generic, recipes
 from .arrays import Array, ArrayT
-from .dtypes import check_element_type
+from .dtypes import check_element_type, check_split_dtype
 from .errors import SplitError, SplitTypeError
 from .opset_rules import OpsetRule, opset_rule
 from .planner import SizesLike, normalize_axis, read_keepdims, sequence_sizes, split_sizes
@@ -79,8 +79,10 @@ def split(
         if recipe is not None:
             return recipes.reuse_split(recipe, x, split, axis, num_outputs, opset, copy)
     rule = opset_rule("Split", opset)
-    xp, axis = _check_input(x, axis, rule)
-    sizes = split_sizes(x.shape[axis], host_sizes(split), num_outputs=num_outputs, opset=opset)
+    xp, axis = _check_input(x, axis, rule, opset)
+    sizes = split_sizes(
+        x.shape[axis], _read_split(split, rule), num_outputs=num_outputs, opset=opset
+    )
     if key is not None:
         recipe = recipes.numpy_recipe(axis, sizes, copy=copy)
         recipes.remember(recipes.SPLIT_RECIPES, key, recipe)
@@ -120,9 +122,9 @@ def split_to_sequence(
     if recipe is not None:
         return list(recipe(x))
     rule = opset_rule("SplitToSequence", opset)
-    xp, axis = _check_input(x, axis, rule)
+    xp, axis = _check_input(x, axis, rule, opset)
     keep = read_keepdims(keepdims)
-    sizes = sequence_sizes(x.shape[axis], host_sizes(split), opset=opset)
+    sizes = sequence_sizes(x.shape[axis], _read_split(split, rule), opset=opset)
     unstack = split is None and not keep
     if key is not None:
         if unstack:
@@ -155,7 +157,15 @@ def host_sizes(split: object) -> object:
     return array.tolist() if hasattr(array, "tolist") else np.from_dlpack(array).tolist()
 
 
-def _check_input(x: object, axis: int, rule: OpsetRule) -> tuple[Any, int]:
+def _read_split(split: object, rule: OpsetRule) -> object:
+    """``split`` for the planner, after checking the dtype of an array (even an empty one)."""
+    dtype = getattr(split, "dtype", None)
+    if dtype is not None:
+        check_split_dtype(dtype, rule)
+    return host_sizes(split)
+
+
+def _check_input(x: object, axis: int, rule: OpsetRule, opset: int) -> tuple[Any, int]:
     try:
         xp = array_api_compat.array_namespace(x)
     except TypeError as error:
@@ -164,7 +174,7 @@ def _check_input(x: object, axis: int, rule: OpsetRule) -> tuple[Any, int]:
             f"dask, ...); {type(x).__name__} was given."
         ) from error
     array: Any = x
-    check_element_type(array.dtype, rule)
+    check_element_type(array.dtype, rule, opset=opset)
     return xp, normalize_axis(axis, array.ndim, rule.op)
 
 

@@ -13,11 +13,12 @@ False
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, replace
 from enum import Enum
 from functools import cache
 
-from .errors import SplitError
+from .errors import SplitError, SplitTypeError
 
 __all__ = [
     "ALL_ELEMENT_TYPES",
@@ -78,7 +79,8 @@ class OpsetRule:
     op: str
     since_version: int
     split_sources: frozenset[SplitSource]
-    #: ONNX element types allowed for the ``split`` input; ``None`` means "the same as T".
+    #: ONNX element types allowed for the ``split`` input; ``None`` means "the same as T",
+    #: an empty set that the version has no ``split`` input.
     split_input_types: frozenset[str] | None
     attributes: frozenset[str]
     part_count: PartCount
@@ -108,8 +110,15 @@ _SPLIT_1 = OpsetRule(
     PartCount.OUTPUTS,
     _FLOATS_ONLY,
 )
+#: Split-2 and Split-11 read sizes from an ``ints`` attribute only: no split input, no floats.
 _SPLIT_2 = OpsetRule(
-    "Split", 2, _ATTR, None, frozenset({"axis", "split"}), PartCount.OUTPUTS, _WITHOUT_BFLOAT16
+    "Split",
+    2,
+    _ATTR,
+    frozenset(),
+    frozenset({"axis", "split"}),
+    PartCount.OUTPUTS,
+    _WITHOUT_BFLOAT16,
 )
 _SPLIT_13 = OpsetRule(
     "Split", 13, _INPUT, _INT64, frozenset({"axis"}), PartCount.OUTPUTS, ALL_ELEMENT_TYPES
@@ -145,7 +154,6 @@ OPSET_RULES: dict[tuple[str, int], OpsetRule] = {
 }
 
 
-@cache
 def opset_rule(op: str, opset: int) -> OpsetRule:
     """The rules of ``op`` in a model that imports the default domain at ``opset``.
 
@@ -156,8 +164,18 @@ def opset_rule(op: str, opset: int) -> OpsetRule:
     ...
     splitops.errors.SplitError: SplitToSequence does not exist before opset 11; opset 10 was given.
     """
-    if isinstance(opset, bool) or not isinstance(opset, int):
-        raise SplitError(f"opset must be an int; {opset!r} was given.")
+    # Checked before the cache, which would take 13.0 or True for the int they equal.
+    try:
+        if isinstance(opset, bool):
+            raise TypeError
+        number = operator.index(opset)
+    except TypeError:
+        raise SplitTypeError(f"opset must be an int; {opset!r} was given.") from None
+    return _opset_rule(op, number)
+
+
+@cache
+def _opset_rule(op: str, opset: int) -> OpsetRule:
     versions = sorted(v for (name, v) in OPSET_RULES if name == op)
     if not versions:
         known = sorted({name for name, _ in OPSET_RULES})

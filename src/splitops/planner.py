@@ -22,7 +22,7 @@ import math
 import operator
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import Union
+from typing import SupportsIndex, Union, cast
 
 from .errors import SplitError, SplitTypeError
 from .opset_rules import OpsetRule, PartCount, opset_rule
@@ -67,7 +67,7 @@ def split_sizes(
     (2, 4)
     """
     rule = opset_rule("Split", opset)
-    length = _read_dim(dim)
+    length = _read_dim(dim, rule)
     sizes = read_sizes(split, rule, allow_scalar=False)
     count = _read_count(num_outputs, rule)
     return _plan_split(length, sizes, count, rule)
@@ -87,7 +87,7 @@ def sequence_sizes(dim: int, split: SizesLike | None = None, *, opset: int = 24)
     ()
     """
     rule = opset_rule("SplitToSequence", opset)
-    return _plan_sequence(_read_dim(dim), read_sizes(split, rule, allow_scalar=True), rule)
+    return _plan_sequence(_read_dim(dim, rule), read_sizes(split, rule, allow_scalar=True), rule)
 
 
 def read_sizes(
@@ -107,19 +107,17 @@ def read_sizes(
     """
     if split is None:
         return None
-    values = split.tolist() if hasattr(split, "tolist") else split
+    values = _host_value(split)
     if _is_scalar(values):
+        size = _read_size(values, rule)
         if not allow_scalar:
             raise SplitError(
                 f"{rule.name} takes split as a 1-d list of sizes; the scalar {values!r} was "
                 f"given. Pass [{values!r}] for one part, or use num_outputs for equal parts."
             )
-        return _read_size(values, rule)
-    if not isinstance(values, Iterable) or isinstance(values, (str, bytes)):
-        raise SplitTypeError(
-            f"{rule.name} split must be a sequence of ints; {type(values).__name__} was given."
-        )
-    items = list(values)
+        return size
+    # numpy scalars and 0-d arrays inside a list count as the Python values they hold.
+    items = [_host_value(v) for v in cast(Iterable[object], values)]
     if any(not _is_scalar(v) for v in items):
         raise SplitError(
             f"{rule.name} split must be a scalar or 1-d; a nested sequence was given "
@@ -163,9 +161,7 @@ def normalize_axis(axis: int, rank: int, op: str = "Split") -> int:
     >>> normalize_axis(-1, 3)
     2
     """
-    if isinstance(axis, bool) or not hasattr(axis, "__index__"):
-        raise SplitTypeError(f"{op} axis must be an int; {axis!r} was given.")
-    axis = operator.index(axis)
+    axis = _read_int(axis, f"{op} axis")
     if rank < 1:
         raise SplitError(
             f"{op} needs an input of rank >= 1; a rank-0 (scalar) input was given. "
@@ -185,9 +181,33 @@ def read_keepdims(keepdims: object) -> bool:
     >>> read_keepdims(0)
     False
     """
-    if keepdims in (0, 1) and hasattr(keepdims, "__index__"):
-        return bool(keepdims)
+    value = keepdims if isinstance(keepdims, bool) else _as_index(keepdims)
+    if value in (0, 1):
+        return bool(value)
     raise SplitError(f"SplitToSequence keepdims must be 0 or 1; {keepdims!r} was given.")
+
+
+def _as_index(value: object) -> int | None:
+    """``value`` as an int when it is an integer (a bool is not), else ``None``."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        return None
+    try:
+        return operator.index(cast(SupportsIndex, value))
+    except TypeError:  # e.g. a numpy array of more than one element
+        return None
+
+
+def _read_int(value: object, what: str) -> int:
+    index = _as_index(value)
+    if index is None:
+        raise SplitTypeError(
+            f"{what} must be an int; {value!r} ({type(value).__name__}) was given."
+        )
+    return index
+
+
+def _host_value(value: object) -> object:
+    return value.tolist() if hasattr(value, "tolist") else value
 
 
 def _is_scalar(value: object) -> bool:
@@ -200,12 +220,15 @@ def _preview(items: Sequence[object], limit: int = 8) -> str:
 
 
 def _read_size(value: object, rule: OpsetRule) -> int:
+    if type(value) is int:  # the common case, first
+        return value
     if isinstance(value, bool):
         raise SplitTypeError(
             f"{rule.name} split sizes must be integers; {value!r} (bool) was given."
         )
-    if hasattr(value, "__index__"):
-        return operator.index(value)
+    index = _as_index(value)
+    if index is not None:
+        return index
     if isinstance(value, float):
         if not value.is_integer():
             raise SplitTypeError(
@@ -222,21 +245,19 @@ def _read_size(value: object, rule: OpsetRule) -> int:
     )
 
 
-def _read_dim(dim: object) -> int:
-    if isinstance(dim, bool) or not hasattr(dim, "__index__"):
-        raise SplitTypeError(f"dim must be an int; {dim!r} was given.")
-    length: int = operator.index(dim)
+def _read_dim(dim: object, rule: OpsetRule) -> int:
+    length = _read_int(dim, f"{rule.name} dim (the length of the split axis)")
     if length < 0:
-        raise SplitError(f"dim must be >= 0; {length} was given.")
+        raise SplitError(
+            f"{rule.name} dim (the length of the split axis) must be >= 0; {length} was given."
+        )
     return length
 
 
 def _read_count(num_outputs: object, rule: OpsetRule) -> int | None:
     if num_outputs is None:
         return None
-    if isinstance(num_outputs, bool) or not hasattr(num_outputs, "__index__"):
-        raise SplitTypeError(f"{rule.name} num_outputs must be an int; {num_outputs!r} was given.")
-    count: int = operator.index(num_outputs)
+    count = _read_int(num_outputs, f"{rule.name} num_outputs")
     if not 1 <= count <= MAX_PARTS:
         raise SplitError(
             f"{rule.name} num_outputs must lie in [1, {MAX_PARTS}]; {count} was given."
@@ -323,7 +344,8 @@ def _plan_sequence(
     if isinstance(split, int):
         if split < 1:
             raise SplitError(
-                f"{rule.name} scalar split (the chunk length) must be >= 1; {split} was given."
+                f"{rule.name} scalar split (the chunk length) must be >= 1; {split} was given. "
+                "Pass a positive chunk length, or a 1-d list of sizes for zero-size parts."
             )
         full, rest = divmod(dim, split)
         return (split,) * full + ((rest,) if rest else ())

@@ -32,6 +32,10 @@ from .preallocated import write_into
 
 __all__ = ["host_sizes", "split", "split_to_sequence"]
 
+# Looked up on every call of split(): module globals cost one dictionary lookup less.
+_NDARRAY = np.ndarray
+_LAST_SPLIT = recipes.LAST_SPLIT
+
 
 def split(
     x: ArrayT,
@@ -61,19 +65,20 @@ def split(
         views = _split(x, split, axis=axis, num_outputs=num_outputs, opset=opset)
         return tuple(write_into(x, views, out, opset_rule("Split", opset).name))
     key = None
-    if type(x) is np.ndarray:
+    if type(x) is _NDARRAY:
         # Repeated calls reuse what the first identical call planned (see splitops.recipes).
-        last = recipes.LAST_SPLIT.get(x.shape)
-        if (
-            last is not None
-            and last[0] is x.dtype
-            and last[1] is split
-            and last[2] is axis
-            and last[3] is num_outputs
-            and last[4] is opset
-            and last[5] is copy
-        ):
-            return last[6](x)
+        last = _LAST_SPLIT.get(x.shape)
+        if last is not None:
+            dtype, last_split, last_axis, last_count, last_opset, last_copy, last_recipe = last
+            if (
+                last_axis is axis
+                and last_count is num_outputs
+                and last_split is split
+                and last_opset is opset
+                and last_copy is copy
+                and dtype is x.dtype
+            ):
+                return last_recipe(x)
         key = recipes.split_key(x, split, axis, num_outputs, opset, copy)
         recipe = recipes.SPLIT_RECIPES.get(key) if key is not None else None
         if recipe is not None:

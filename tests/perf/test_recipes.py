@@ -123,6 +123,7 @@ def _message(call: Any) -> tuple[type[BaseException], str]:
         {"axis": 1.0},
         {"num_outputs": True},
         {"num_outputs": 2.0},
+        {"opset": 18.0},
         {"split": [3.0, 3.0], "num_outputs": None, "opset": 13},
         {"split": (True, 5), "num_outputs": None, "opset": 13},
         {"split": np.array([3.0, 3.0]), "num_outputs": None, "opset": 13},

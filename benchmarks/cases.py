@@ -1,0 +1,138 @@
+"""What is measured: one :class:`Case` per input and call, in the groups targets and plots read.
+
+>>> [case.id for case in cpu_cases(quick=True)][:4]
+['small', 'many-parts', 'size-1KiB-views', 'size-64KiB-views']
+>>> small = cpu_cases(quick=False)[0]
+>>> small.shape, small.sizes()
+((2, 6), (3, 3))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import splitops
+
+from .units import human_bytes
+
+__all__ = ["Case", "cpu_cases", "gpu_cases", "make_input"]
+
+#: Element type of every input: 4 bytes, so sizes in bytes convert to element counts exactly.
+DTYPE = "float32"
+
+#: Groups, in the order the report shows them.
+GROUPS = (
+    "small",
+    "many-parts",
+    "size-views",
+    "size-copies",
+    "parts",
+    "gpu-size-views",
+    "gpu-size-copies",
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One input and one call: Split into ``parts`` equal parts, or SplitToSequence."""
+
+    id: str
+    group: str
+    op: str  # "Split" or "SplitToSequence"
+    shape: tuple[int, ...]
+    axis: int
+    parts: int
+    chunk: int | None = None  # SplitToSequence's scalar split; None: parts of length 1
+    copy: bool = False
+    device: str = "cpu"
+
+    @property
+    def dim(self) -> int:
+        return self.shape[self.axis]
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape)) * np.dtype(DTYPE).itemsize
+
+    def sizes(self) -> tuple[int, ...]:
+        """The part sizes, from splitops' planner (the one place that decides them)."""
+        if self.op == "Split":
+            return splitops.split_sizes(self.dim, num_outputs=self.parts)
+        return splitops.sequence_sizes(self.dim, self.chunk)
+
+    def describe(self) -> str:
+        call = f"{self.op} of {self.shape} {DTYPE} ({human_bytes(self.nbytes)}) on axis "
+        what = "copies" if self.copy else "views"
+        return f"{call}{self.axis} into {self.parts} parts, {what}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "group": self.group,
+            "op": self.op,
+            "shape": list(self.shape),
+            "dtype": DTYPE,
+            "axis": self.axis,
+            "parts": self.parts,
+            "chunk": self.chunk,
+            "copy": self.copy,
+            "device": self.device,
+            "nbytes": self.nbytes,
+        }
+
+
+def make_input(case: Case) -> Any:
+    """The case's input on the host: distinct, deterministic values (no random generator cost)."""
+    count = int(np.prod(case.shape))
+    return np.arange(count, dtype=DTYPE).reshape(case.shape)
+
+
+def _size_cases(sizes: list[int], *, device: str = "cpu") -> list[Case]:
+    prefix = "" if device == "cpu" else "gpu-"
+    cases = []
+    for copy in (False, True):
+        what = "copies" if copy else "views"
+        for nbytes in sizes:
+            count = nbytes // np.dtype(DTYPE).itemsize
+            cases.append(
+                Case(
+                    id=f"{prefix}size-{human_bytes(nbytes)}-{what}",
+                    group=f"{prefix}size-{what}",
+                    op="Split",
+                    shape=(count,),
+                    axis=0,
+                    parts=2,
+                    copy=copy,
+                    device=device,
+                )
+            )
+    return cases
+
+
+def cpu_cases(*, quick: bool) -> list[Case]:
+    """Every CPU case: the two target cases, then the size and part-count sweeps.
+
+    ``quick`` keeps the structure with small inputs, for the smoke run.
+    """
+    rows = 1000 if quick else 100_000
+    sizes = [2**10, 2**16] if quick else [2**10, 2**15, 2**20, 2**25, 2**28]
+    counts = [2, 100] if quick else [2, 10, 100, 1000, 10_000, 100_000]
+    cases = [
+        Case("small", "small", "Split", (2, 6), axis=1, parts=2),
+        Case("many-parts", "many-parts", "SplitToSequence", (rows, 16), axis=0, parts=rows),
+    ]
+    cases += _size_cases(sizes)
+    cases += [
+        Case(f"parts-{n}", "parts", "SplitToSequence", (rows, 16), 0, parts=n, chunk=rows // n)
+        for n in counts
+    ]
+    return cases
+
+
+def gpu_cases(*, quick: bool) -> list[Case]:
+    """The GPU section: Split of 1-d inputs into 2 parts on the device, views and copies."""
+    sizes = [2**10, 2**20] if quick else [2**10, 2**20, 2**28]
+    return _size_cases(sizes, device="cuda")

@@ -1,0 +1,263 @@
+"""``python -m benchmarks``: check every peer's parts, time them with pyperf, report.
+
+The full run hands each (case, peer) to pyperf's Runner, which times it in its own worker
+processes (``python -m benchmarks --worker ...``, calibrated loops, medians over every value);
+the workers register the same benchmarks in the same order and run only theirs. ``--quick``
+times everything in this process with a fixed, small number of loops: a smoke test of the
+whole pipeline (checks, table, JSON, plots) whose timings mean little.
+
+Exit status: 0, or 1 when a peer's parts differ from splitops'. Targets print PASS or FAIL and
+never change the exit status: they are measurements, not assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import time
+import timeit
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .cases import Case, cpu_cases, gpu_cases, make_input
+from .peers import CPU_PEERS, SPLITOPS, Peer
+
+__all__ = ["Measured", "main"]
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+#: pyperf settings of the full run: 2 worker processes of 3 values each, after 1 warmup.
+PROCESSES, VALUES, WARMUPS, MIN_TIME = 2, 3, 1, 0.05
+
+#: The quick run, in this process: a fixed number of loops, one value after one warmup.
+QUICK_PYPERF_ARGS = ["--worker", "--loops=5", "--warmups=1", "--values=1"]
+
+
+@dataclass
+class Measured:
+    """Everything a run found: checks, medians and values per case and peer."""
+
+    cases: list[Case]
+    peers: dict[str, list[Peer]]  # case id -> the peers run on it, splitops first
+    checks: dict[str, dict[str, str]] = field(default_factory=dict)  # "ok" or what differs
+    medians: dict[str, dict[str, float]] = field(default_factory=dict)  # seconds
+    values: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+
+    def median(self, case_id: str, peer: str) -> float | None:
+        return self.medians.get(case_id, {}).get(peer)
+
+
+# Preparing and timing one (case, peer) ----------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _input(case: Case) -> Any:
+    # One host input alive at a time, shared by the peers of a case.
+    return make_input(case)
+
+
+def _prepared(case: Case, peer: Peer) -> dict[str, Any]:
+    return peer.prepare(case, _input(case))
+
+
+def _timed_code(case: Case, peer: Peer) -> str:
+    statement = peer.statement(case)
+    return statement if case.device == "cpu" else f"{statement}\nsync()"
+
+
+class _Timed:
+    """pyperf's time function for one (case, peer): ``loops`` runs of the statement, inline.
+
+    The statement runs in a function whose locals are the prepared names, as ``timeit`` does,
+    with the garbage collector on (as in real use); preparing happens once, outside the timing.
+    """
+
+    def __init__(self, case: Case, peer: Peer) -> None:
+        self.case, self.peer = case, peer
+        self.timer: timeit.Timer | None = None
+
+    def __call__(self, loops: int) -> float:
+        if self.timer is None:
+            names = _prepared(self.case, self.peer)
+            setup = "".join(f"{name} = _names[{name!r}]\n" for name in names) + "gc.enable()"
+            code = _timed_code(self.case, self.peer)
+            self.timer = timeit.Timer(code, setup, globals={"_names": names, "gc": gc})
+        return self.timer.timeit(loops)
+
+    def release(self) -> None:
+        self.timer = None
+
+
+# Checking every peer against splitops -----------------------------------------------------
+
+
+def _difference(got: Sequence[Any], expected: Sequence[Any]) -> str | None:
+    if len(got) != len(expected):
+        return f"{len(got)} parts, splitops gives {len(expected)}"
+    for i, (part, want) in enumerate(zip(got, expected, strict=True)):
+        part = np.asarray(part)
+        if part.shape != want.shape or part.dtype != want.dtype:
+            return f"part {i} is {part.dtype}{part.shape}, splitops gives {want.dtype}{want.shape}"
+        if not np.array_equal(part, want):
+            return f"part {i} holds other values than splitops' part {i}"
+    return None
+
+
+def _run_once(case: Case, peer: Peer) -> list[Any]:
+    names = _prepared(case, peer)
+    value = eval(compile(peer.statement(case), "<check>", "eval"), dict(names))
+    if case.device != "cpu":
+        names["sync"]()
+    return peer.parts(value, names, case)
+
+
+def check_peers(measured: Measured) -> bool:
+    """Run each peer once per case and compare its parts with splitops' (on the host input)."""
+    everything_agrees = True
+    for case in measured.cases:
+        host_case = Case(**{**case.__dict__, "device": "cpu"})
+        expected = [np.asarray(p) for p in _run_once(host_case, SPLITOPS)]
+        row = measured.checks.setdefault(case.id, {})
+        for peer in measured.peers[case.id]:
+            try:
+                difference = _difference(_run_once(case, peer), expected)
+            except Exception as error:  # a peer that fails is reported, not fatal
+                difference = f"{type(error).__name__}: {error}"
+            row[peer.name] = difference or "ok"
+            if difference:
+                everything_agrees = False
+                print(f"  MISMATCH {case.id} | {peer.name}: {difference}")
+        del expected
+        _input.cache_clear()
+    return everything_agrees
+
+
+# The run ----------------------------------------------------------------------------------
+
+
+def _parser_extras(parser: argparse.ArgumentParser) -> None:
+    parser.description = __doc__.split("\n\n", 1)[0] if __doc__ else None
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: tiny cases, few loops, in-process"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=None, help="results folder (default: benchmarks/results)"
+    )
+    parser.add_argument("--only", default="", help="only the cases whose id contains this text")
+    parser.add_argument("--no-gpu", action="store_true", help="leave out the GPU section")
+    parser.add_argument("--no-plots", action="store_true", help="write no PNG plots")
+    # Set by the main process for its workers, so that they register the same benchmarks.
+    parser.add_argument("--gpu-peers", default=None, help=argparse.SUPPRESS)
+
+
+def _forward(cmd: list[str], args: argparse.Namespace) -> None:
+    cmd.extend(["--gpu-peers", args.gpu_peers or ""])
+    if args.only:
+        cmd.extend(["--only", args.only])
+
+
+def _plan(args: argparse.Namespace) -> Measured:
+    """The cases and peers of this run, identical in the main process and its workers."""
+    cases = cpu_cases(quick=args.quick)
+    gpu_names = [name for name in (args.gpu_peers or "").split(",") if name]
+    gpu_peers: list[Peer] = []
+    if gpu_names:
+        from .gpu import GPU_PEERS
+
+        gpu_peers = [peer for peer in GPU_PEERS if peer.name in gpu_names]
+        cases += gpu_cases(quick=args.quick)
+    cases = [case for case in cases if args.only in case.id]
+    cpu_peers = [peer for peer in CPU_PEERS if peer.available()]
+    peers = {
+        case.id: [
+            peer
+            for peer in (cpu_peers if case.device == "cpu" else gpu_peers)
+            if peer.applies(case)
+        ]
+        for case in cases
+    }
+    return Measured(cases=cases, peers=peers)
+
+
+def _gpu_peer_names(args: argparse.Namespace) -> str:
+    if args.no_gpu:
+        return ""
+    from .gpu import GPU_PEERS
+
+    return ",".join(peer.name for peer in GPU_PEERS if peer.available())
+
+
+def main(argv: Sequence[str]) -> int:
+    import pyperf  # type: ignore[import-untyped]
+
+    quick = "--quick" in argv
+    runner = pyperf.Runner(
+        processes=PROCESSES,
+        values=VALUES,
+        warmups=WARMUPS,
+        min_time=MIN_TIME,
+        program_args=("-m", "benchmarks"),
+        add_cmdline_args=_forward,
+    )
+    _parser_extras(runner.argparser)
+    # Workers inherit the whole environment: the one-thread settings and PYTHONPATH.
+    runner.argparser.set_defaults(copy_env=True)
+    args = runner.parse_args([*argv, *QUICK_PYPERF_ARGS] if quick else list(argv))
+    is_worker = args.worker and not quick
+    if args.gpu_peers is None:
+        args.gpu_peers = "" if is_worker else _gpu_peer_names(args)
+    measured = _plan(args)
+
+    from . import machine, report, targets
+
+    started = time.time()
+    if not is_worker:
+        print(machine.describe(machine.collect()))
+        if not args.gpu_peers:
+            print("GPU section: skipped: no CUDA" if not args.no_gpu else "GPU section: left out")
+        print(f"Checking {sum(map(len, measured.peers.values()))} (case, peer) pairs ...")
+    agrees = True if is_worker else check_peers(measured)
+
+    for case in measured.cases:
+        for peer in measured.peers[case.id]:
+            timed = _Timed(case, peer)
+            bench = runner.bench_time_func(f"{case.id} | {peer.name}", timed)
+            timed.release()
+            _input.cache_clear()
+            if bench is not None and not is_worker:
+                measured.medians.setdefault(case.id, {})[peer.name] = bench.median()
+                measured.values.setdefault(case.id, {})[peer.name] = list(bench.get_values())
+    if is_worker:
+        return 0
+
+    cache = targets.planning_cache_check()
+    results = targets.evaluate(measured, cache)
+    out = args.out or (RESULTS / "quick" if quick else RESULTS)
+    summary = report.write(
+        measured,
+        results,
+        cache,
+        out,
+        machine=machine.collect(),
+        settings={
+            "quick": quick,
+            "pyperf": " ".join(QUICK_PYPERF_ARGS)
+            if quick
+            else f"processes={args.processes} values={args.values} warmups={args.warmups} "
+            f"min_time={args.min_time}s",
+            "seconds": round(time.time() - started, 1),
+            "gpu_peers": args.gpu_peers.split(",") if args.gpu_peers else [],
+        },
+        plots=not args.no_plots,
+    )
+    print(summary)
+    if quick:
+        print("(--quick: a few loops per benchmark, so the figures above are not measurements)")
+    if not agrees:
+        print("Some peers' parts differ from splitops' (MISMATCH lines above).")
+    return 0 if agrees else 1

@@ -141,6 +141,12 @@ def evaluate(measured: Measured, cache: dict[str, Any]) -> list[Target]:
             ">= 0.8",
         ),
         (
+            "4a'",
+            "copies into out=, bandwidth vs np.copyto of each part",
+            lambda: _ratio(measured, big_copy, "np.copyto per part", "splitops out="),
+            ">= 0.8",
+        ),
+        (
             "4b",
             "copy=True (new arrays), bandwidth vs np.copyto",
             lambda: _ratio(measured, big_copy, "np.copyto", "splitops"),

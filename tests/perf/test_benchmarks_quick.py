@@ -21,6 +21,7 @@ CPU_PEERS = {
     "np.split",
     "slicing",
     "np.copyto",
+    "np.copyto per part",
     "torch.split",
 }
 
@@ -53,6 +54,7 @@ def test_quick_benchmark_run_checks_every_peer_and_writes_its_results(tmp_path: 
         "2b",
         "3",
         "4a",
+        "4a'",
         "4b",
         "4c",
         "4d",

@@ -6,6 +6,7 @@ compared with the ones a fresh (uncached) call raises.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,6 +33,9 @@ def _expected(x: Any, sizes: tuple[int, ...], axis: int) -> list[Any]:
 def _assert_parts(parts: Any, x: Any, sizes: tuple[int, ...], axis: int, *, copy: bool) -> None:
     expected = _expected(x, sizes, axis)
     assert len(parts) == len(expected)
+    if copy:  # cut from one buffer, but no two parts overlap
+        for first, second in itertools.pairwise(parts):
+            assert not np.shares_memory(first, second)
     for part, want in zip(parts, expected, strict=True):
         assert type(part) is np.ndarray
         np.testing.assert_array_equal(part, want, strict=True)

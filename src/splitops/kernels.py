@@ -53,9 +53,10 @@ def split(
     how many parts: before opset 18 it stands for the node's number of outputs (equal parts
     only); at opset 18 it is the attribute (the last part may be smaller). Parts are views of
     ``x`` where the library has views, unless ``copy=True``, which gives contiguous arrays
-    that share no memory with ``x`` or with each other. Results are arrays of ``x``'s library, on ``x``'s device. ``out``, a
-    list of arrays of the parts' shapes and ``x``'s dtype, receives copies of the parts and is
-    returned, so that repeated calls allocate nothing.
+    that share no memory with ``x`` or with each other. Results are arrays of ``x``'s
+    library, on ``x``'s device. ``out``, a list of arrays of the parts' shapes and ``x``'s
+    dtype, receives copies of the parts and is returned, so that repeated calls allocate
+    nothing.
 
     >>> import numpy as np
     >>> split(np.arange(7), num_outputs=4)

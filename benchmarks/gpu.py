@@ -52,15 +52,24 @@ def _on_gpu(case: Case) -> bool:
     return case.device == "cuda"
 
 
-def _with_torch_cuda(case: Case, x: Any) -> dict[str, Any]:
+def _nothing_to_wait_for() -> None:
+    """The host runs everything synchronously: nothing to wait for."""
+
+
+# The torch and onnxruntime peers take the device from the case: "cuda" in the GPU section,
+# "cpu" in the tests that run this module's statements on a machine without a GPU.
+
+
+def _with_torch_device(case: Case, x: Any) -> dict[str, Any]:
     import splitops
 
     torch = pinned_torch()
+    on_gpu = case.device.startswith("cuda")
     return {
         "splitops": splitops,
         "torch": torch,
-        "t": torch.from_numpy(x).to("cuda"),
-        "sync": torch.cuda.synchronize,
+        "t": torch.from_numpy(x).to(case.device),
+        "sync": torch.cuda.synchronize if on_gpu else _nothing_to_wait_for,
     }
 
 
@@ -81,21 +90,23 @@ def _cupy_parts(value: Any, ns: dict[str, Any], case: Case) -> list[Any]:
     return [part.get() for part in value]
 
 
-def _with_onnxruntime_cuda(case: Case, x: Any) -> dict[str, Any]:
+def _with_onnxruntime_device(case: Case, x: Any) -> dict[str, Any]:
     import onnxruntime
 
     from .onnx_models import one_node_model
 
+    provider = "CUDAExecutionProvider" if case.device == "cuda" else "CPUExecutionProvider"
     session = onnxruntime.InferenceSession(
-        one_node_model(case).SerializeToString(),
-        session_options(),
-        providers=["CUDAExecutionProvider"],
+        one_node_model(case).SerializeToString(), session_options(), providers=[provider]
     )
     binding = session.io_binding()
-    binding.bind_ortvalue_input("x", onnxruntime.OrtValue.ortvalue_from_numpy(x, "cuda", 0))
+    device_input = onnxruntime.OrtValue.ortvalue_from_numpy(x, case.device, 0)
+    binding.bind_ortvalue_input("x", device_input)
     for output in session.get_outputs():
-        binding.bind_output(output.name, "cuda")
-    return {"sess": session, "binding": binding, "sync": binding.synchronize_outputs}
+        binding.bind_output(output.name, case.device)
+    names = {"sess": session, "binding": binding, "sync": binding.synchronize_outputs}
+    names["device_input"] = device_input  # the binding refers to it: keep it alive
+    return names
 
 
 def _onnxruntime_cuda_parts(value: Any, ns: dict[str, Any], case: Case) -> list[Any]:
@@ -108,7 +119,7 @@ GPU_PEERS = (
         "torch",
         _on_gpu,
         lambda case: splitops_statement(case, "t"),
-        _with_torch_cuda,
+        _with_torch_device,
         torch_parts,
         _torch_cuda,
     ),
@@ -117,7 +128,7 @@ GPU_PEERS = (
         "torch",
         _on_gpu,
         lambda case: copied(f"torch.split(t, {part_length(case)})", case, "p.clone()"),
-        _with_torch_cuda,
+        _with_torch_device,
         torch_parts,
         _torch_cuda,
     ),
@@ -144,7 +155,7 @@ GPU_PEERS = (
         "onnxruntime",
         _on_gpu,
         lambda case: "sess.run_with_iobinding(binding)",
-        _with_onnxruntime_cuda,
+        _with_onnxruntime_device,
         _onnxruntime_cuda_parts,
         _onnxruntime_cuda,
     ),

@@ -101,12 +101,15 @@ def markdown(
         "",
         "## Targets",
         "",
-        "| target | measured | bound | result | detail |",
-        "|---|---|---|---|---|",
+        "| target | paired ratio | ratio of medians | bound | result | detail |",
+        "|---|---|---|---|---|---|",
     ]
     for t in targets:
         ratio = "-" if t.ratio is None else f"{t.ratio:.2f}"
-        parts.append(f"| {t.id}. {t.text} | {ratio} | {t.bound} | {t.status} | {t.detail} |")
+        median = "-" if t.median_ratio is None else f"{t.median_ratio:.2f}"
+        parts.append(
+            f"| {t.id}. {t.text} | {ratio} | {median} | {t.bound} | {t.status} | {t.detail} |"
+        )
     checks = _mismatches(measured)
     count = sum(len(row) for row in measured.checks.values())
     parts += ["", "## Outputs", ""]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
+import statistics
 import time
 import timeit
 from collections.abc import Sequence
@@ -24,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from . import targets
 from .cases import Case, cpu_cases, gpu_cases, make_input
 from .peers import CPU_PEERS, SPLITOPS, Peer
 
@@ -31,8 +33,12 @@ __all__ = ["Measured", "main"]
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
-#: pyperf settings of the full run: 2 worker processes of 3 values each, after 1 warmup.
-PROCESSES, VALUES, WARMUPS, MIN_TIME = 2, 3, 1, 0.05
+#: pyperf settings of the full run: per benchmark, one worker process that calibrates the
+#: loops, then one that takes 5 values of at least 50 ms each, after 1 warmup.
+PROCESSES, VALUES, WARMUPS, MIN_TIME = 1, 5, 1, 0.05
+
+#: Paired target measurements: rounds, and about how long each side runs per round.
+PAIRED_ROUNDS, QUICK_PAIRED_ROUNDS, PAIRED_SECONDS = 21, 3, 0.02
 
 #: The quick run, in this process: a fixed number of loops, one value after one warmup.
 QUICK_PYPERF_ARGS = ["--worker", "--loops=5", "--warmups=1", "--values=1"]
@@ -137,6 +143,47 @@ def check_peers(measured: Measured) -> bool:
     return everything_agrees
 
 
+# Paired ratios for the targets ------------------------------------------------------------
+
+
+def paired_ratios(measured: Measured, rounds: int) -> dict[str, float | None]:
+    """Each target's ratio from both sides timed here in alternation: the median of the
+    per-round ratios, so that a change of load between moments cancels out."""
+    by_id = {case.id: case for case in measured.cases}
+    ratios: dict[str, float | None] = {}
+    for pair in targets.pairs(measured):
+        sides = [_paired_side(measured, by_id, side) for side in (pair.numerator, pair.denominator)]
+        if None in sides:
+            ratios[pair.target] = None
+            continue
+        timed = [side for side in sides if side is not None]
+        for clock, loops in timed:
+            clock(loops)  # prepares, and warms up
+        per_round = []
+        for index in range(rounds):
+            seconds = [0.0, 0.0]
+            for side in (0, 1) if index % 2 else (1, 0):  # each side first every other round
+                clock, loops = timed[side]
+                seconds[side] = clock(loops) / loops
+            per_round.append(seconds[0] / seconds[1])
+        for clock, _ in timed:
+            clock.release()
+        _input.cache_clear()
+        ratios[pair.target] = statistics.median(per_round)
+    return ratios
+
+
+def _paired_side(
+    measured: Measured, by_id: dict[str, Case], side: tuple[str, str]
+) -> tuple[_Timed, int] | None:
+    case_id, name = side
+    median = measured.median(case_id, name)
+    peer = next((p for p in measured.peers.get(case_id, []) if p.name == name), None)
+    if median is None or peer is None:
+        return None
+    return _Timed(by_id[case_id], peer), max(1, round(PAIRED_SECONDS / median))
+
+
 # The run ----------------------------------------------------------------------------------
 
 
@@ -213,7 +260,7 @@ def main(argv: Sequence[str]) -> int:
         args.gpu_peers = "" if is_worker else _gpu_peer_names(args)
     measured = _plan(args)
 
-    from . import machine, report, targets
+    from . import machine, report
 
     started = time.time()
     if not is_worker:
@@ -235,8 +282,10 @@ def main(argv: Sequence[str]) -> int:
     if is_worker:
         return 0
 
+    print("Timing each target's two sides in alternation ...")
+    paired = paired_ratios(measured, QUICK_PAIRED_ROUNDS if quick else PAIRED_ROUNDS)
     cache = targets.planning_cache_check()
-    results = targets.evaluate(measured, cache)
+    results = targets.evaluate(measured, paired, cache)
     out = args.out or (RESULTS / "quick" if quick else RESULTS)
     summary = report.write(
         measured,

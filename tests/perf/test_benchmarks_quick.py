@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import importlib
 import json
@@ -9,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,19 +70,33 @@ def test_quick_benchmark_run_checks_every_peer_and_writes_its_results(tmp_path: 
     assert "skipped: no CUDA" in done.stdout or results["settings"]["gpu_peers"]
 
 
-@pytest.mark.parametrize(
-    "module",
-    ["cases", "onnx_models", "peers", "machine", "units"],
-)
-def test_benchmark_module_examples_run(module: str) -> None:
+def _benchmarks_module(name: str) -> Any:
     environment = dict(os.environ)  # importing benchmarks pins threads through the environment
     sys.path.insert(0, str(ROOT))
     try:
-        found = importlib.import_module(f"benchmarks.{module}")
+        return importlib.import_module(f"benchmarks.{name}")
     finally:
         sys.path.remove(str(ROOT))
         os.environ.clear()
         os.environ.update(environment)
-    result = doctest.testmod(found, optionflags=doctest.ELLIPSIS)
+
+
+@pytest.mark.parametrize("module", ["cases", "onnx_models", "peers", "machine", "units"])
+def test_benchmark_module_examples_run(module: str) -> None:
+    result = doctest.testmod(_benchmarks_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+@pytest.mark.parametrize("library", ["torch", "onnxruntime"])
+def test_gpu_section_statements_give_splitops_parts_on_the_host_device(library: str) -> None:
+    # The GPU peers take their device from the case; on "cpu" their statements, preparations
+    # and part readers run here, and their parts must equal splitops' like any peer's.
+    pytest.importorskip(library)
+    cases, gpu, suite = (_benchmarks_module(m) for m in ("cases", "gpu", "suite"))
+    host_cases = [dataclasses.replace(case, device="cpu") for case in cases.gpu_cases(quick=True)]
+    peers = [peer for peer in gpu.GPU_PEERS if peer.library == library]
+    measured = suite.Measured(host_cases, {case.id: peers for case in host_cases})
+    assert suite.check_peers(measured)
+    assert {status for row in measured.checks.values() for status in row.values()} == {"ok"}
+    assert len(measured.checks) == len(host_cases)

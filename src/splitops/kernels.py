@@ -68,9 +68,13 @@ def split(
     key = None
     if type(x) is _NDARRAY:
         # Repeated calls reuse what the first identical call planned (see splitops.recipes).
-        last = _LAST_SPLIT.get(x.shape)
-        if last is not None:
-            dtype, last_split, last_axis, last_count, last_opset, last_copy, last_recipe = last
+        try:
+            dtype, last_split, last_axis, last_count, last_opset, last_copy, last_recipe = (
+                _LAST_SPLIT[x.shape]
+            )
+        except KeyError:
+            pass
+        else:
             if (
                 last_axis is axis
                 and last_count is num_outputs

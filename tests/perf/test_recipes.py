@@ -98,12 +98,20 @@ def test_split_to_sequence_keepdims_zero_on_1d_input_gives_0d_arrays() -> None:
         assert [float(p) for p in parts] == [0.0, 1.0, 2.0, 3.0]
 
 
-def test_many_equal_parts_of_a_transposed_input_are_views() -> None:
-    x = np.arange(300.0).reshape(3, 100).T  # (100, 3), not C-contiguous
-    parts = splitops.split(x, num_outputs=20)
-    _assert_parts(parts, x, (5,) * 20, 0, copy=False)
-    parts = splitops.split_to_sequence(x, 7, axis=0)
-    _assert_parts(parts, x, (7,) * 14 + (2,), 0, copy=False)
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("copy", [False, True])
+def test_many_equal_parts_come_from_a_grouped_view_of_any_layout(axis: int, copy: bool) -> None:
+    # From recipes.GROUPED_FROM equal parts on, numpy iterates over a grouped view in C.
+    base = np.arange(3 * 700.0).reshape(3, 700)
+    x = base if axis else base.T  # along axis 0, a transposed (not C-contiguous) input
+    for _ in range(2):
+        parts = splitops.split(x, num_outputs=100, axis=axis, copy=copy)
+        _assert_parts(parts, x, (7,) * 100, axis, copy=copy)
+        parts = splitops.split_to_sequence(x, 6, axis=axis, copy=copy)  # with a shorter rest
+        _assert_parts(parts, x, (6,) * 116 + (4,), axis, copy=copy)
+        parts = splitops.split_to_sequence(x, axis=axis, keepdims=0, copy=copy)
+        assert len(parts) == 700
+        np.testing.assert_array_equal(np.stack(parts, axis=axis), x, strict=True)
 
 
 def test_views_of_a_read_only_input_stay_read_only() -> None:

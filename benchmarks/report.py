@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .cases import GROUPS
 from .machine import describe
 from .targets import Target
-from .units import format_time
+from .units import format_time, human_bytes
 
 if TYPE_CHECKING:
     from .suite import Measured
@@ -141,8 +141,8 @@ def _plot(measured: Measured, out: Path) -> list[str]:
     written = []
     figure, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
     for ax, group in zip(axes, ("size-views", "size-copies"), strict=True):
-        _lines(ax, measured, group, lambda c: c.nbytes)
-        ax.set_xlabel("input size (bytes)")
+        _lines(ax, measured, group, lambda c: c.nbytes, human_bytes)
+        ax.set_xlabel("input size")
         ax.set_title(_TITLES[group].split(":")[0])
     axes[0].set_ylabel("median time per call (s)")
     figure.tight_layout()
@@ -151,7 +151,7 @@ def _plot(measured: Measured, out: Path) -> list[str]:
     written.append("size.png")
 
     figure, ax = plt.subplots(figsize=(7, 4.5))
-    _lines(ax, measured, "parts", lambda c: c.parts)
+    _lines(ax, measured, "parts", lambda c: c.parts, lambda n: f"{n:,}")
     ax.set_xlabel("number of parts")
     ax.set_ylabel("median time per call (s)")
     ax.set_title("SplitToSequence of (rows, 16) float32, time vs number of parts")
@@ -162,7 +162,8 @@ def _plot(measured: Measured, out: Path) -> list[str]:
     return written
 
 
-def _lines(ax: Any, measured: Measured, group: str, x_of: Any) -> None:
+def _lines(ax: Any, measured: Measured, group: str, x_of: Any, label: Any) -> None:
+    """One line per peer over the group's cases, x from ``x_of``, ticks named by ``label``."""
     cases = sorted((c for c in measured.cases if c.group == group), key=x_of)
     names: list[str] = []
     for case in cases:
@@ -174,7 +175,9 @@ def _lines(ax: Any, measured: Measured, group: str, x_of: Any) -> None:
             xs, ys = zip(*points, strict=True)
             style = "-o" if name.startswith("splitops") else "--."
             ax.plot(xs, ys, style, label=name, linewidth=2 if name == "splitops" else 1)
-    ax.set_xscale("log", base=2)
+    ax.set_xscale("log")
+    ax.set_xticks([x_of(c) for c in cases], [label(x_of(c)) for c in cases])
+    ax.minorticks_off()
     ax.set_yscale("log")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)

@@ -84,7 +84,9 @@ class SplitNode:
             return sequence_sizes(dim, host_sizes(split_values), opset=opset)
         sizes_given = self.split_attribute if self.split_input is None else split_values
         if self.has_sizes:
-            sizes = split_sizes(dim, host_sizes(sizes_given), opset=opset)
+            # num_outputs goes along so that the planner rejects a node giving both.
+            given = host_sizes(sizes_given)
+            sizes = split_sizes(dim, given, num_outputs=self.num_outputs, opset=opset)
             check_output_count(sizes, len(self.outputs), self.rule, by_num_outputs=False)
             return sizes
         by_attribute = self.rule.part_count is PartCount.NUM_OUTPUTS
@@ -134,12 +136,6 @@ def node_error(node: NodeProto, error: SplitError) -> SplitError:
     if message.startswith(prefix):
         return error
     return type(error)(prefix + message)
-
-
-def _present(node: NodeProto, inputs: Sequence[Any | None], index: int) -> Any | None:
-    if index >= len(node.input) or node.input[index] == "" or index >= len(inputs):
-        return None
-    return inputs[index]
 
 
 def _run(spec: SplitNode, inputs: Sequence[Any | None]) -> list[Any]:

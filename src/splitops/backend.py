@@ -63,9 +63,10 @@ class SplitopsEvaluator(ReferenceEvaluator):
 
     - gives a model's local functions the op classes of ``new_ops`` as well (onnx.reference
       builds them without ``new_ops``);
-    - applies a function's attribute defaults (``FunctionProto.attribute_proto``), which
-      onnx.reference ignores, so a ``ref_attr_name`` to an attribute the caller leaves out
-      takes its default;
+    - lets a call leave out a function attribute (onnx.reference fails on the call) and
+      applies the function's attribute defaults (``FunctionProto.attribute_proto``), which
+      onnx.reference ignores: a ``ref_attr_name`` to a left-out attribute takes its default,
+      or leaves the attribute out when there is none;
     - lets a :class:`~splitops.SplitError` raised in a subgraph or a function reach the caller
       as itself: ``OpRun.run`` re-raises every ``TypeError`` of an If, Loop, Scan or function
       node, :class:`~splitops.SplitTypeError` included, as a bare ``TypeError``.
@@ -76,6 +77,11 @@ class SplitopsEvaluator(ReferenceEvaluator):
     def __init__(self, proto: Any, new_ops: Any = None, **kwargs: Any) -> None:
         ops = [*(new_ops or ()), *reference_ops()]
         super().__init__(proto, new_ops=ops, **kwargs)
+        if isinstance(proto, FunctionProto):
+            # A caller's OpFunction reads these names off the calling node and fails on one the
+            # call leaves out. The call's attributes reach run() all the same, so none are
+            # listed: a left-out attribute is then absent from the body, as ONNX says.
+            self.attributes_ = []
         if new_ops and isinstance(proto, ModelProto) and proto.functions:
             # The base class built the local functions without new_ops: build them again.
             self.functions_ = {}

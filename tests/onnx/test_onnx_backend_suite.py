@@ -75,7 +75,7 @@ def model_ops(model: ModelProto) -> set[str]:
 def suite_model(case: Any) -> ModelProto:
     """The model of one suite test case, wherever the suite keeps it."""
     if case.model is not None:
-        return case.model  # type: ignore[no-any-return]
+        return case.model
     if case.model_dir is not None:
         return onnx.load(Path(case.model_dir) / "model.onnx")
     # "real" tests whose url names a model bundled with onnx (Runner resolves it the same way).

@@ -1,11 +1,26 @@
-"""Shared pieces of the ONNX tests: a session summary of the ONNX backend suite's results."""
+"""Shared pieces of the ONNX tests: a count of the nodes splitops runs, and a session summary
+of the ONNX backend suite's results."""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
+from unittest import mock
 
 import pytest
+
+from splitops import onnx_reference
+
+
+@pytest.fixture
+def splitops_calls() -> Iterator[mock.MagicMock]:
+    """Records every node splitops' op classes run inside an evaluator (and still runs it)."""
+    original = onnx_reference._SplitopsOp._run_node
+    with mock.patch.object(
+        onnx_reference._SplitopsOp, "_run_node", autospec=True, side_effect=original
+    ) as calls:
+        yield calls
+
 
 #: Outcomes of the ONNX suite's tests (classes ``OnnxBackend*Test``), by family.
 _suite_outcomes: defaultdict[str, Counter[str]] = defaultdict(Counter)

@@ -367,3 +367,42 @@ def test_sequence_split_in_loop_body_runs_on_splitops() -> None:
     outputs, calls = run_counting(built, {"trips": np.array(2), "cond": np.array(True), "x": X})
     assert_parts(outputs, [np.stack([X[:, 0]] * 2)])
     assert calls == {"SplitToSequence": 2}
+
+
+@pytest.mark.parametrize(
+    ("node", "x", "extra", "silent_shapes", "match"),
+    [
+        (
+            helper.make_node("Split", ["x"], list("abcd"), num_outputs=4, name="five"),
+            np.arange(5, dtype=np.float32),
+            {},
+            [(2,), (2,), (1,), (0,)],
+            "cannot split a dim of 5 into 4 parts",
+        ),
+        (
+            helper.make_node("SplitToSequence", ["x", "sizes"], ["seq"], name="short"),
+            np.arange(5, dtype=np.float32),
+            {"sizes": np.array([1, 2])},
+            [[(1,), (2,)]],
+            "sum to 3, but the axis length is 5",
+        ),
+    ],
+    ids=["split18-5-into-4", "sequence-sizes-short-of-the-axis"],
+)
+def test_invalid_top_level_node_raises_where_onnx_reference_answers(
+    node: onnx.NodeProto, x: Any, extra: dict[str, Any], silent_shapes: list[Any], match: str
+) -> None:
+    inputs = [value("x", rank=1), *(value(n, TensorProto.INT64, 1) for n in extra)]
+    if node.op_type == "SplitToSequence":
+        graph = helper.make_graph(
+            [node], "g", inputs, [helper.make_tensor_sequence_value_info("seq", FLOAT, [None])]
+        )
+        built = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    else:
+        built = model([node], inputs, list(node.output), rank=1)
+    feeds = {"x": x, **extra}
+    silent = ReferenceEvaluator(built).run(None, feeds)
+    shapes = [[p.shape for p in v] if isinstance(v, list) else v.shape for v in silent]
+    assert shapes == silent_shapes
+    with pytest.raises(SplitError, match=match):
+        backend.run_model(built, feeds)

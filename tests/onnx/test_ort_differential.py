@@ -30,36 +30,23 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper
 import splitops
 from splitops import SplitError, backend
 from splitops.onnx_types import tensor_type
+from splitops.opset_rules import opset_rule
 
 ort = pytest.importorskip("onnxruntime")
 
 CASES = 5000 if os.environ.get("SPLITOPS_FULL") == "1" else 1000
 SEED = 20240611
 
-# The element types onnxruntime 1.31's CPU kernels register, per operator version. The spec
-# allows more: complex64/complex128 everywhere and, for SplitToSequence, the 8- and 16-bit and
-# unsigned integers and (at 24) bfloat16; onnxruntime has no kernel for those.
-_SPLIT_11_TYPES = (
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float16",
-    "float",
-    "double",
-    "string",
-)
+# The element types onnxruntime 1.31's CPU kernels register, per operator version: those of
+# the version, less the complex types (no kernel anywhere) and, for SplitToSequence, less the
+# 8- and 16-bit and unsigned integers and bfloat16.
+_ORT_NEVER = frozenset({"complex64", "complex128"})
+_ORT_SEQUENCE = frozenset({"bool", "int32", "int64", "float16", "float", "double", "string"})
 ORT_TYPES = {
-    ("Split", 11): _SPLIT_11_TYPES,
-    ("Split", 13): (*_SPLIT_11_TYPES, "bfloat16"),
-    ("Split", 18): (*_SPLIT_11_TYPES, "bfloat16"),
-    ("SplitToSequence", 11): ("bool", "int32", "int64", "float16", "float", "double", "string"),
-    ("SplitToSequence", 24): ("bool", "int32", "int64", "float16", "float", "double", "string"),
+    ("Split", v): tuple(sorted(opset_rule("Split", v).dtypes - _ORT_NEVER)) for v in (11, 13, 18)
+} | {
+    ("SplitToSequence", v): tuple(sorted(opset_rule("SplitToSequence", v).dtypes & _ORT_SEQUENCE))
+    for v in (11, 24)
 }
 SPLIT_OPSETS = tuple(range(11, 19))
 SEQUENCE_OPSETS = (11, 24)

@@ -427,13 +427,16 @@ def _call_model(
 def _infer_split(node: NodeProto, opset: int, scope: _Scope) -> _Outcome:
     """Infer one node's outputs from its inputs' types, or find every check it fails.
 
-    A node that cannot be read, or whose axis is out of range, is checked no further; a
-    wrong element type does not stop the checks of the axis and the sizes.
+    A node that cannot be read, whose split input has the wrong type, or whose axis is out
+    of range, is checked no further; a wrong element type of the input does not stop the
+    checks of the split, the axis and the sizes.
     """
     try:
         spec = read_node(node, opset)
     except SplitError as error:
-        return _Outcome(problems=(("schema", error),))
+        # read_node names the node; the record does that again where it is needed.
+        cause = error.__cause__
+        return _Outcome(problems=(("schema", cause if isinstance(cause, SplitError) else error),))
     rule = spec.rule
     problems: list[tuple[str, SplitError]] = []
     elem, dims = _tensor_parts(scope.type_of(node.input[0]))
@@ -449,7 +452,8 @@ def _infer_split(node: NodeProto, opset: int, scope: _Scope) -> _Outcome:
             input_type = element_type_of(elem) if elem else ""
             check_split_input_type(numpy_dtype(split_elem), input_type, rule)
     except SplitError as error:
-        problems.append(("split-dtype", error))
+        # Execution stops here too: the values of a split of the wrong type are not read.
+        return _Outcome(problems=(*problems, ("split-dtype", error)))
     try:
         axis = None if dims is None else normalize_axis(spec.axis, len(dims), spec.op)
     except SplitError as error:

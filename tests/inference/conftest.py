@@ -83,4 +83,3 @@ def shape_of() -> Callable[[TypeProto | None], Shape | None]:
 def value_shapes() -> Callable[[ModelProto], dict[str, Shape | None]]:
     """``value_shapes(model)``: the shape of every typed value of the main graph."""
     return _value_shapes
-

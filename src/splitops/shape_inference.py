@@ -114,6 +114,9 @@ class SplitNodeInference:
     #: Each problem found, as (check, error): the check is "schema", "dtype",
     #: "split-dtype", "axis" or "sizes"; the error does not name the node.
     problems: tuple[tuple[str, SplitError], ...] = ()
+    #: Whether the node lies inside a branch of an If, which may never run: a branch for
+    #: other input shapes may hold nodes that are invalid for these ones.
+    in_branch: bool = False
 
     @property
     def label(self) -> str:
@@ -146,14 +149,15 @@ def infer_shapes(model: ModelProto, *, strict: bool = True) -> ModelProto:
     Every other node is inferred by ``onnx.shape_inference`` as usual. An invalid Split or
     SplitToSequence node raises SplitError (naming the graph and node), or with
     ``strict=False`` warns with :class:`SplitInferenceWarning` and leaves its outputs
-    without shapes.
+    without shapes. An invalid node inside a branch of an If only warns, even when strict:
+    the branch may be one that these inputs never take.
     """
     inferred = _infer_model(model)
     for record in inferred.records:
         error = record.error
         if error is None:
             continue
-        if strict:
+        if strict and not record.in_branch:
             raise type(error)(f"{record.graph}: {error}") from record.problems[0][1]
         reasons = SplitError(" ".join(str(problem) for _, problem in record.problems))
         warnings.warn(
@@ -737,7 +741,10 @@ def _mask(model: ModelProto, sites: Sequence[_Site]) -> None:
 def _unmask(model: ModelProto) -> None:
     for _, graph in _graphs(model.graph, ()):
         for node in graph.node:
-            node.domain = node.domain.removeprefix(_MASK)
+            if node.domain == _MASK:
+                node.ClearField("domain")
+            elif node.domain.startswith(_MASK):
+                node.domain = node.domain.removeprefix(_MASK)
     kept = [o for o in model.opset_import if not o.domain.startswith(_MASK)]
     del model.opset_import[:]
     model.opset_import.extend(kept)
@@ -850,18 +857,20 @@ def _record(
     root: str, nodes: Sequence[NodeProto], site: _Site, outcome: _Outcome, opset: int
 ) -> SplitNodeInference:
     node = _node_at(nodes, site.where, site.index)
-    label = _graph_label(root, nodes, site.where)
-    return SplitNodeInference(label, node, opset, outcome.outputs, outcome.problems)
+    label, branch = _graph_label(root, nodes, site.where)
+    return SplitNodeInference(label, node, opset, outcome.outputs, outcome.problems, branch)
 
 
-def _graph_label(root: str, nodes: Sequence[NodeProto], where: _Where) -> str:
-    label = root
+def _graph_label(root: str, nodes: Sequence[NodeProto], where: _Where) -> tuple[str, bool]:
+    """The path of the graph at ``where``, and whether it lies inside a branch of an If."""
+    label, branch = root, False
     for index, name, k in where:
         node = nodes[index]
         label += f"/{_node_label(node)}.{name}" + (f"[{k}]" if k >= 0 else "")
+        branch = branch or (node.op_type == "If" and node.domain in _DEFAULT_DOMAINS)
         attribute = next(a for a in node.attribute if a.name == name)
         nodes = (attribute.g if k < 0 else attribute.graphs[k]).node
-    return label
+    return label, branch
 
 
 def _node_label(node: NodeProto) -> str:

@@ -286,3 +286,28 @@ def test_dim_params_round_trip(text: str, value: int | str) -> None:
 )
 def test_dim_params_outside_the_syntax_are_opaque(text: str) -> None:
     assert parse_dim(text) is None
+
+
+def test_an_invalid_node_in_an_if_branch_only_warns_even_when_strict(
+    make_model: MakeModel, value_shapes: Shapes
+) -> None:
+    bad = helper.make_node("Split", ["x"], list("abcd"), axis=0, num_outputs=4, name="bad")
+    then_branch = helper.make_graph(
+        [bad], "then", [], [helper.make_tensor_value_info("a", F, None)]
+    )
+    else_branch = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("y", F, None)],
+    )
+    branch = helper.make_node(
+        "If", ["c"], ["out"], then_branch=then_branch, else_branch=else_branch, name="if"
+    )
+    inputs = {"x": (F, [5]), "c": (TensorProto.BOOL, [])}
+    model = make_model([branch], inputs, opset=18, outputs=["out"])
+    with pytest.warns(SplitInferenceWarning, match=r"main/if.then_branch: node 'bad'"):
+        inferred = infer_shapes(model, strict=True)
+    assert value_shapes(inferred)["out"] == ("tensor", F, None)
+    (record,) = infer_split_nodes(model)
+    assert record.in_branch

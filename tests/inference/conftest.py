@@ -8,7 +8,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from onnx import FunctionProto, ModelProto, NodeProto, TypeProto, helper, numpy_helper
+from onnx import (
+    FunctionProto,
+    ModelProto,
+    NodeProto,
+    TensorProto,
+    TypeProto,
+    helper,
+    numpy_helper,
+)
 
 #: An ONNX dim as a test reads it: an int, a dim_param text, or None (unknown).
 Dim = int | str | None
@@ -38,6 +46,23 @@ def _make_model(
     imports = [helper.make_opsetid("", opset)]
     imports += [helper.make_opsetid(d, 1) for d in sorted({f.domain for f in functions})]
     return helper.make_model(graph, opset_imports=imports, functions=list(functions))
+
+
+def _if_model(then_node: NodeProto, dims: Sequence[Dim], *, opset: int) -> ModelProto:
+    """``out = If(c)``: ``then_node`` (reading ``x``) in the then branch, which returns its
+    first output; ``Identity(x)`` in the else branch."""
+    then_branch = helper.make_graph(
+        [then_node], "then", [], [helper.make_value_info(then_node.output[0], TypeProto())]
+    )
+    identity = helper.make_node("Identity", ["x"], ["y"])
+    else_branch = helper.make_graph(
+        [identity], "else", [], [helper.make_value_info("y", TypeProto())]
+    )
+    branch = helper.make_node(
+        "If", ["c"], ["out"], then_branch=then_branch, else_branch=else_branch, name="if"
+    )
+    inputs = {"x": (TensorProto.FLOAT, dims), "c": (TensorProto.BOOL, [])}
+    return _make_model([branch], inputs, opset=opset, outputs=["out"])
 
 
 def _shape_of(type_proto: TypeProto | None) -> Shape | None:
@@ -71,6 +96,12 @@ def _value_shapes(model: ModelProto) -> dict[str, Shape | None]:
 def make_model() -> Callable[..., ModelProto]:
     """``make_model(nodes, {name: (elem_type, dims)}, opset=..., constants=..., ...)``."""
     return _make_model
+
+
+@pytest.fixture(scope="session")
+def if_model() -> Callable[..., ModelProto]:
+    """``if_model(then_node, x_dims, opset=...)``: ``then_node`` inside an If named "if"."""
+    return _if_model
 
 
 @pytest.fixture(scope="session")

@@ -207,26 +207,11 @@ def test_sizes_are_checked_against_a_symbolic_dim_where_they_decide(make_model: 
     assert [d.rule for d in check_model(model)] == ["split-negative"]
 
 
-def test_a_node_inside_an_if_branch_is_found(make_model: MakeModel) -> None:
+def test_a_node_inside_an_if_branch_is_found(if_model: MakeModel) -> None:
     inner = helper.make_node("Split", ["x"], list("abcd"), axis=0, num_outputs=4, name="inner")
-    then_branch = helper.make_graph(
-        [inner], "then", [], [helper.make_tensor_value_info("a", F, None)]
-    )
-    else_branch = helper.make_graph(
-        [helper.make_node("Identity", ["x"], ["y"])],
-        "else",
-        [],
-        [helper.make_tensor_value_info("y", F, None)],
-    )
-    branch = helper.make_node(
-        "If", ["c"], ["out"], then_branch=then_branch, else_branch=else_branch, name="cond"
-    )
-    model = make_model(
-        [branch], {"x": (F, [5]), "c": (TensorProto.BOOL, [])}, opset=18, outputs=["out"]
-    )
-    (diagnostic,) = check_model(model)
+    (diagnostic,) = check_model(if_model(inner, [5], opset=18))
     assert (diagnostic.graph, diagnostic.node, diagnostic.rule) == (
-        "main/cond.then_branch",
+        "main/if.then_branch",
         "inner",
         "num_outputs",
     )

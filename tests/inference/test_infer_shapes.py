@@ -289,25 +289,14 @@ def test_dim_params_outside_the_syntax_are_opaque(text: str) -> None:
 
 
 def test_an_invalid_node_in_an_if_branch_only_warns_even_when_strict(
-    make_model: MakeModel, value_shapes: Shapes
+    if_model: MakeModel, shape_of: Callable[..., Any]
 ) -> None:
     bad = helper.make_node("Split", ["x"], list("abcd"), axis=0, num_outputs=4, name="bad")
-    then_branch = helper.make_graph(
-        [bad], "then", [], [helper.make_tensor_value_info("a", F, None)]
-    )
-    else_branch = helper.make_graph(
-        [helper.make_node("Identity", ["x"], ["y"])],
-        "else",
-        [],
-        [helper.make_tensor_value_info("y", F, None)],
-    )
-    branch = helper.make_node(
-        "If", ["c"], ["out"], then_branch=then_branch, else_branch=else_branch, name="if"
-    )
-    inputs = {"x": (F, [5]), "c": (TensorProto.BOOL, [])}
-    model = make_model([branch], inputs, opset=18, outputs=["out"])
+    model = if_model(bad, [5], opset=18)
     with pytest.warns(SplitInferenceWarning, match=r"main/if.then_branch: node 'bad'"):
         inferred = infer_shapes(model, strict=True)
-    assert value_shapes(inferred)["out"] == ("tensor", F, None)
+    branches = {a.name: a.g for a in inferred.graph.node[0].attribute}
+    assert shape_of(branches["then_branch"].output[0].type) is None
+    assert shape_of(branches["else_branch"].output[0].type) == ("tensor", F, [5])
     (record,) = infer_split_nodes(model)
     assert record.in_branch

@@ -463,12 +463,14 @@ def _infer_split(node: NodeProto, opset: int, scope: _Scope) -> _Outcome:
     except SplitError as error:
         return _Outcome(problems=(*problems, ("axis", error)))
     dim, named = _axis_dim(dims, axis)
-    known = spec.split_input is None or values is not None
-    try:
-        sizes = _part_sizes(spec, dim, values) if known else None
-        chunk = read_sizes(host_sizes(values), rule, allow_scalar=True) if known else 0
-    except SplitError as error:
-        problems.append(("sizes", error))
+    sizes: tuple[Any, ...] | None = None
+    chunk: object = 0  # SplitToSequence's split as read: None, a chunk length, or sizes
+    if spec.split_input is None or values is not None:
+        try:
+            sizes = _part_sizes(spec, dim, values)
+            chunk = read_sizes(host_sizes(values), rule, allow_scalar=True)
+        except SplitError as error:
+            problems.append(("sizes", error))
     if problems or not elem:
         return _Outcome(problems=tuple(problems))
     shape = None if dims is None else [_dim_of(d) for d in dims]
@@ -537,15 +539,15 @@ def _axis_dim(dims: list[Any] | None, axis: int | None) -> tuple[Any, dict[Any, 
     dim_param of an opaque name standing for it."""
     if dims is None or axis is None:
         return _UNKNOWN, {}
-    dim = dims[axis]
-    if dim.HasField("dim_value"):
-        return (dim.dim_value, {}) if dim.dim_value >= 0 else (_UNKNOWN, {})
-    if not dim.dim_param:
+    dim = _dim_of(dims[axis])
+    if dim is None:
         return _UNKNOWN, {}
-    expr = parse_dim(dim.dim_param)
+    if isinstance(dim, int):
+        return dim, {}
+    expr = parse_dim(dim)
     if expr is None:
         name = sympy.Dummy("name", integer=True, nonnegative=True)
-        return name, {name: dim.dim_param}
+        return name, {name: dim}
     return (int(expr), {}) if isinstance(expr, sympy.Integer) else (expr, {})
 
 
@@ -560,8 +562,10 @@ def _size_dim(size: Any, named: dict[Any, str]) -> _Dim:
 
 
 def _dim_of(dim: Any) -> _Dim:
+    """A dim proto as an int, a dim_param, or ``None`` (unknown, or a negative value, which
+    no tensor has)."""
     if dim.HasField("dim_value"):
-        return int(dim.dim_value)
+        return int(dim.dim_value) if dim.dim_value >= 0 else None
     return str(dim.dim_param) if dim.dim_param else None
 
 

@@ -241,13 +241,20 @@ def _types(model: ModelProto) -> dict[str, onnx.TypeProto]:
     return {v.name: v.type for v in [*model.graph.value_info, *model.graph.output]}
 
 
+ORDER = ["wrong", "none", "partial", "exact"]
+
+
 def _by_node(found: dict[str, tuple[str, str]]) -> tuple[str, str]:
-    """One verdict pair for a node: the worst of each side (wrong < none < partial < exact)."""
-    order = ["wrong", "none", "partial", "exact"]
+    """One verdict pair for a model: the worst of each side (wrong < none < partial < exact)."""
     return (
-        min((v[0] for v in found.values()), key=order.index),
-        min((v[1] for v in found.values()), key=order.index),
+        min((v[0] for v in found.values()), key=ORDER.index),
+        min((v[1] for v in found.values()), key=ORDER.index),
     )
+
+
+def _never_behind(found: dict[str, tuple[str, str]]) -> bool:
+    """Whether splitops is right and says at least as much as onnx about every output."""
+    return all(ORDER.index(ours) >= max(ORDER.index(theirs), 1) for theirs, ours in found.values())
 
 
 #: Both exact (and so equal).
@@ -380,6 +387,7 @@ def test_suite_model_verdicts(comparison: Comparison) -> None:
     else:
         found = verdicts(comparison)
     assert _by_node(found) == SUITE_VERDICTS[comparison.name], found
+    assert _never_behind(found), found
 
 
 @pytest.mark.parametrize("comparison", SUITE, ids=lambda c: c.name)
@@ -508,3 +516,4 @@ def test_generated_model_verdicts(
     comparison = build(make_model)
     found = verdicts(comparison)
     assert _by_node(found) == expected, (comparison.name, found)
+    assert _never_behind(found), found

@@ -53,7 +53,6 @@ from typing import Any, NamedTuple
 import numpy as np
 import onnx
 import onnx.inliner
-import sympy
 from onnx import (
     AttributeProto,
     FunctionProto,
@@ -73,7 +72,7 @@ from .kernels import host_sizes
 from .onnx_node import SPLIT_OPS, SplitNode, node_error, read_node
 from .onnx_types import element_type_of, numpy_dtype
 from .planner import normalize_axis, plan_sequence, read_sizes
-from .symbolic_dims import SYMBOLIC, format_dim, parse_dim
+from .symbolic_dims import SYMBOLIC, format_dim, parse_dim, sympy  # sympy: an optional extra
 
 __all__ = [
     "SplitInferenceWarning",

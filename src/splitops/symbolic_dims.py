@@ -20,10 +20,16 @@ import re
 from functools import lru_cache
 from typing import Any
 
-import sympy
-from sympy.parsing.sympy_parser import auto_number, auto_symbol, parse_expr
+try:
+    import sympy
+    from sympy.parsing.sympy_parser import auto_number, auto_symbol, parse_expr
+except ModuleNotFoundError as missing:
+    raise ImportError(
+        "splitops shape inference (infer_shapes, check_model, `splitops infer` and `splitops "
+        "check`) needs sympy for symbolic dims: pip install 'splitops[inference]'"
+    ) from missing
 
-__all__ = ["SYMBOLIC", "format_dim", "parse_dim"]
+__all__ = ["SYMBOLIC", "format_dim", "parse_dim", "sympy"]
 
 #: What a ``dim_param`` written by splitops may contain; anything else is an opaque name.
 _DIM_SYNTAX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[-+*/(), ]")

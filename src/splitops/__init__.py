@@ -20,6 +20,8 @@ from .planner import sequence_sizes, split_sizes
 
 if TYPE_CHECKING:
     from . import backend
+    from .model_convert import convert_model
+    from .model_io import load_model
     from .onnx_node import run_node
     from .onnx_reference import reference_ops
 
@@ -29,6 +31,8 @@ __all__ = [
     "SplitError",
     "SplitTypeError",
     "backend",
+    "convert_model",
+    "load_model",
     "opset_rule",
     "reference_ops",
     "run_node",
@@ -43,6 +47,8 @@ _LAZY = {
     "backend": ("splitops.backend", None),
     "run_node": ("splitops.onnx_node", "run_node"),
     "reference_ops": ("splitops.onnx_reference", "reference_ops"),
+    "convert_model": ("splitops.model_convert", "convert_model"),
+    "load_model": ("splitops.model_io", "load_model"),
 }
 
 

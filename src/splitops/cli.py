@@ -549,8 +549,13 @@ def _load_npy(file: Path) -> np.ndarray:
 
 def _write_arrays(folder: Path, arrays: list[tuple[str, np.ndarray]]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
+    used: set[str] = set()
     for name, array in arrays:
-        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".") or "output"
+        # Output names are the model author's: keep them to safe file names inside folder.
+        safe = base = re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".") or "output"
+        while safe.lower() in used:
+            safe = f"{base}_{len(used)}"
+        used.add(safe.lower())
         np.save(folder / f"{safe}.npy", _savable(array), allow_pickle=False)
     print(f"wrote {len(arrays)} .npy file(s) to {folder}")
 

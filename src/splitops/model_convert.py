@@ -28,13 +28,23 @@ splitops.errors.SplitError: main: node 's' (Split): Split-18 num_outputs=3 cuts 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import onnx
-from onnx import FunctionProto, GraphProto, ModelProto, NodeProto, TypeProto, helper, numpy_helper
+from onnx import (
+    FunctionProto,
+    GraphProto,
+    ModelProto,
+    NodeProto,
+    TensorProto,
+    TypeProto,
+    helper,
+    numpy_helper,
+)
 
 from .dtypes import check_element_type
 from .errors import OtherOperatorError, SplitError
@@ -53,6 +63,9 @@ from .opset_rules import PartCount, SplitSource, opset_rule
 from .planner import normalize_axis, read_sizes
 
 __all__ = ["convert_model"]
+
+#: Initializers up to this many elements keep their values for shape inference (shapes, sizes).
+_SMALL_TENSOR = 1024
 
 #: The domain that stands in for Split nodes while onnx.version_converter handles the rest.
 _PENDING_DOMAIN = "splitops.pending"
@@ -125,7 +138,8 @@ class _ModelFacts:
 
     model: ModelProto
     types: dict[str, dict[str, TypeProto]] = field(default_factory=dict)
-    constants: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    #: Where constant values live: an initializer, or a Constant node (read when asked).
+    constants: dict[str, dict[str, TensorProto | NodeProto]] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -138,7 +152,10 @@ class _ModelFacts:
         return self.types.get(body.root, {}).get(name)
 
     def constant(self, body: Body, name: str) -> np.ndarray | None:
-        return self.constants.get(body.root, {}).get(name)
+        source = self.constants.get(body.root, {}).get(name)
+        if isinstance(source, TensorProto):
+            return numpy_helper.to_array(source)
+        return None if source is None else _constant_value(source)
 
     def fresh_name(self, base: str) -> str:
         name, index = base, 0
@@ -160,12 +177,10 @@ class _ModelFacts:
             )
             for tensor in body.proto.initializer:
                 if tensor.name not in overridable:
-                    known[tensor.name] = numpy_helper.to_array(tensor)
+                    known[tensor.name] = tensor
         for node in body.proto.node:
             if node.op_type == "Constant" and node.domain in DEFAULT_DOMAINS and node.output:
-                value = _constant_value(node)
-                if value is not None:
-                    known[node.output[0]] = value
+                known[node.output[0]] = node
 
     def _read_names(self, body: Body) -> None:
         proto = body.proto
@@ -181,10 +196,26 @@ class _ModelFacts:
 
 
 def _infer_types(model: ModelProto) -> ModelProto:
+    """``model`` after onnx shape inference (or as it is, when inference fails), run on a
+    copy whose large weights are typed inputs instead: their values decide no shape, and
+    copying them could exceed memory or protobuf's 2 GB limit."""
+    light = ModelProto(ir_version=model.ir_version, opset_import=model.opset_import)
+    light.functions.extend(model.functions)
+    graph, source = light.graph, model.graph
+    for name in ("node", "input", "output", "value_info", "sparse_initializer"):
+        getattr(graph, name).extend(getattr(source, name))
+    inputs = {i.name for i in source.input}
+    for tensor in source.initializer:
+        if math.prod(tensor.dims) <= _SMALL_TENSOR:
+            graph.initializer.append(tensor)
+        elif tensor.name not in inputs:
+            graph.input.append(
+                helper.make_tensor_value_info(tensor.name, tensor.data_type, tensor.dims)
+            )
     try:
-        return onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+        return onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=True)
     except Exception:  # any inference failure just leaves the types unknown
-        return model
+        return light
 
 
 def _constant_value(node: NodeProto) -> np.ndarray | None:

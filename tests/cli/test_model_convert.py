@@ -557,3 +557,20 @@ def test_version_converter_findings_recorded_in_the_docs_still_hold(
         f"onnx {onnx.__version__} version_converter {observed} on {form.name} {source}->"
         f"{target}; recorded with onnx {RECORDED_WITH}: {recorded}. Update docs/readme/cli.md."
     )
+
+
+def test_a_split_of_a_large_weight_still_knows_its_axis_length() -> None:
+    # Shape inference runs with large initializers as typed inputs: their dims stay known.
+    weight = np.arange(2000, dtype=np.float32).reshape(2, 1000)
+    model = model_of(
+        [helper.make_node("Abs", ["x"], ["y"]), split(["w"], abc3, axis=1, num_outputs=3)],
+        {"x": (F, [1])},
+        [*abc3, "y"],
+        18,
+        {"w": weight},
+    )
+    converted = convert_model(model, 13)
+    assert_same(run(converted, {"x": floats(1)}), run(model, {"x": floats(1)}))
+
+
+abc3 = ["a", "b", "c"]

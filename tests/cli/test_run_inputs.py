@@ -112,3 +112,22 @@ def test_bfloat16_outputs_are_written_as_float32(
     part = np.load(tmp_path / "o" / "b.npy")
     assert part.dtype == np.float32
     assert part.shape == (2,)
+
+
+def test_output_names_become_distinct_safe_files_inside_the_out_folder(
+    tmp_path: Path, build_model: Build, capsys: pytest.CaptureFixture[str]
+) -> None:
+    names = ["../escape", "x/y", "x_y"]
+    node = helper.make_node("Split", ["x"], names, num_outputs=3)
+    save_model(
+        build_model([node], {"x": (TensorProto.FLOAT, [3])}, names, opset=18), tmp_path / "m.onnx"
+    )
+    np.save(tmp_path / "x.npy", np.arange(3, dtype=np.float32))
+    args = ["--input", f"x={tmp_path / 'x.npy'}", "--out", str(tmp_path / "o")]
+    assert main(["run", str(tmp_path / "m.onnx"), *args]) == 0
+    capsys.readouterr()
+    written = sorted(p.name for p in (tmp_path / "o").iterdir())
+    assert len(written) == 3
+    assert not (tmp_path / "escape.npy").exists()
+    values = sorted(float(np.load(tmp_path / "o" / name)[0]) for name in written)
+    assert values == [0.0, 1.0, 2.0]

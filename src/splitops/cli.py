@@ -2,17 +2,8 @@
 
 Every command reads models through :func:`splitops.model_io.load_model` (external data
 stays in the model's folder unless ``--trust-external-data``) and reports a problem as one
-line on stderr, ``splitops: error: ...``, never a traceback. Exit codes:
-
-====  ====================================================================================
-0     success (``check``: no problems found)
-1     a Split or SplitToSequence rule is broken: ``check`` found problems, or a node or the
-      requested split cannot be run, inferred or converted as asked
-2     unreadable, unsafe or wrong input: a model or .npy file that cannot be read safely,
-      an unknown input name, a malformed option, an output file that cannot be written
-3     an operator other than Split and SplitToSequence stopped the command
-      (``onnx.version_converter``, onnx shape inference or ``onnx.reference`` failed on it)
-====  ====================================================================================
+line on stderr, ``splitops: error: ...``, never a traceback. The exit status says what
+happened (:class:`ExitCode`, listed in every command's ``--help``).
 
 >>> main(["split", "--help"])  # doctest: +ELLIPSIS
 usage: splitops split ...
@@ -27,6 +18,7 @@ import json
 import os
 import re
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from enum import IntEnum
 from pathlib import Path
@@ -38,19 +30,30 @@ from onnx import ModelProto, TensorProto, TypeProto, ValueInfoProto
 from .errors import ModelLoadError, OtherOperatorError, SplitError
 from .onnx_graphs import default_opset, node_label, split_nodes, value_types
 
-__all__ = ["ExitCode", "build_parser", "main"]
+__all__ = ["EXIT_CODE_MEANINGS", "ExitCode", "build_parser", "main"]
 
 #: The most elements ``splitops run`` generates for all inputs together (64 MB of float32).
 MAX_GENERATED_ELEMENTS = 2**24
 
 
 class ExitCode(IntEnum):
-    """What the process exit status means."""
+    """What the process exit status means (see :data:`EXIT_CODE_MEANINGS`)."""
 
     OK = 0
     RULE_BROKEN = 1
     BAD_INPUT = 2
     OTHER_OPERATOR = 3
+
+
+EXIT_CODE_MEANINGS = {
+    ExitCode.OK: "success (check: no problems found)",
+    ExitCode.RULE_BROKEN: "a Split/SplitToSequence rule is broken (check found problems, or a "
+    "node or the split cannot be run, inferred or converted as asked)",
+    ExitCode.BAD_INPUT: "unreadable, unsafe or wrong input (model, .npy file, option value, "
+    "output path)",
+    ExitCode.OTHER_OPERATOR: "another operator stopped the command (onnx.version_converter, "
+    "shape inference or onnx.reference failed on it)",
+}
 
 
 class _BadInputError(Exception):
@@ -87,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="splitops",
         description="Find, fix and run ONNX Split and SplitToSequence nodes.",
-        epilog=_EXIT_CODES + "\nStart with `splitops run`: it runs an example model shipped "
+        epilog=_EXIT_CODES + "\n\nStart with `splitops run`: it runs an example model shipped "
         "with splitops.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -136,14 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_EXIT_CODES = """exit codes:
-  0  success (check: no problems found)
-  1  a Split/SplitToSequence rule is broken (check found problems, or a node or the split
-     cannot be run, inferred or converted as asked)
-  2  unreadable, unsafe or wrong input (model, .npy file, option value, output path)
-  3  another operator stopped the command (onnx.version_converter, shape inference or
-     onnx.reference failed on it)
-"""
+_EXIT_CODES = "exit codes:\n" + "\n".join(
+    textwrap.fill(meaning, 88, initial_indent=f"  {code}  ", subsequent_indent="     ")
+    for code, meaning in EXIT_CODE_MEANINGS.items()
+)
 
 _EXAMPLES = {
     "check": """example:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from onnx import FunctionProto, ModelProto, NodeProto, helper, numpy_helper
+from onnx import FunctionProto, ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -116,3 +116,18 @@ def make_model(
 def build_model() -> Callable[..., ModelProto]:
     """:func:`make_model`."""
     return make_model
+
+
+@pytest.fixture
+def broken_model(tmp_path: Path) -> Path:
+    """A saved Split-13 node ``bad_sizes`` whose sizes [1, 2] do not add up to its axis, 4."""
+    node = helper.make_node("Split", ["x", "sizes"], ["a", "b"], name="bad_sizes")
+    model = make_model(
+        [node],
+        {"x": (TensorProto.FLOAT, [4])},
+        ["a", "b"],
+        opset=13,
+        initializers={"sizes": np.array([1, 2])},
+    )
+    onnx.save(model, tmp_path / "broken.onnx")
+    return tmp_path / "broken.onnx"

@@ -1,7 +1,7 @@
 """``splitops check`` and ``splitops infer`` as real subprocesses.
 
-They call ``splitops.check_model`` (model_check.py) and ``splitops.infer_shapes``
-(shape_inference.py), which the model checker's branch provides.
+The commands print what ``splitops.check_model`` (``splitops.model_check``) and
+``splitops.infer_shapes`` (``splitops.shape_inference``) find.
 """
 
 from __future__ import annotations
@@ -11,32 +11,12 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import onnx
-import pytest
-from onnx import ModelProto, TensorProto, helper
 
 from splitops.examples import EXAMPLE_MODEL
-from splitops.model_io import save_model
 
 ErrorLine = Callable[[subprocess.CompletedProcess[str]], str]
 CliMany = Callable[[list[list[str | Path]]], list[subprocess.CompletedProcess[str]]]
-Build = Callable[..., ModelProto]
-
-
-@pytest.fixture
-def broken_model(tmp_path: Path, build_model: Build) -> Path:
-    """Split-13 whose sizes [1, 2] do not add up to the axis length 4."""
-    node = helper.make_node("Split", ["x", "sizes"], ["a", "b"], name="bad_sizes")
-    model = build_model(
-        [node],
-        {"x": (TensorProto.FLOAT, [4])},
-        ["a", "b"],
-        opset=13,
-        initializers={"sizes": np.array([1, 2])},
-    )
-    save_model(model, tmp_path / "broken.onnx")
-    return tmp_path / "broken.onnx"
 
 
 def test_check_exit_codes_and_output(

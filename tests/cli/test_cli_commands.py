@@ -29,17 +29,6 @@ F = TensorProto.FLOAT
 
 
 @pytest.fixture
-def broken_model(tmp_path: Path, build_model: Build) -> Path:
-    """Split-13 whose sizes [1, 2] do not add up to the axis length 4."""
-    node = helper.make_node("Split", ["x", "sizes"], ["a", "b"], name="bad_sizes")
-    model = build_model(
-        [node], {"x": (F, [4])}, ["a", "b"], opset=13, initializers={"sizes": np.array([1, 2])}
-    )
-    save_model(model, tmp_path / "broken.onnx")
-    return tmp_path / "broken.onnx"
-
-
-@pytest.fixture
 def symbolic_model(tmp_path: Path, build_model: Build) -> Path:
     """Split-18 by num_outputs on an axis of symbolic length N."""
     node = helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="by_count")

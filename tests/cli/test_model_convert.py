@@ -277,6 +277,14 @@ def build_forms() -> list[Form]:
 
 
 FORMS = build_forms()
+EACH_FORM_AND_TARGET = pytest.mark.parametrize(
+    ("form", "target"),
+    [
+        pytest.param(form, target, id=f"{form.name}-to-{target}")
+        for form in FORMS
+        for target in TARGETS
+    ],
+)
 
 
 def run(model: ModelProto, feeds: dict[str, Any]) -> list[Any]:
@@ -300,8 +308,7 @@ def assert_same(got: list[Any], expected: list[Any]) -> None:
         np.testing.assert_array_equal(np.asarray(value), np.asarray(wanted))
 
 
-@pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("form", FORMS, ids=[f.name for f in FORMS])
+@EACH_FORM_AND_TARGET
 def test_conversion_keeps_outputs_or_names_what_the_target_cannot_express(
     form: Form, target: int
 ) -> None:
@@ -544,8 +551,7 @@ def version_converter_outcome(form: Form, target: int) -> str:
     return "same outputs"
 
 
-@pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("form", FORMS, ids=[f.name for f in FORMS])
+@EACH_FORM_AND_TARGET
 def test_version_converter_findings_recorded_in_the_docs_still_hold(
     form: Form, target: int
 ) -> None:

@@ -21,6 +21,8 @@ from .planner import sequence_sizes, split_sizes
 if TYPE_CHECKING:
     from . import backend
     from .model_check import check_model
+    from .model_convert import convert_model
+    from .model_io import load_model
     from .onnx_node import run_node
     from .onnx_reference import reference_ops
     from .shape_inference import infer_shapes
@@ -32,7 +34,9 @@ __all__ = [
     "SplitTypeError",
     "backend",
     "check_model",
+    "convert_model",
     "infer_shapes",
+    "load_model",
     "opset_rule",
     "reference_ops",
     "run_node",
@@ -49,6 +53,8 @@ _LAZY = {
     "reference_ops": ("splitops.onnx_reference", "reference_ops"),
     "infer_shapes": ("splitops.shape_inference", "infer_shapes"),
     "check_model": ("splitops.model_check", "check_model"),
+    "convert_model": ("splitops.model_convert", "convert_model"),
+    "load_model": ("splitops.model_io", "load_model"),
 }
 
 

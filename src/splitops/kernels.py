@@ -25,7 +25,14 @@ import numpy as np
 from . import generic
 from .arrays import Array, ArrayT
 from .dtypes import check_element_type, check_split_dtype
-from .errors import SplitError, SplitTypeError
+from .errors import SplitTypeError
+from .libraries import (
+    axis_length,
+    compiled_torch_split,
+    compiled_torch_split_to_sequence,
+    reject_unreadable,
+    torch_is_compiling,
+)
 from .opset_rules import OpsetRule, opset_rule
 from .planner import SizesLike, normalize_axis, read_keepdims, sequence_sizes, split_sizes
 
@@ -55,8 +62,14 @@ def split(
     >>> split(np.arange(7), num_outputs=4)
     (array([0, 1]), array([2, 3]), array([4, 5]), array([6]))
     """
+    if torch_is_compiling(x):
+        return compiled_torch_split(
+            x, split, axis=axis, num_outputs=num_outputs, opset=opset, copy=copy
+        )
     rule = opset_rule("Split", opset)
     xp, axis = _check_input(x, axis, rule, opset)
+    if num_outputs is not None and type(num_outputs) is not int:
+        reject_unreadable(num_outputs, f"{rule.name} num_outputs")
     sizes = split_sizes(
         x.shape[axis], _read_split(split, rule), num_outputs=num_outputs, opset=opset
     )
@@ -82,6 +95,10 @@ def split_to_sequence(
     >>> [p.tolist() for p in split_to_sequence(np.arange(6).reshape(2, 3), axis=1, keepdims=False)]
     [[0, 3], [1, 4], [2, 5]]
     """
+    if torch_is_compiling(x):
+        return compiled_torch_split_to_sequence(
+            x, split, axis=axis, keepdims=keepdims, opset=opset, copy=copy
+        )
     rule = opset_rule("SplitToSequence", opset)
     xp, axis = _check_input(x, axis, rule, opset)
     keep = read_keepdims(keepdims)
@@ -98,15 +115,14 @@ def host_sizes(split: object) -> object:
     >>> host_sizes(np.array([2, 4], dtype=np.int32))
     [2, 4]
     """
-    if split is None or isinstance(split, (int, float, list, tuple, range)):
+    if split is None or isinstance(split, (int, float, range)):
+        return split
+    if isinstance(split, (list, tuple)):
+        reject_unreadable(split, "split sizes")
         return split
     if not array_api_compat.is_array_api_obj(split):
         return split
-    if array_api_compat.is_jax_array(split) and type(split).__name__.endswith("Tracer"):
-        raise SplitError(
-            "split sizes must be concrete: a traced jax value was given. Under jax.jit, pass "
-            "the sizes as Python ints (or mark them static) so that the part shapes are known."
-        )
+    reject_unreadable(split, "split sizes")
     array: Any = split
     return array.tolist() if hasattr(array, "tolist") else np.from_dlpack(array).tolist()
 
@@ -129,7 +145,9 @@ def _check_input(x: object, axis: int, rule: OpsetRule, opset: int) -> tuple[Any
         ) from error
     array: Any = x
     check_element_type(array.dtype, rule, opset=opset)
-    return xp, normalize_axis(axis, array.ndim, rule.op)
+    axis = normalize_axis(axis, array.ndim, rule.op)
+    axis_length(array.shape, axis, rule)
+    return xp, axis
 
 
 def _uniform(sizes: tuple[int, ...]) -> int:
@@ -154,6 +172,9 @@ def _cut(xp: Any, x: Any, axis: int, sizes: tuple[int, ...], *, copy: bool) -> l
             return list(_maybe_copy(np.moveaxis(grouped, axis, 0), copy))
         parts = [x[index] for index in _part_indices(axis, sizes)]
         return [part.copy() for part in parts] if copy else parts
+    if copy and array_api_compat.is_cupy_array(x):
+        # The standard's asarray(copy=True) keeps cupy's source layout; .copy() is C-ordered.
+        return [part.copy() for part in generic.cut(xp, x, axis, sizes, copy=False)]
     return generic.cut(xp, x, axis, sizes, copy=copy)
 
 
@@ -169,6 +190,8 @@ def _unstack(xp: Any, x: Any, axis: int, *, copy: bool) -> list[Any]:
             # Iterating a 1-d array yields numpy scalars; the parts must be 0-d arrays.
             return [rows[i, ...] for i in range(rows.shape[0])]
         return list(rows)
+    if copy and array_api_compat.is_cupy_array(x):
+        return [part.copy() for part in generic.unstack(xp, x, axis, copy=False)]
     return generic.unstack(xp, x, axis, copy=copy)
 
 

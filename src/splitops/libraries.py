@@ -65,17 +65,16 @@ def reject_unreadable(value: object, what: str) -> None:
     >>> reject_unreadable([2, 4], "split sizes")
     """
     listed = isinstance(value, (list, tuple))
-    jax = sys.modules.get("jax")
-    if jax is not None:
-        items = value if isinstance(value, (list, tuple)) else (value,)
-        traced = next((item for item in items if isinstance(item, jax.core.Tracer)), None)
-        if traced is not None:
-            raise SplitError(
-                f"{what} must be concrete, but {traced!r}, a value traced by jax, was given. "
-                "Under jax.jit, pass them as Python ints marked static (static_argnums or "
-                "static_argnames), or close over a concrete array, so that the part shapes are "
-                "known."
-            )
+    tracer = _jax_tracer_type()
+    if tracer is not None:
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(item, tracer):
+                raise SplitError(
+                    f"{what} must be concrete, but {item!r}, a value traced by jax, was given. "
+                    "Under jax.jit, pass them as Python ints marked static (static_argnums or "
+                    "static_argnames), or close over a concrete array, so that the part shapes "
+                    "are known."
+                )
     if (
         not listed
         and array_api_compat.is_array_api_obj(value)
@@ -100,7 +99,7 @@ def torch_is_compiling(x: object) -> bool:
     False
     """
     torch = sys.modules.get("torch")
-    return torch is not None and torch.compiler.is_compiling() and isinstance(x, torch.Tensor)
+    return torch is not None and isinstance(x, torch.Tensor) and torch.compiler.is_compiling()
 
 
 def compiled_torch_split(x: Any, split: object, **options: Any) -> tuple[Any, ...]:
@@ -115,6 +114,17 @@ def compiled_torch_split_to_sequence(x: Any, split: object, **options: Any) -> l
     from . import torch_compile
 
     return torch_compile.split_to_sequence(x, split, **options)
+
+
+_jax_tracer: type | None = None
+
+
+def _jax_tracer_type() -> type | None:
+    """jax's Tracer class once the user has imported jax, else None."""
+    global _jax_tracer
+    if _jax_tracer is None and "jax" in sys.modules:
+        _jax_tracer = sys.modules["jax"].core.Tracer
+    return _jax_tracer
 
 
 def _library(value: object) -> str:

@@ -6,6 +6,8 @@ data is the oracle.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -108,3 +110,16 @@ def test_every_onnx_type_the_library_has_keeps_its_dtype(
 def test_sizes_that_do_not_add_up_are_a_split_error(asarray: Any) -> None:
     with pytest.raises(SplitError, match=r"sum to 5, but the axis length is 4"):
         split(asarray(GRID), [2, 3], axis=1)
+
+
+def test_splitting_numpy_arrays_imports_no_other_array_library() -> None:
+    script = (
+        "import sys, numpy as np, splitops\n"
+        "splitops.split(np.zeros(3), [1, 2])\n"
+        "splitops.split_to_sequence(np.zeros(3), np.array(2), keepdims=0)\n"
+        "print(sorted(set(sys.modules) & {'torch', 'jax', 'dask', 'cupy', 'array_api_strict'}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"

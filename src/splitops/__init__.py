@@ -20,8 +20,12 @@ from .planner import sequence_sizes, split_sizes
 
 if TYPE_CHECKING:
     from . import backend
+    from .model_check import check_model
+    from .model_convert import convert_model
+    from .model_io import load_model
     from .onnx_node import run_node
     from .onnx_reference import reference_ops
+    from .shape_inference import infer_shapes
 
 __all__ = [
     "OPSET_RULES",
@@ -29,6 +33,10 @@ __all__ = [
     "SplitError",
     "SplitTypeError",
     "backend",
+    "check_model",
+    "convert_model",
+    "infer_shapes",
+    "load_model",
     "opset_rule",
     "reference_ops",
     "run_node",
@@ -43,6 +51,10 @@ _LAZY = {
     "backend": ("splitops.backend", None),
     "run_node": ("splitops.onnx_node", "run_node"),
     "reference_ops": ("splitops.onnx_reference", "reference_ops"),
+    "infer_shapes": ("splitops.shape_inference", "infer_shapes"),
+    "check_model": ("splitops.model_check", "check_model"),
+    "convert_model": ("splitops.model_convert", "convert_model"),
+    "load_model": ("splitops.model_io", "load_model"),
 }
 
 

@@ -20,14 +20,25 @@ the evaluator passes its op classes down to every graph it creates.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import onnx
+from onnx import (
+    AttributeProto,
+    FunctionProto,
+    ModelProto,
+    NodeProto,
+    OperatorSetIdProto,
+    helper,
+    numpy_helper,
+)
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 from onnx.reference import ReferenceEvaluator
 
+from .errors import SplitError
+from .onnx_node import SPLIT_OPS, read_node
 from .onnx_node import run_node as _run_node
 from .onnx_reference import reference_ops
 
@@ -35,6 +46,7 @@ __all__ = [
     "SplitopsBackend",
     "SplitopsEvaluator",
     "SplitopsRep",
+    "check_split_nodes",
     "prepare",
     "run_model",
     "run_node",
@@ -43,10 +55,63 @@ __all__ = [
 
 
 class SplitopsEvaluator(ReferenceEvaluator):
-    """``ReferenceEvaluator`` with splitops' Split and SplitToSequence, also in functions."""
+    """``ReferenceEvaluator`` with splitops' Split and SplitToSequence everywhere in a model.
+
+    Every graph it creates (If, Loop and Scan bodies, model-local functions, function bodies
+    of operators onnx.reference lacks) is a ``SplitopsEvaluator`` too. Beyond
+    ``ReferenceEvaluator(model, new_ops=reference_ops())`` it
+
+    - gives a model's local functions the op classes of ``new_ops`` as well (onnx.reference
+      builds them without ``new_ops``);
+    - lets a call leave out a function attribute (onnx.reference fails on the call) and
+      applies the function's attribute defaults (``FunctionProto.attribute_proto``), which
+      onnx.reference ignores: a ``ref_attr_name`` to a left-out attribute takes its default,
+      or leaves the attribute out when there is none;
+    - lets a :class:`~splitops.SplitError` raised in a subgraph or a function reach the caller
+      as itself: ``OpRun.run`` re-raises every ``TypeError`` of an If, Loop, Scan or function
+      node, :class:`~splitops.SplitTypeError` included, as a bare ``TypeError``.
+
+    Op classes given in ``new_ops`` take precedence over splitops' own.
+    """
 
     def __init__(self, proto: Any, new_ops: Any = None, **kwargs: Any) -> None:
-        super().__init__(proto, new_ops=[*reference_ops(), *(new_ops or [])], **kwargs)
+        ops = [*(new_ops or ()), *reference_ops()]
+        super().__init__(proto, new_ops=ops, **kwargs)
+        if isinstance(proto, FunctionProto):
+            # A caller's OpFunction reads these names off the calling node and fails on one the
+            # call leaves out. The call's attributes reach run() all the same, so none are
+            # listed: a left-out attribute is then absent from the body, as ONNX says.
+            self.attributes_ = []
+        if new_ops and isinstance(proto, ModelProto) and proto.functions:
+            # The base class built the local functions without new_ops: build them again.
+            self.functions_ = {}
+            for function in proto.functions:
+                self.functions_[function.domain, function.name] = type(self)(
+                    function,
+                    new_ops=ops,
+                    verbose=self.verbose,
+                    functions=list(self.functions_.values()),
+                )
+            self._init()
+
+    def run(  # type: ignore[override]
+        self,
+        output_names: Any,
+        feed_inputs: dict[str, Any],
+        attributes: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Run as ``ReferenceEvaluator.run`` does, with the additions listed above."""
+        if isinstance(self.proto_, FunctionProto) and attributes is not None:
+            defaults = {a.name: _attribute_value(a) for a in self.proto_.attribute_proto}
+            attributes = {**defaults, **attributes}
+        try:
+            return super().run(output_names, feed_inputs, attributes, **kwargs)
+        except TypeError as error:
+            split_error = _split_error_cause(error)
+            if split_error is None:
+                raise
+            raise split_error from split_error.__cause__
 
 
 class SplitopsRep(BackendRep):
@@ -78,6 +143,13 @@ class SplitopsBackend(Backend):
 
     @classmethod
     def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> SplitopsRep:
+        """Check the model and get it ready to run.
+
+        Every Split and SplitToSequence node (subgraphs and local functions included) is read
+        by its version's rules first, so a broken one raises SplitError naming it rather than
+        the checker's ValidationError; then ``onnx.checker`` checks the rest.
+        """
+        check_split_nodes(model)
         super().prepare(model, device, **kwargs)
         return SplitopsRep(model)
 
@@ -102,6 +174,69 @@ class SplitopsBackend(Backend):
     @classmethod
     def supports_device(cls, device: str) -> bool:
         return bool(Device(device).type == DeviceType.CPU)
+
+
+def check_split_nodes(model: ModelProto) -> None:
+    """Read every Split and SplitToSequence node of ``model`` by its version's rules.
+
+    Raises SplitError naming the first broken node. A node of a function body whose attributes
+    refer to the function's (``ref_attr_name``) is read when it runs, once the call gives them.
+    """
+    for node, opset in _split_nodes(model):
+        if not any(attribute.ref_attr_name for attribute in node.attribute):
+            read_node(node, opset)
+
+
+def _split_nodes(model: ModelProto) -> Iterator[tuple[NodeProto, int]]:
+    """Each Split or SplitToSequence node with the default-domain opset it runs at."""
+    model_opset = _default_opset(model.opset_import)
+    if model_opset is not None:
+        yield from _graph_split_nodes(model.graph.node, model_opset)
+    for function in model.functions:
+        opset = _default_opset(function.opset_import) or model_opset
+        if opset is not None:
+            yield from _graph_split_nodes(function.node, opset)
+
+
+def _graph_split_nodes(nodes: Iterable[NodeProto], opset: int) -> Iterator[tuple[NodeProto, int]]:
+    for node in nodes:
+        if node.op_type in SPLIT_OPS and node.domain in ("", "ai.onnx"):
+            yield node, opset
+        for attribute in node.attribute:
+            if attribute.type == AttributeProto.GRAPH:
+                yield from _graph_split_nodes(attribute.g.node, opset)
+            elif attribute.type == AttributeProto.GRAPHS:
+                for graph in attribute.graphs:
+                    yield from _graph_split_nodes(graph.node, opset)
+
+
+def _default_opset(imports: Iterable[OperatorSetIdProto]) -> int | None:
+    versions = [entry.version for entry in imports if entry.domain in ("", "ai.onnx")]
+    return int(versions[0]) if versions else None
+
+
+def _split_error_cause(error: BaseException) -> SplitError | None:
+    """The SplitError that ``OpRun.run`` wrapped, possibly several times, into ``error``."""
+    cause: BaseException | None = error
+    while isinstance(cause, TypeError):
+        if isinstance(cause, SplitError):
+            return cause
+        cause = cause.__cause__
+    return None
+
+
+def _attribute_value(attribute: AttributeProto) -> Any:
+    """A function attribute's default value as onnx.reference passes attributes to nodes."""
+    value = helper.get_attribute_value(attribute)
+    if attribute.type == AttributeProto.STRING:
+        return value.decode("utf-8")
+    if attribute.type == AttributeProto.STRINGS:
+        return [item.decode("utf-8") for item in value]
+    if attribute.type == AttributeProto.TENSOR:
+        return numpy_helper.to_array(value)
+    if attribute.type == AttributeProto.TENSORS:
+        return [numpy_helper.to_array(item) for item in value]
+    return value
 
 
 prepare = SplitopsBackend.prepare

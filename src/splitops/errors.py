@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-__all__ = ["SplitError", "SplitTypeError"]
+__all__ = ["ModelLoadError", "OtherOperatorError", "SplitError", "SplitTypeError"]
 
 
 class SplitError(ValueError):
@@ -16,3 +16,13 @@ class SplitError(ValueError):
 class SplitTypeError(SplitError, TypeError):
     """A type that the rules reject: an element dtype outside the opset's set, or split sizes
     that are not integers (bools, non-integral floats, the wrong integer dtype)."""
+
+
+class ModelLoadError(SplitError):
+    """A model file that cannot be read safely: missing, empty, truncated, not ONNX, too
+    large, external data outside the model's folder, or a node asking for absurdly many parts."""
+
+
+class OtherOperatorError(SplitError):
+    """An operator other than Split and SplitToSequence stopped a model tool: onnx's version
+    converter or shape inference could not handle it, or onnx.reference could not run it."""

@@ -31,14 +31,15 @@ def bounds(sizes: tuple[int, ...]) -> Iterator[tuple[int, int]]:
         start = stop
 
 
-def part_indices(axis: int, sizes: tuple[int, ...]) -> tuple[tuple[slice, ...], ...]:
-    """The basic index (a tuple of slices) that selects each part.
+def part_indices(axis: int, sizes: tuple[int, ...]) -> tuple[tuple[Any, ...], ...]:
+    """The basic index that selects each part: slices, then an ellipsis for the trailing axes
+    (the standard, unlike numpy, wants every axis accounted for).
 
-    >>> part_indices(1, (1, 2))
-    ((slice(None, None, None), slice(0, 1, None)), (slice(None, None, None), slice(1, 3, None)))
+    >>> part_indices(1, (1, 2))[1]
+    (slice(None, None, None), slice(1, 3, None), Ellipsis)
     """
     lead = (slice(None),) * axis
-    return tuple((*lead, slice(start, stop)) for start, stop in bounds(sizes))
+    return tuple((*lead, slice(start, stop), ...) for start, stop in bounds(sizes))
 
 
 def cut(xp: Any, x: Any, axis: int, sizes: tuple[int, ...], *, copy: bool) -> list[Any]:
@@ -50,13 +51,15 @@ def cut(xp: Any, x: Any, axis: int, sizes: tuple[int, ...], *, copy: bool) -> li
 
 
 def unstack(xp: Any, x: Any, axis: int, *, copy: bool) -> list[Any]:
-    """Parts of length 1 along ``axis`` with that axis removed (SplitToSequence, keepdims=0)."""
-    if hasattr(xp, "unstack"):
-        parts = list(xp.unstack(x, axis=axis))
-    else:
-        lead = (slice(None),) * axis
-        indices = ((*lead, i) for i in range(x.shape[axis]))
-        parts = [x[index] for index in indices]
+    """Parts of length 1 along ``axis`` with that axis removed (SplitToSequence, keepdims=0).
+
+    Each part is ``x`` indexed with ``i`` on ``axis``, ``:`` before it and ``...`` after it:
+    a 0-d array for a 1-d ``x`` in every library, where ``unstack`` of numpy (and so of
+    array-api-compat's numpy) gives numpy scalars.
+    """
+    lead = (slice(None),) * axis
+    indices = [(*lead, i, ...) for i in range(x.shape[axis])]
+    parts = [x[index] for index in indices]
     if copy:
         return [xp.asarray(part, copy=True) for part in parts]
     return parts

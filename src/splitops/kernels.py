@@ -25,7 +25,14 @@ import numpy as np
 from . import generic, recipes
 from .arrays import Array, ArrayT
 from .dtypes import check_element_type, check_split_dtype
-from .errors import SplitError, SplitTypeError
+from .errors import SplitTypeError
+from .libraries import (
+    axis_length,
+    compiled_torch_split,
+    compiled_torch_split_to_sequence,
+    reject_unreadable,
+    torch_is_compiling,
+)
 from .opset_rules import OpsetRule, opset_rule
 from .planner import SizesLike, normalize_axis, read_keepdims, sequence_sizes, split_sizes
 from .preallocated import write_into
@@ -88,8 +95,14 @@ def split(
         recipe = recipes.SPLIT_RECIPES.get(key) if key is not None else None
         if recipe is not None:
             return recipes.reuse_split(recipe, x, split, axis, num_outputs, opset, copy)
+    elif torch_is_compiling(x):
+        return compiled_torch_split(
+            x, split, axis=axis, num_outputs=num_outputs, opset=opset, copy=copy
+        )
     rule = opset_rule("Split", opset)
     xp, axis = _check_input(x, axis, rule, opset)
+    if num_outputs is not None and type(num_outputs) is not int:
+        reject_unreadable(num_outputs, f"{rule.name} num_outputs")
     sizes = split_sizes(
         x.shape[axis], _read_split(split, rule), num_outputs=num_outputs, opset=opset
     )
@@ -127,6 +140,10 @@ def split_to_sequence(
     if out is not None:
         views = split_to_sequence(x, split, axis=axis, keepdims=keepdims, opset=opset)
         return write_into(x, views, out, opset_rule("SplitToSequence", opset).name)
+    if torch_is_compiling(x):
+        return compiled_torch_split_to_sequence(
+            x, split, axis=axis, keepdims=keepdims, opset=opset, copy=copy
+        )
     key = recipes.sequence_key(x, split, axis, keepdims, opset, copy)
     recipe = recipes.SEQUENCE_RECIPES.get(key) if key is not None else None
     if recipe is not None:
@@ -154,15 +171,14 @@ def host_sizes(split: object) -> object:
     >>> host_sizes(np.array([2, 4], dtype=np.int32))
     [2, 4]
     """
-    if split is None or isinstance(split, (int, float, list, tuple, range)):
+    if split is None or isinstance(split, (int, float, range)):
+        return split
+    if isinstance(split, (list, tuple)):
+        reject_unreadable(split, "split sizes")
         return split
     if not array_api_compat.is_array_api_obj(split):
         return split
-    if array_api_compat.is_jax_array(split) and type(split).__name__.endswith("Tracer"):
-        raise SplitError(
-            "split sizes must be concrete: a traced jax value was given. Under jax.jit, pass "
-            "the sizes as Python ints (or mark them static) so that the part shapes are known."
-        )
+    reject_unreadable(split, "split sizes")
     array: Any = split
     return array.tolist() if hasattr(array, "tolist") else np.from_dlpack(array).tolist()
 
@@ -185,7 +201,9 @@ def _check_input(x: object, axis: int, rule: OpsetRule, opset: int) -> tuple[Any
         ) from error
     array: Any = x
     check_element_type(array.dtype, rule, opset=opset)
-    return xp, normalize_axis(axis, array.ndim, rule.op)
+    axis = normalize_axis(axis, array.ndim, rule.op)
+    axis_length(array.shape, axis, rule)
+    return xp, axis
 
 
 def _cut(xp: Any, x: Any, axis: int, sizes: tuple[int, ...], *, copy: bool) -> list[Any]:
@@ -197,6 +215,9 @@ def _cut(xp: Any, x: Any, axis: int, sizes: tuple[int, ...], *, copy: bool) -> l
         return parts
     if type(x) is np.ndarray:
         return list(recipes.numpy_recipe(axis, sizes, copy=copy)(x))
+    if copy and array_api_compat.is_cupy_array(x):
+        # The standard's asarray(copy=True) keeps cupy's source layout; .copy() is C-ordered.
+        return [part.copy() for part in generic.cut(xp, x, axis, sizes, copy=False)]
     return generic.cut(xp, x, axis, sizes, copy=copy)
 
 
@@ -208,6 +229,8 @@ def _unstack(xp: Any, x: Any, axis: int, *, copy: bool) -> list[Any]:
         return parts
     if type(x) is np.ndarray:
         return list(recipes.numpy_unstack_recipe(axis, copy=copy)(x))
+    if copy and array_api_compat.is_cupy_array(x):
+        return [part.copy() for part in generic.unstack(xp, x, axis, copy=False)]
     return generic.unstack(xp, x, axis, copy=copy)
 
 

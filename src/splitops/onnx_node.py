@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from onnx import AttributeProto, NodeProto, helper
 
@@ -25,7 +25,10 @@ from .errors import SplitError, SplitTypeError
 from .kernels import host_sizes, split, split_to_sequence
 from .opset_rules import OpsetRule, PartCount, SplitSource, opset_rule
 from .planner import (
+    INT_ARITHMETIC,
     MAX_PARTS,
+    D,
+    DimArithmetic,
     check_output_count,
     normalize_axis,
     read_keepdims,
@@ -73,23 +76,40 @@ class SplitNode:
         """Whether the node gives explicit sizes (attribute or input)."""
         return self.split_attribute is not None or self.split_input is not None
 
-    def part_sizes(self, dim: int, split_values: object = None) -> tuple[int, ...]:
+    @overload
+    def part_sizes(self, dim: int, split_values: object = None) -> tuple[int, ...]: ...
+
+    @overload
+    def part_sizes(
+        self, dim: D, split_values: object = None, *, arithmetic: DimArithmetic[D]
+    ) -> tuple[D | int, ...]: ...
+
+    def part_sizes(
+        self, dim: Any, split_values: object = None, *, arithmetic: DimArithmetic[Any] | None = None
+    ) -> tuple[Any, ...]:
         """The size of every part for an axis of length ``dim``, output counts checked.
 
         ``split_values`` is the value of the ``split`` input (host values or an array) when
-        the node has one; the attribute is used otherwise.
+        the node has one; the attribute is used otherwise. With an ``arithmetic`` (Split only),
+        ``dim`` may be a symbol; SplitToSequence's symbolic sizes come from
+        :func:`~splitops.planner.plan_sequence`, as their number may be unknown.
         """
         opset = self.rule.since_version
         if self.op == "SplitToSequence":
             return sequence_sizes(dim, host_sizes(split_values), opset=opset)
+        dims = arithmetic or INT_ARITHMETIC
         sizes_given = self.split_attribute if self.split_input is None else split_values
         if self.has_sizes:
-            sizes = split_sizes(dim, host_sizes(sizes_given), opset=opset)
+            # num_outputs goes along so that the planner rejects a node giving both.
+            given = host_sizes(sizes_given)
+            sizes = split_sizes(
+                dim, given, num_outputs=self.num_outputs, opset=opset, arithmetic=dims
+            )
             check_output_count(sizes, len(self.outputs), self.rule, by_num_outputs=False)
             return sizes
         by_attribute = self.rule.part_count is PartCount.NUM_OUTPUTS
         count = self.num_outputs if by_attribute else len(self.outputs)
-        sizes = split_sizes(dim, num_outputs=count, opset=opset)
+        sizes = split_sizes(dim, num_outputs=count, opset=opset, arithmetic=dims)
         check_output_count(sizes, len(self.outputs), self.rule, by_num_outputs=by_attribute)
         return sizes
 
@@ -134,12 +154,6 @@ def node_error(node: NodeProto, error: SplitError) -> SplitError:
     if message.startswith(prefix):
         return error
     return type(error)(prefix + message)
-
-
-def _present(node: NodeProto, inputs: Sequence[Any | None], index: int) -> Any | None:
-    if index >= len(node.input) or node.input[index] == "" or index >= len(inputs):
-        return None
-    return inputs[index]
 
 
 def _run(spec: SplitNode, inputs: Sequence[Any | None]) -> list[Any]:
@@ -219,6 +233,12 @@ def _read_node(node: NodeProto, opset: int) -> SplitNode:
             )
         sizes = read_sizes(attributes["split"], rule, allow_scalar=False)
         split_attribute = sizes if isinstance(sizes, tuple) else None
+    if split_input is not None and "num_outputs" in attributes:
+        raise SplitError(
+            f"{rule.name} takes either the split input or the num_outputs attribute, not both; "
+            f"the node has the split input {split_input!r} and "
+            f"num_outputs={attributes['num_outputs']}. Drop one of them."
+        )
     outputs = tuple(node.output)
     if rule.op == "SplitToSequence" and len(outputs) != 1:
         raise SplitError(f"{rule.name} has one output, a sequence; the node lists {len(outputs)}.")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from onnx import AttributeProto, NodeProto
+from onnx import NodeProto, helper
 from onnx.reference.op_run import OpRun
 
 from .onnx_node import run_node
@@ -72,7 +72,12 @@ def reference_ops() -> list[type[_SplitopsOp]]:
 
 
 def _resolve_linked(node: NodeProto, values: dict[str, Any]) -> NodeProto:
-    """A copy of a function body's node with ``ref_attr_name`` attributes given their values."""
+    """A copy of a function body's node with ``ref_attr_name`` attributes given their values.
+
+    A reference to an attribute the call does not set leaves the attribute out, as ONNX says.
+    The value keeps its own type, so a FLOAT given for ``axis`` is reported by
+    :func:`~splitops.onnx_node.read_node`, not truncated.
+    """
     resolved = NodeProto()
     resolved.CopyFrom(node)
     del resolved.attribute[:]
@@ -81,12 +86,9 @@ def _resolve_linked(node: NodeProto, values: dict[str, Any]) -> NodeProto:
             resolved.attribute.append(attribute)
         elif attribute.ref_attr_name in values:
             value = values[attribute.ref_attr_name]
-            copy = AttributeProto()
-            copy.CopyFrom(attribute)
-            copy.ref_attr_name = ""
-            if attribute.type == AttributeProto.INTS:
-                copy.ints[:] = [int(v) for v in value]
-            else:
-                copy.i = int(value)
-            resolved.attribute.append(copy)
+            empty = isinstance(value, (list, tuple)) and not value
+            attr_type = attribute.type if empty else None
+            resolved.attribute.append(
+                helper.make_attribute(attribute.name, value, attr_type=attr_type)
+            )
     return resolved

@@ -18,20 +18,23 @@ splitops.errors.SplitError: Split-18 cannot split a dim of 5 into 4 parts: ... s
 
 from __future__ import annotations
 
-import math
 import operator
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import SupportsIndex, Union, cast
+from typing import Any, Protocol, SupportsIndex, TypeVar, Union, cast, overload
 
 from .errors import SplitError, SplitTypeError
 from .opset_rules import OpsetRule, PartCount, opset_rule
 
 __all__ = [
+    "INT_ARITHMETIC",
     "MAX_PARTS",
+    "DimArithmetic",
     "SizesLike",
     "check_output_count",
     "normalize_axis",
+    "plan_sequence",
+    "plan_split",
     "read_keepdims",
     "read_sizes",
     "sequence_sizes",
@@ -46,18 +49,86 @@ MAX_PARTS = 2**31 - 1
 SizesLike = Union[int, float, Iterable[object], object]  # noqa: UP007 (runtime alias, 3.10)
 
 
+#: An axis length: a plain int, or whatever a :class:`DimArithmetic` computes with.
+D = TypeVar("D")
+
+
+class DimArithmetic(Protocol[D]):
+    """The arithmetic the size rules do on an axis length, for ints or for symbols.
+
+    The rules of both operators are written once, in :func:`plan_split` and
+    :func:`plan_sequence`, over this protocol. The integer path passes
+    :data:`INT_ARITHMETIC`; shape inference passes one over sympy expressions, so that a
+    symbolic size is the same formula that execution evaluates.
+    """
+
+    def known(self, dim: D) -> int | None:
+        """``dim`` as an int when its value is known, else ``None`` (checks that need the
+        value are then left to execution)."""
+
+    def exact_div(self, dim: D, count: int) -> D:
+        """``dim / count``, where the rules require ``count`` to divide ``dim``."""
+
+    def ceil_div(self, dim: D, count: int) -> D:
+        """``ceil(dim / count)``."""
+
+    def minus(self, dim: D, part: D, times: int) -> D:
+        """``dim - part * times``."""
+
+
+class _IntArithmetic:
+    def known(self, dim: int) -> int:
+        return dim
+
+    def exact_div(self, dim: int, count: int) -> int:
+        return dim // count
+
+    def ceil_div(self, dim: int, count: int) -> int:
+        return -(-dim // count)
+
+    def minus(self, dim: int, part: int, times: int) -> int:
+        return dim - part * times
+
+
+#: Plain integer arithmetic: every value is known, so every check runs.
+INT_ARITHMETIC: DimArithmetic[int] = _IntArithmetic()
+
+
+@overload
 def split_sizes(
     dim: int,
     split: SizesLike | None = None,
     *,
     num_outputs: int | None = None,
     opset: int = 18,
-) -> tuple[int, ...]:
+) -> tuple[int, ...]: ...
+
+
+@overload
+def split_sizes(
+    dim: D,
+    split: SizesLike | None = None,
+    *,
+    num_outputs: int | None = None,
+    opset: int = 18,
+    arithmetic: DimArithmetic[D],
+) -> tuple[D | int, ...]: ...
+
+
+def split_sizes(
+    dim: object,
+    split: SizesLike | None = None,
+    *,
+    num_outputs: int | None = None,
+    opset: int = 18,
+    arithmetic: DimArithmetic[Any] | None = None,
+) -> tuple[object, ...]:
     """The size of each part when Split of ``opset`` cuts an axis of length ``dim``.
 
     ``split`` gives explicit sizes. Without it, before opset 18 ``num_outputs`` is the node's
     number of outputs and the parts must be equal; at opset 18 it is the attribute, and the
-    last part takes what is left after parts of ``ceil(dim / num_outputs)``.
+    last part takes what is left after parts of ``ceil(dim / num_outputs)``. With an
+    ``arithmetic``, ``dim`` may be a symbol (see :class:`DimArithmetic`).
 
     >>> split_sizes(9, num_outputs=4)
     (3, 3, 3, 0)
@@ -67,10 +138,13 @@ def split_sizes(
     (2, 4)
     """
     rule = opset_rule("Split", opset)
-    length = _read_dim(dim, rule)
-    sizes = read_sizes(split, rule, allow_scalar=False)
+    by_int = arithmetic is None or arithmetic is INT_ARITHMETIC
+    length = _read_dim(dim, rule) if by_int else None
+    sizes = cast("tuple[int, ...] | None", read_sizes(split, rule, allow_scalar=False))
     count = _read_count(num_outputs, rule)
-    return _plan_split(length, sizes, count, rule)
+    if arithmetic is None or by_int:
+        return _plan_split(length, sizes, count, rule)
+    return plan_split(dim, sizes, count, rule, arithmetic)
 
 
 def sequence_sizes(dim: int, split: SizesLike | None = None, *, opset: int = 24) -> tuple[int, ...]:
@@ -88,6 +162,96 @@ def sequence_sizes(dim: int, split: SizesLike | None = None, *, opset: int = 24)
     """
     rule = opset_rule("SplitToSequence", opset)
     return _plan_sequence(_read_dim(dim, rule), read_sizes(split, rule, allow_scalar=True), rule)
+
+
+def plan_split(
+    dim: D,
+    sizes: tuple[int, ...] | None,
+    count: int | None,
+    rule: OpsetRule,
+    arithmetic: DimArithmetic[D],
+) -> tuple[D | int, ...]:
+    """Split's rules, written once for any :class:`DimArithmetic`.
+
+    ``sizes`` are the explicit sizes (already read), ``count`` the number of parts when there
+    are none. A check that needs the value of ``dim`` (sizes adding up to it, equal parts,
+    a last part >= 0) runs when ``arithmetic.known`` gives that value.
+
+    >>> plan_split(7, None, 4, opset_rule("Split", 18), INT_ARITHMETIC)
+    (2, 2, 2, 1)
+    """
+    if rule.part_count is PartCount.NUM_OUTPUTS:
+        if sizes is not None and count is not None:
+            raise SplitError(
+                f"{rule.name} takes either the split input or the num_outputs attribute, not "
+                f"both; split={_preview(sizes)} and num_outputs={count} were given."
+            )
+        if sizes is None and count is None:
+            raise SplitError(
+                f"{rule.name} needs either the split input (sizes) or the num_outputs "
+                "attribute (how many parts); neither was given."
+            )
+    length = arithmetic.known(dim)
+    if sizes is not None:
+        if count is not None and count != len(sizes):
+            raise SplitError(
+                f"{rule.name} has {count} outputs but split gives {len(sizes)} sizes "
+                f"{_preview(sizes)}: give one size per output."
+            )
+        return _check_explicit(sizes, length, rule)
+    if count is None:
+        raise SplitError(
+            f"{rule.name} without split sizes needs the number of outputs: pass num_outputs "
+            "(the node's output count) for equal parts."
+        )
+    if rule.part_count is PartCount.OUTPUTS:
+        if length is not None and length % count:
+            raise SplitError(
+                f"{rule.name} without split sizes cuts equal parts, and a dim of {length} does "
+                f"not divide into {count}. Pass explicit sizes, e.g. "
+                f"split={_even_example(length, count)}."
+            )
+        return (arithmetic.exact_div(dim, count),) * count
+    chunk = arithmetic.ceil_div(dim, count)
+    last = arithmetic.minus(dim, chunk, count - 1)
+    rest = arithmetic.known(last)
+    if rest is not None and rest < 0:
+        raise SplitError(
+            f"{rule.name} cannot split a dim of {dim} into {count} parts: parts of "
+            f"ceil({dim}/{count})={chunk} leave {rest} for the last. Pass explicit sizes, "
+            f"e.g. split={_even_example(length, count)}."
+        )
+    return (chunk,) * (count - 1) + (last,)
+
+
+def plan_sequence(
+    dim: D,
+    split: int | tuple[int, ...] | None,
+    rule: OpsetRule,
+    arithmetic: DimArithmetic[D],
+) -> tuple[D | int, ...] | None:
+    """SplitToSequence's rules, written once for any :class:`DimArithmetic`.
+
+    ``split`` is ``None`` (chunks of 1), a chunk length, or the explicit sizes. Returns
+    ``None`` when the number of parts depends on a ``dim`` whose value is unknown.
+
+    >>> plan_sequence(5, 2, opset_rule("SplitToSequence", 11), INT_ARITHMETIC)
+    (2, 2, 1)
+    """
+    length = arithmetic.known(dim)
+    if split is None:
+        return None if length is None else (1,) * length
+    if isinstance(split, int):
+        if split < 1:
+            raise SplitError(
+                f"{rule.name} scalar split (the chunk length) must be >= 1; {split} was given. "
+                "Pass a positive chunk length, or a 1-d list of sizes for zero-size parts."
+            )
+        if length is None:
+            return None
+        full, rest = divmod(length, split)
+        return (split,) * full + ((rest,) if rest else ())
+    return _check_explicit(split, length, rule)
 
 
 def read_sizes(
@@ -265,7 +429,7 @@ def _read_count(num_outputs: object, rule: OpsetRule) -> int | None:
     return count
 
 
-def _check_explicit(sizes: tuple[int, ...], dim: int, rule: OpsetRule) -> tuple[int, ...]:
+def _check_explicit(sizes: tuple[int, ...], dim: int | None, rule: OpsetRule) -> tuple[int, ...]:
     if not sizes:
         raise SplitError(f"{rule.name} split must hold at least one size; [] was given.")
     if len(sizes) > MAX_PARTS:
@@ -277,7 +441,7 @@ def _check_explicit(sizes: tuple[int, ...], dim: int, rule: OpsetRule) -> tuple[
             f"{rule.name} split sizes must be >= 0; {_preview(sizes)} has {s} at position {i}."
         )
     total = sum(sizes)
-    if total != dim:
+    if dim is not None and total != dim:
         raise SplitError(
             f"{rule.name} split sizes {_preview(sizes)} sum to {total}, but the axis "
             f"length is {dim}: the sizes must add up to the length of the split axis."
@@ -285,7 +449,9 @@ def _check_explicit(sizes: tuple[int, ...], dim: int, rule: OpsetRule) -> tuple[
     return sizes
 
 
-def _even_example(dim: int, count: int) -> str:
+def _even_example(dim: int | None, count: int) -> str:
+    if dim is None:
+        return "[...]"
     quotient, remainder = divmod(dim, count)
     return _preview([quotient + 1] * remainder + [quotient] * (count - remainder), limit=count)
 
@@ -294,59 +460,13 @@ def _even_example(dim: int, count: int) -> str:
 def _plan_split(
     dim: int, sizes: tuple[int, ...] | None, count: int | None, rule: OpsetRule
 ) -> tuple[int, ...]:
-    if rule.part_count is PartCount.NUM_OUTPUTS:
-        if sizes is not None and count is not None:
-            raise SplitError(
-                f"{rule.name} takes either the split input or the num_outputs attribute, not "
-                f"both; split={_preview(sizes)} and num_outputs={count} were given."
-            )
-        if sizes is None and count is None:
-            raise SplitError(
-                f"{rule.name} needs either the split input (sizes) or the num_outputs "
-                "attribute (how many parts); neither was given."
-            )
-    if sizes is not None:
-        if count is not None and count != len(sizes):
-            raise SplitError(
-                f"{rule.name} has {count} outputs but split gives {len(sizes)} sizes "
-                f"{_preview(sizes)}: give one size per output."
-            )
-        return _check_explicit(sizes, dim, rule)
-    if count is None:
-        raise SplitError(
-            f"{rule.name} without split sizes needs the number of outputs: pass num_outputs "
-            "(the node's output count) for equal parts."
-        )
-    if dim % count == 0:
-        return (dim // count,) * count
-    if rule.part_count is PartCount.OUTPUTS:
-        raise SplitError(
-            f"{rule.name} without split sizes cuts equal parts, and a dim of {dim} does not "
-            f"divide into {count}. Pass explicit sizes, e.g. split={_even_example(dim, count)}."
-        )
-    chunk = math.ceil(dim / count)
-    last = dim - chunk * (count - 1)
-    if last < 0:
-        raise SplitError(
-            f"{rule.name} cannot split a dim of {dim} into {count} parts: parts of "
-            f"ceil({dim}/{count})={chunk} leave {last} for the last. Pass explicit sizes, "
-            f"e.g. split={_even_example(dim, count)}."
-        )
-    return (chunk,) * (count - 1) + (last,)
+    return plan_split(dim, sizes, count, rule, INT_ARITHMETIC)
 
 
 @lru_cache(maxsize=4096)
 def _plan_sequence(
     dim: int, split: int | tuple[int, ...] | None, rule: OpsetRule
 ) -> tuple[int, ...]:
-    if split is None:
-        return (1,) * dim
-    if isinstance(split, int):
-        if split < 1:
-            raise SplitError(
-                f"{rule.name} scalar split (the chunk length) must be >= 1; {split} was given. "
-                "Pass a positive chunk length, or a 1-d list of sizes for zero-size parts."
-            )
-        full, rest = divmod(dim, split)
-        return (split,) * full + ((rest,) if rest else ())
-    return _check_explicit(split, dim, rule)
+    sizes = plan_sequence(dim, split, rule, INT_ARITHMETIC)
+    assert sizes is not None, "an int dim always gives a known number of parts"
+    return sizes

@@ -1,0 +1,504 @@
+"""Move a model's Split and SplitToSequence nodes to another opset version, up or down.
+
+Each node is rewritten for the target version's rules: ``split`` moves between attribute
+(Split-1/2/11) and input (Split-13/18, an int64 initializer, or a Constant node inside a
+function); Split-18's ``num_outputs`` becomes explicit sizes (or equal parts by output count)
+when the axis length is static, and equal parts by output count become ``num_outputs`` going
+up. The sizes always come from the planner, through :meth:`SplitNode.part_sizes`. A node the
+target cannot express stops the conversion with a :class:`~splitops.SplitError` naming it.
+
+Other operators are left to ``onnx.version_converter``, and only when their schema differs
+between the two opsets; when it fails, :class:`~splitops.errors.OtherOperatorError` says so.
+
+>>> from onnx import TensorProto, helper
+>>> def model(x_shape):
+...     node = helper.make_node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3, name="s")
+...     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)
+...     outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "abc"]
+...     graph = helper.make_graph([node], "g", [x], outputs)
+...     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+>>> old = convert_model(model([2, 7]), 11)
+>>> helper.get_attribute_value(old.graph.node[0].attribute[1])
+[3, 3, 1]
+>>> convert_model(model([2, "N"]), 11)
+Traceback (most recent call last):
+...
+splitops.errors.SplitError: main: node 's' (Split): Split-18 num_outputs=3 cuts an axis whose ...
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import (
+    FunctionProto,
+    GraphProto,
+    ModelProto,
+    NodeProto,
+    TensorProto,
+    TypeProto,
+    helper,
+    numpy_helper,
+)
+
+from .dtypes import check_element_type
+from .errors import OtherOperatorError, SplitError
+from .model_io import check_part_counts
+from .onnx_graphs import (
+    DEFAULT_DOMAINS,
+    Body,
+    default_opset,
+    iter_bodies,
+    split_nodes,
+    value_types,
+)
+from .onnx_node import SplitNode, node_error, read_node
+from .onnx_types import numpy_dtype
+from .opset_rules import PartCount, SplitSource, opset_rule
+from .planner import normalize_axis, read_sizes
+
+__all__ = ["convert_model"]
+
+#: Initializers up to this many elements keep their values for shape inference (shapes, sizes).
+_SMALL_TENSOR = 1024
+
+#: The domain that stands in for Split nodes while onnx.version_converter handles the rest.
+_PENDING_DOMAIN = "splitops.pending"
+
+
+def convert_model(model: ModelProto, opset: int) -> ModelProto:
+    """A copy of ``model`` for ``opset``, every Split and SplitToSequence node rewritten.
+
+    >>> from onnx import TensorProto, helper
+    >>> graph = helper.make_graph(
+    ...     [helper.make_node("Split", ["x"], ["a", "b"], split=[1, 3])], "g",
+    ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+    ...     [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "ab"])
+    >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    >>> new = convert_model(model, 13)
+    >>> list(new.graph.node[0].input), onnx.numpy_helper.to_array(new.graph.initializer[0])
+    (['x', 'a_split'], array([1, 3]))
+    """
+    target = _check_target(opset)
+    source = default_opset(model.opset_import)
+    if source is None:
+        raise SplitError(
+            "the model imports no opset of the default ONNX domain, so the version its Split "
+            "nodes follow is unknown. Add an opset import for the domain ''."
+        )
+    check_part_counts(model)
+    converted = ModelProto()
+    converted.CopyFrom(model)
+    facts = _ModelFacts(converted)
+    rewrites = [_rewrite(body, node, target, facts) for body, node in split_nodes(converted)]
+    for rewrite in rewrites:
+        rewrite.apply(facts)
+    _drop_unused_sizes(converted, rewrites)
+    _convert_other_ops(converted, target)
+    for _, node in split_nodes(converted):
+        read_node(node, target)
+    return converted
+
+
+@dataclass
+class _Rewrite:
+    """One node's new form and the constant it needs, applied once every node is planned."""
+
+    body: Body
+    node: NodeProto
+    new: NodeProto
+    #: A new int64 sizes constant: (name, values), for the node's split input.
+    constant: tuple[str, tuple[int, ...]] | None = None
+    #: The node's former split input, when it no longer reads it.
+    dropped_input: str | None = None
+
+    def apply(self, facts: _ModelFacts) -> None:
+        self.node.CopyFrom(self.new)
+        if self.constant is None:
+            return
+        name, values = self.constant
+        tensor = numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+        if isinstance(self.body.proto, GraphProto):
+            self.body.proto.initializer.append(tensor)
+            return
+        # Functions have no initializers: a Constant node, first in the body, holds the sizes.
+        self.body.proto.node.insert(0, helper.make_node("Constant", [], [name], value=tensor))
+
+
+@dataclass
+class _ModelFacts:
+    """What the rewrite needs to know about names: types (from onnx shape inference),
+    constant values, and every name in use, per scope (the main graph with its subgraphs,
+    or one function)."""
+
+    model: ModelProto
+    types: dict[str, dict[str, TypeProto]] = field(default_factory=dict)
+    #: Where constant values live: an initializer, or a Constant node (read when asked).
+    constants: dict[str, dict[str, TensorProto | NodeProto]] = field(default_factory=dict)
+    names: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.types = value_types(_infer_types(self.model))
+        for body in iter_bodies(self.model):
+            self._read_constants(body)
+            self._read_names(body)
+
+    def type_of(self, body: Body, name: str) -> TypeProto | None:
+        return self.types.get(body.root, {}).get(name)
+
+    def constant(self, body: Body, name: str) -> np.ndarray | None:
+        source = self.constants.get(body.root, {}).get(name)
+        if isinstance(source, TensorProto):
+            return numpy_helper.to_array(source)
+        return None if source is None else _constant_value(source)
+
+    def fresh_name(self, base: str) -> str:
+        name, index = base, 0
+        while name in self.names:
+            index += 1
+            name = f"{base}_{index}"
+        self.names.add(name)
+        return name
+
+    def _read_constants(self, body: Body) -> None:
+        known = self.constants.setdefault(body.root, {})
+        if isinstance(body.proto, GraphProto):
+            # An initializer that is also a main-graph input (IR >= 4) is a default the
+            # caller may override: its value is not fixed.
+            overridable = (
+                {i.name for i in body.proto.input}
+                if body.label == "main" and self.model.ir_version >= 4
+                else set()
+            )
+            for tensor in body.proto.initializer:
+                if tensor.name not in overridable:
+                    known[tensor.name] = tensor
+        for node in body.proto.node:
+            if node.op_type == "Constant" and node.domain in DEFAULT_DOMAINS and node.output:
+                known[node.output[0]] = node
+
+    def _read_names(self, body: Body) -> None:
+        proto = body.proto
+        for node in proto.node:
+            self.names.update(node.input)
+            self.names.update(node.output)
+        if isinstance(proto, GraphProto):
+            for infos in (proto.input, proto.output, proto.value_info, proto.initializer):
+                self.names.update(info.name for info in infos)
+        else:
+            self.names.update(proto.input)
+            self.names.update(proto.output)
+
+
+def _infer_types(model: ModelProto) -> ModelProto:
+    """``model`` after onnx shape inference (or as it is, when inference fails), run on a
+    copy whose large weights are typed inputs instead: their values decide no shape, and
+    copying them could exceed memory or protobuf's 2 GB limit."""
+    light = ModelProto(ir_version=model.ir_version, opset_import=model.opset_import)
+    light.functions.extend(model.functions)
+    graph, source = light.graph, model.graph
+    for name in ("node", "input", "output", "value_info", "sparse_initializer"):
+        getattr(graph, name).extend(getattr(source, name))
+    inputs = {i.name for i in source.input}
+    for tensor in source.initializer:
+        if math.prod(tensor.dims) <= _SMALL_TENSOR:
+            graph.initializer.append(tensor)
+        elif tensor.name not in inputs:
+            graph.input.append(
+                helper.make_tensor_value_info(tensor.name, tensor.data_type, tensor.dims)
+            )
+    try:
+        return onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=True)
+    except Exception:  # any inference failure just leaves the types unknown
+        return light
+
+
+def _constant_value(node: NodeProto) -> np.ndarray | None:
+    for attribute in node.attribute:
+        if attribute.name == "value":
+            return numpy_helper.to_array(attribute.t)
+        if attribute.name == "value_ints":
+            return np.array(list(attribute.ints), dtype=np.int64)
+        if attribute.name == "value_int":
+            return np.array(attribute.i, dtype=np.int64)
+    return None
+
+
+def _check_target(opset: object) -> int:
+    newest = onnx.defs.onnx_opset_version()
+    if isinstance(opset, bool) or not isinstance(opset, int) or not 1 <= opset <= newest:
+        raise SplitError(
+            f"the target opset must be an int from 1 to {newest} (the newest this onnx "
+            f"knows); {opset!r} was given."
+        )
+    return opset
+
+
+def _rewrite(body: Body, node: NodeProto, target: int, facts: _ModelFacts) -> _Rewrite:
+    if body.opset is None:
+        raise SplitError(f"{body.label} imports no opset of the default ONNX domain.")
+    try:
+        spec = read_node(node, body.opset)
+        check_input_type = _input_type(facts.type_of(body, node.input[0]))
+        if spec.op == "SplitToSequence":
+            rule = opset_rule("SplitToSequence", target)
+            if check_input_type is not None:
+                check_element_type(numpy_dtype(check_input_type), rule)
+            new = NodeProto()
+            new.CopyFrom(node)
+            return _Rewrite(body, node, new)
+        return _rewrite_split(body, node, spec, target, facts, check_input_type)
+    except SplitError as error:
+        raise type(error)(f"{body.label}: {node_error(node, error)}") from error
+
+
+def _rewrite_split(
+    body: Body,
+    node: NodeProto,
+    spec: SplitNode,
+    target: int,
+    facts: _ModelFacts,
+    element: int | None,
+) -> _Rewrite:
+    rule = opset_rule("Split", target)
+    if element is not None:
+        check_element_type(numpy_dtype(element), rule)
+    dims = _dims(facts.type_of(body, node.input[0]))
+    axis = spec.axis
+    if dims is not None:
+        axis = normalize_axis(spec.axis, len(dims), spec.op)
+    dim = dims[axis] if dims is not None else None
+    sizes = _given_sizes(body, spec, facts)
+    outputs = list(spec.outputs)
+
+    new = NodeProto()
+    new.CopyFrom(node)
+    del new.input[1:]
+    del new.attribute[:]
+    del new.output[:]
+    if any(a.name == "axis" for a in node.attribute) or axis != spec.axis:
+        # Split-1 and 2 document axis >= 0: a negative axis is written from the front there.
+        new.attribute.append(helper.make_attribute("axis", axis if target < 11 else spec.axis))
+    rewrite = _Rewrite(body, node, new)
+
+    if not spec.has_sizes and spec.rule.part_count is rule.part_count:
+        # Equal parts by output count (before 18), or num_outputs (18 and later): unchanged.
+        if spec.num_outputs is not None:
+            new.attribute.append(helper.make_attribute("num_outputs", spec.num_outputs))
+        new.output.extend(outputs)
+        return rewrite
+    if not spec.has_sizes and rule.part_count is PartCount.NUM_OUTPUTS:
+        new.attribute.append(helper.make_attribute("num_outputs", len(outputs)))
+        new.output.extend(outputs)
+        return rewrite
+    if not spec.has_sizes:
+        # Split-18's num_outputs going below 18: the sizes must be known to be written down.
+        if dim is None:
+            raise SplitError(
+                f"{spec.rule.name} num_outputs={spec.num_outputs} cuts an axis whose length is "
+                f"{_dim_text(facts.type_of(body, node.input[0]), axis)}, not a static number, "
+                f"so the part sizes cannot be known; {rule.name} needs explicit sizes or equal "
+                "parts by output count. Give that axis a static length, or keep opset >= 18."
+            )
+        sizes = spec.part_sizes(dim)
+        if len(set(sizes)) == 1 and len(sizes) == len(outputs):
+            new.output.extend(outputs)
+            return rewrite
+        outputs += [facts.fresh_name(f"{spec.label}_unused") for _ in sizes[len(outputs) :]]
+    elif dim is not None and sizes is not None:
+        spec.part_sizes(dim, sizes)
+    new.output.extend(outputs)
+    _write_sizes(rewrite, spec, rule.name, target, sizes, facts)
+    return rewrite
+
+
+def _write_sizes(
+    rewrite: _Rewrite,
+    spec: SplitNode,
+    rule_name: str,
+    target: int,
+    sizes: tuple[int, ...] | None,
+    facts: _ModelFacts,
+) -> None:
+    rule = opset_rule("Split", target)
+    if SplitSource.ATTRIBUTE in rule.split_sources:
+        if sizes is None:
+            raise SplitError(
+                f"{rule_name} takes split as an attribute, and the split input "
+                f"{spec.split_input!r} is not a constant (an initializer or a Constant node), "
+                "so its values cannot move into the attribute. Keep opset >= 13, or make the "
+                "sizes a constant."
+            )
+        rewrite.new.attribute.append(helper.make_attribute("split", list(sizes)))
+        rewrite.dropped_input = spec.split_input
+        return
+    if spec.split_input is not None and spec.rule.split_input_types is not None:
+        # Already an int64 input (Split-13 or 18): the node keeps reading it.
+        rewrite.new.input.append(spec.split_input)
+        return
+    if sizes is None:
+        raise SplitError(
+            f"{rule_name} takes split as an int64 input, and the split input "
+            f"{spec.split_input!r} (typed like the data at {spec.rule.name}) is not a constant "
+            "whose values could be rewritten as int64. Make the sizes a constant."
+        )
+    name = facts.fresh_name(f"{spec.label}_split")
+    rewrite.new.input.append(name)
+    rewrite.constant = (name, sizes)
+    rewrite.dropped_input = spec.split_input
+
+
+def _given_sizes(body: Body, spec: SplitNode, facts: _ModelFacts) -> tuple[int, ...] | None:
+    """The node's explicit sizes as ints, or ``None`` when it has none or they are not constant."""
+    if spec.split_attribute is not None:
+        return spec.split_attribute
+    if spec.split_input is None:
+        return None
+    value = facts.constant(body, spec.split_input)
+    if value is None:
+        return None
+    sizes = read_sizes(value, spec.rule, allow_scalar=False)
+    return sizes if isinstance(sizes, tuple) else None
+
+
+def _input_type(type_proto: TypeProto | None) -> int | None:
+    if type_proto is None or not type_proto.HasField("tensor_type"):
+        return None
+    return type_proto.tensor_type.elem_type or None
+
+
+def _dims(type_proto: TypeProto | None) -> list[int | None] | None:
+    """The static length of each axis (``None`` for a symbolic one), or ``None`` without rank."""
+    if type_proto is None or not type_proto.tensor_type.HasField("shape"):
+        return None
+    return [
+        d.dim_value if d.HasField("dim_value") else None for d in type_proto.tensor_type.shape.dim
+    ]
+
+
+def _dim_text(type_proto: TypeProto | None, axis: int) -> str:
+    if type_proto is None or not type_proto.tensor_type.HasField("shape"):
+        return "unknown (the input's shape is not known)"
+    dim = type_proto.tensor_type.shape.dim[axis]
+    return f"the symbol {dim.dim_param!r}" if dim.dim_param else "unknown"
+
+
+def _drop_unused_sizes(model: ModelProto, rewrites: list[_Rewrite]) -> None:
+    """Remove the initializers and Constant nodes of former split inputs nothing reads now."""
+    dropped = {r.dropped_input for r in rewrites if r.dropped_input}
+    if not dropped:
+        return
+    read = {output.name for output in model.graph.output}
+    for body in iter_bodies(model):
+        for node in body.proto.node:
+            read.update(node.input)
+        if isinstance(body.proto, FunctionProto):
+            read.update(body.proto.output)
+    unused = dropped - read
+    for body in iter_bodies(model):
+        proto = body.proto
+        if isinstance(proto, GraphProto):
+            _remove(proto.initializer, lambda t: t.name in unused)
+            if body.label == "main":
+                _remove(proto.input, lambda i: i.name in unused)
+        _remove(
+            proto.node,
+            lambda n: n.op_type == "Constant" and bool(n.output) and n.output[0] in unused,
+        )
+
+
+def _remove(container: Any, doomed: Callable[[Any], bool]) -> None:
+    """Remove the items of a repeated protobuf field for which ``doomed`` is true."""
+    keep = [item for item in container if not doomed(item)]
+    del container[:]
+    container.extend(keep)
+
+
+def _convert_other_ops(model: ModelProto, target: int) -> None:
+    changed = {body.root for body, _ in _changed_ops(model, target)}
+    for function in model.functions:
+        if f"function:{function.domain}.{function.name}" in changed:
+            _convert_function(function, target)
+    if "main" in changed:
+        functions = list(model.functions)
+        model.CopyFrom(_convert_with_parked_splits(model, target))
+        # version_converter drops model-local functions: they were converted above.
+        del model.functions[:]
+        model.functions.extend(functions)
+    _set_opset(model, target)
+
+
+def _changed_ops(model: ModelProto, target: int) -> Iterator[tuple[Body, NodeProto]]:
+    """The default-domain nodes, other than Split, whose schema differs at ``target``."""
+    for body in iter_bodies(model):
+        for node in body.proto.node:
+            if node.domain not in DEFAULT_DOMAINS or node.op_type in {"Split", "SplitToSequence"}:
+                continue
+            if body.opset is None or _schema(node, body.opset) != _schema(node, target):
+                yield body, node
+
+
+def _schema(node: NodeProto, opset: int) -> int | None:
+    try:
+        schema = onnx.defs.get_schema(node.op_type, opset, "")
+    except onnx.defs.SchemaError:
+        return None
+    return int(schema.since_version)
+
+
+def _convert_function(function: FunctionProto, target: int) -> None:
+    """Convert a function body's other operators: version_converter only takes models, so
+    the body goes through it wrapped in one."""
+    graph = helper.make_graph(
+        list(function.node),
+        function.name,
+        [helper.make_empty_tensor_value_info(name) for name in function.input],
+        [helper.make_empty_tensor_value_info(name) for name in function.output],
+    )
+    wrapper = helper.make_model(graph, opset_imports=list(function.opset_import))
+    where = f" in function:{function.domain}.{function.name}"
+    converted = _convert_with_parked_splits(wrapper, target, where)
+    del function.node[:]
+    function.node.extend(converted.graph.node)
+
+
+def _convert_with_parked_splits(model: ModelProto, target: int, where: str = "") -> ModelProto:
+    """onnx.version_converter's conversion of ``model``, with the (already rewritten) Split
+    nodes parked in a private domain meanwhile so that it leaves them alone."""
+    parking = ModelProto()
+    parking.CopyFrom(model)
+    originals = []
+    for index, (_, node) in enumerate(split_nodes(parking)):
+        original = NodeProto()
+        original.CopyFrom(node)
+        originals.append(original)
+        node.domain = _PENDING_DOMAIN
+        node.name = f"{_PENDING_DOMAIN}.{index}"
+    parking.opset_import.append(helper.make_opsetid(_PENDING_DOMAIN, 1))
+    try:
+        result = onnx.version_converter.convert_version(parking, target)
+    except Exception as error:
+        raise OtherOperatorError(
+            "onnx.version_converter could not convert the operators other than Split and "
+            f"SplitToSequence{where} to opset {target}: {' '.join(str(error).split())}"
+        ) from error
+    for body in iter_bodies(result):
+        for node in body.proto.node:
+            if node.domain == _PENDING_DOMAIN:
+                node.CopyFrom(originals[int(node.name.rsplit(".", 1)[1])])
+    _remove(result.opset_import, lambda entry: entry.domain == _PENDING_DOMAIN)
+    return result
+
+
+def _set_opset(model: ModelProto, target: int) -> None:
+    for owner in (model, *model.functions):
+        for entry in owner.opset_import:
+            if entry.domain in DEFAULT_DOMAINS:
+                entry.version = target
+    needed = helper.find_min_ir_version_for([helper.make_opsetid("", target)], ignore_unknown=True)
+    model.ir_version = max(model.ir_version, needed)

@@ -1,0 +1,919 @@
+"""Shape and type inference for Split and SplitToSequence that agrees with execution.
+
+The sizes of the parts come from the planner, through :meth:`SplitNode.part_sizes`, the
+same call that :func:`~splitops.run_node` makes, so an inferred shape is the executed shape
+by construction. A dim that is a symbol ``N`` gives sizes that are expressions in ``N``
+(:mod:`splitops.symbolic_dims`): the planner's own formula, evaluated over sympy.
+
+How the results meet ``onnx.shape_inference`` (the scheme):
+
+1. A working copy *masks* every Split and SplitToSequence node, and every call of a local
+   function that holds one: their domain is moved to ``splitops.masked.<domain>``, which
+   onnx does not know, so onnx never infers them (and never writes its own, sometimes
+   wrong, shapes for them). Stale entries for their outputs, and any ``value_info`` with a
+   negative dim (never a valid shape), are dropped.
+2. Round: a fresh copy of that masked model gets the types splitops knows so far written
+   into its ``value_info``; onnx infers every other node from them; splitops then reads the
+   input types of its nodes from onnx's result and infers their outputs.
+3. Rounds repeat until the types splitops infers stop changing (a chain of ``k`` Splits
+   takes ``k + 1`` rounds). Each round starts from the masked model, so no type that onnx
+   inferred from an earlier, less complete round can linger.
+4. A call of a local function is inferred by inlining that one call
+   (``onnx.inliner.inline_selected_functions``) into a small model and running the same
+   scheme on it; its body's Split nodes are thereby inferred per call site, and the
+   function's ``value_info`` receives the types on which all call sites agree.
+
+What is written: the element type and shape of each output of each node, in the graph's
+``value_info`` (or in a graph output that lacks a shape), in the main graph, subgraphs and
+local functions. SplitToSequence's output is ``seq(tensor(T))``: the element shape keeps
+the other dims; its axis dim is the common part length when all parts have the same one
+(1 when the chunks are of length 1), absent with ``keepdims=0`` and no ``split``, and
+unknown otherwise (e.g. a scalar ``split`` on a symbolic dim, where the last part may be
+shorter).
+
+>>> from onnx import TensorProto, helper
+>>> graph = helper.make_graph(
+...     [helper.make_node("Split", ["x"], ["a", "b", "c", "d"], axis=1, num_outputs=4)], "g",
+...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, "N"])],
+...     [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "abcd"])
+>>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+>>> for row in describe_split_outputs(model)[-2:]:
+...     print(row.output, row.type, row.shape)
+c tensor(float) [2, ceiling(N/4)]
+d tensor(float) [2, N - 3*ceiling(N/4)]
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
+
+import numpy as np
+import onnx
+import onnx.inliner
+from onnx import (
+    AttributeProto,
+    FunctionProto,
+    GraphProto,
+    ModelProto,
+    NodeProto,
+    TensorProto,
+    TypeProto,
+    ValueInfoProto,
+    helper,
+    numpy_helper,
+)
+
+from .dtypes import check_element_type, check_split_input_type
+from .errors import SplitError
+from .kernels import host_sizes
+from .onnx_node import SPLIT_OPS, SplitNode, node_error, read_node
+from .onnx_types import element_type_of, numpy_dtype
+from .planner import normalize_axis, plan_sequence, read_sizes
+from .symbolic_dims import SYMBOLIC, format_dim, parse_dim, sympy  # sympy: an optional extra
+
+__all__ = [
+    "SplitInferenceWarning",
+    "SplitNodeInference",
+    "SplitOutputDescription",
+    "describe_split_outputs",
+    "infer_shapes",
+    "infer_split_nodes",
+]
+
+_DEFAULT_DOMAINS = frozenset({"", "ai.onnx"})
+_MASK = "splitops.masked."
+#: A dim whose value nobody knows: sizes that involve it are written as unknown dims.
+_UNKNOWN = sympy.Dummy("unknown", integer=True, nonnegative=True)
+
+#: Where a graph sits below a root: (node index, attribute name, index in ``graphs`` or -1).
+_Where = tuple[tuple[int, str, int], ...]
+_FunctionKey = tuple[str, str, str]
+_Dim = int | str | None
+
+
+class SplitInferenceWarning(UserWarning):
+    """An invalid Split or SplitToSequence node whose outputs were left without shapes."""
+
+
+@dataclass(frozen=True)
+class SplitNodeInference:
+    """What inference found for one Split or SplitToSequence node."""
+
+    #: Where the node lives: "main", "main/if_1.then_branch", "function:local.MyFn".
+    graph: str
+    node: NodeProto
+    #: The default-domain opset the node is read at.
+    opset: int
+    #: The inferred type of each output, by name; empty when the input type is unknown or
+    #: the node is invalid.
+    outputs: tuple[tuple[str, TypeProto], ...] = ()
+    #: Each problem found, as (check, error): the check is "schema", "dtype",
+    #: "split-dtype", "axis" or "sizes"; the error does not name the node.
+    problems: tuple[tuple[str, SplitError], ...] = ()
+    #: Whether the node lies inside a branch of an If, which may never run: a branch for
+    #: other input shapes may hold nodes that are invalid for these ones.
+    in_branch: bool = False
+
+    @property
+    def label(self) -> str:
+        """The node's name, or its first output's name when it has none."""
+        return _node_label(self.node)
+
+    @property
+    def error(self) -> SplitError | None:
+        """The first problem, as the SplitError that names the node, or ``None``."""
+        return node_error(self.node, self.problems[0][1]) if self.problems else None
+
+
+class SplitOutputDescription(NamedTuple):
+    """One output of a Split or SplitToSequence node, as text for people."""
+
+    graph: str
+    node: str
+    output: str
+    #: "tensor(float)", "seq(tensor(int64))" or "unknown".
+    type: str
+    #: "[2, N - 3*ceiling(N/4)]", "[?, 3]" (? is an unknown dim) or "unknown".
+    shape: str
+    #: Why the node is invalid, or "".
+    error: str
+
+
+def infer_shapes(model: ModelProto, *, strict: bool = True) -> ModelProto:
+    """A copy of ``model`` with the types and shapes of all values, Split's exact.
+
+    Every other node is inferred by ``onnx.shape_inference`` as usual. An invalid Split or
+    SplitToSequence node raises SplitError (naming the graph and node), or with
+    ``strict=False`` warns with :class:`SplitInferenceWarning` and leaves its outputs
+    without shapes. An invalid node inside a branch of an If only warns, even when strict:
+    the branch may be one that these inputs never take.
+    """
+    inferred = _infer_model(model)
+    for record in inferred.records:
+        error = record.error
+        if error is None:
+            continue
+        if strict and not record.in_branch:
+            raise type(error)(f"{record.graph}: {error}") from record.problems[0][1]
+        reasons = SplitError(" ".join(str(problem) for _, problem in record.problems))
+        warnings.warn(
+            f"{record.graph}: {node_error(record.node, reasons)} "
+            "Its outputs are left without shapes.",
+            SplitInferenceWarning,
+            stacklevel=2,
+        )
+    return inferred.model
+
+
+def infer_split_nodes(model: ModelProto) -> list[SplitNodeInference]:
+    """What inference finds for every Split and SplitToSequence node: main graph,
+    subgraphs, then local functions (types on which all call sites agree, and the first
+    error any call site meets)."""
+    return _infer_model(model).records
+
+
+def describe_split_outputs(model: ModelProto) -> list[SplitOutputDescription]:
+    """Every output of every Split and SplitToSequence node with its inferred type and shape.
+
+    An invalid node's outputs come with the reason in ``error`` (nothing is raised).
+    """
+    rows = []
+    for record in infer_split_nodes(model):
+        types = dict(record.outputs)
+        for output in record.node.output:
+            if not output:
+                continue
+            type_proto = types.get(output)
+            rows.append(
+                SplitOutputDescription(
+                    record.graph,
+                    record.label,
+                    output,
+                    _type_text(type_proto),
+                    _shape_text(type_proto),
+                    "" if record.error is None else str(record.error),
+                )
+            )
+    return rows
+
+
+# --- the scheme -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Site:
+    """A masked node: a Split or SplitToSequence, or a call of a function that holds one."""
+
+    where: _Where
+    index: int
+    node: NodeProto
+    function: FunctionProto | None = None
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    outputs: tuple[tuple[str, TypeProto], ...] = ()
+    problems: tuple[tuple[str, SplitError], ...] = ()
+    #: For a call: what inference found inside it.
+    call: _Inferred | None = None
+
+    def same(self, other: _Outcome) -> bool:
+        return _outputs_key(self.outputs) == _outputs_key(other.outputs) and [
+            str(e) for _, e in self.problems
+        ] == [str(e) for _, e in other.problems]
+
+
+_Body = dict[tuple[_Where, int], list[_Outcome]]
+
+
+@dataclass
+class _Inferred:
+    model: ModelProto
+    #: The model's own Split and SplitToSequence nodes (main graph and subgraphs).
+    own: list[tuple[_Site, _Outcome]]
+    #: Per local function, per place in its body: the outcome at each call site.
+    functions: dict[_FunctionKey, _Body] = field(default_factory=dict)
+
+    @property
+    def records(self) -> list[SplitNodeInference]:
+        opset = _default_opset(self.model.opset_import)
+        found = [
+            _record("main", self.model.graph.node, site, outcome, opset)
+            for site, outcome in self.own
+        ]
+        for function in self.model.functions:
+            body = self.functions.get(_function_key(function), {})
+            label = f"function:{function.domain}.{function.name}"
+            function_opset = _default_opset(function.opset_import) or opset
+            for (where, index), outcomes in sorted(body.items()):
+                site = _Site(where, index, _node_at(function.node, where, index))
+                found.append(_record(label, function.node, site, _merge(outcomes), function_opset))
+        return found
+
+
+def _infer_model(model: ModelProto, *, top: bool = True) -> _Inferred:
+    functions = {_function_key(f): f for f in model.functions}
+    holders = _split_holders(functions)
+    masked = ModelProto()
+    masked.CopyFrom(model)
+    sites = list(_sites(masked.graph, (), holders, functions))
+    _drop_stale(masked.graph, sites)
+    _mask(masked, sites)
+    opset = _default_opset(model.opset_import)
+    calls: dict[bytes, _Inferred | None] = {}
+    outcomes = [_Outcome() for _ in sites]
+    for _ in range(len(sites) + 1):
+        work = ModelProto()
+        work.CopyFrom(masked)
+        _write_outcomes(work.graph, sites, outcomes)
+        work = onnx.shape_inference.infer_shapes(work)
+        scopes = dict(_scopes(work.graph, (), None))
+        fresh = [_infer_site(work, site, scopes[site.where], opset, calls) for site in sites]
+        settled = all(a.same(b) for a, b in zip(fresh, outcomes, strict=True))
+        outcomes = fresh
+        if settled:
+            break
+    _unmask(work)
+    inferred = _Inferred(work, [])
+    for site, outcome in zip(sites, outcomes, strict=True):
+        if site.function is None:
+            inferred.own.append((site, outcome))
+        elif outcome.call is not None:
+            _add_call(inferred, site.function, outcome.call, nested=True)
+    if top:
+        _infer_uncalled(inferred, work, holders)
+        _write_functions(inferred)
+    return inferred
+
+
+def _infer_site(
+    work: ModelProto, site: _Site, scope: _Scope, opset: int, calls: dict[bytes, _Inferred | None]
+) -> _Outcome:
+    if site.function is None:
+        return _infer_split(site.node, opset, scope)
+    call_model = _call_model(work, site.node, site.function, scope)
+    key = call_model.SerializeToString(deterministic=True)
+    if key not in calls:
+        calls[key] = _infer_call(call_model, site.function)
+    inferred = calls[key]
+    if inferred is None:
+        return _Outcome()
+    found = {v.name: v.type for v in inferred.model.graph.output if _has_type(v.type)}
+    return _Outcome(tuple((n, found[n]) for n in site.node.output if n in found), call=inferred)
+
+
+def _infer_call(call_model: ModelProto, function: FunctionProto) -> _Inferred | None:
+    """The inference of one inlined call, or ``None`` where onnx cannot inline or infer it."""
+    try:
+        inlined = onnx.inliner.inline_selected_functions(
+            call_model, [(function.domain, function.name)]
+        )
+        if len(inlined.graph.node) != len(function.node):
+            return None
+        return _infer_model(inlined, top=False)
+    except (RuntimeError, ValueError, onnx.checker.ValidationError):
+        return None
+
+
+def _add_call(
+    inferred: _Inferred, function: FunctionProto, call: _Inferred, *, nested: bool
+) -> None:
+    """Add what inference found inside one call to the outcomes of the function's body."""
+    body = inferred.functions.setdefault(_function_key(function), {})
+    for site, outcome in call.own:
+        # The inliner renamed the values; a node keeps its place in the body.
+        node = _node_at(function.node, site.where, site.index)
+        names = dict(zip(site.node.output, node.output, strict=True))
+        outputs = tuple((names[name], t) for name, t in outcome.outputs)
+        body.setdefault((site.where, site.index), []).append(replace(outcome, outputs=outputs))
+    if not nested:
+        return
+    for key, places in call.functions.items():
+        target = inferred.functions.setdefault(key, {})
+        for place, outcomes in places.items():
+            target.setdefault(place, []).extend(outcomes)
+
+
+def _infer_uncalled(inferred: _Inferred, work: ModelProto, holders: set[_FunctionKey]) -> None:
+    """Infer the body of each function no call reached, from a call with untyped inputs and
+    only the attributes' defaults. Nodes that refer to other attributes are left out."""
+    for function in work.functions:
+        key = _function_key(function)
+        if key not in holders or key in inferred.functions:
+            continue
+        call = helper.make_node(
+            function.name,
+            list(function.input),
+            list(function.output),
+            domain=function.domain,
+            overload=function.overload,
+        )
+        call.attribute.extend(function.attribute_proto)
+        found = _infer_call(_call_model(work, call, function, _Scope({}, {})), function)
+        if found is None:
+            continue
+        defaults = {a.name for a in function.attribute_proto}
+        found.own = [
+            (site, outcome)
+            for site, outcome in found.own
+            if all(
+                a.ref_attr_name in ("", *defaults)
+                for a in _node_at(function.node, site.where, site.index).attribute
+            )
+        ]
+        _add_call(inferred, function, found, nested=False)
+
+
+def _write_functions(inferred: _Inferred) -> None:
+    """Give each function's value_info the types on which all its call sites agree."""
+    for function in inferred.model.functions:
+        body = inferred.functions.get(_function_key(function), {})
+        for (where, _), outcomes in body.items():
+            outputs = _merge(outcomes).outputs
+            if where:
+                _write(_nested(function.node, where), outputs)
+            else:
+                _write_function_value_info(function, outputs)
+
+
+def _write_function_value_info(
+    function: FunctionProto, outputs: Iterable[tuple[str, TypeProto]]
+) -> None:
+    for name, type_proto in outputs:
+        entry = next((v for v in function.value_info if v.name == name), None)
+        if entry is None:
+            entry = function.value_info.add()
+            entry.name = name
+        entry.type.CopyFrom(type_proto)
+
+
+def _call_model(
+    work: ModelProto, call: NodeProto, function: FunctionProto, scope: _Scope
+) -> ModelProto:
+    """A model of the single call ``call``, its inputs typed (or constant) as in ``scope``."""
+    opsets = {o.domain: o.version for o in work.opset_import if not o.domain.startswith(_MASK)}
+    opsets.update({o.domain: o.version for o in function.opset_import})
+    graph = GraphProto(name=f"call_{function.name}")
+    node = graph.node.add()
+    node.CopyFrom(call)
+    node.domain = node.domain.removeprefix(_MASK)
+    for name in dict.fromkeys(n for n in call.input if n):
+        value = scope.constant(name)
+        if value is not None:
+            graph.initializer.append(numpy_helper.from_array(value, name))
+            continue
+        entry = graph.input.add()
+        entry.name = name
+        type_proto = scope.type_of(name)
+        if type_proto is not None:
+            entry.type.CopyFrom(type_proto)
+    graph.output.extend(ValueInfoProto(name=n) for n in call.output if n)
+    compatible = [
+        f
+        for f in work.functions
+        if all(opsets.get(o.domain, o.version) == o.version for o in f.opset_import)
+    ]
+    return helper.make_model(
+        graph,
+        ir_version=work.ir_version,
+        opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()],
+        functions=compatible,
+    )
+
+
+# --- one node -------------------------------------------------------------------------
+
+
+def _infer_split(node: NodeProto, opset: int, scope: _Scope) -> _Outcome:
+    """Infer one node's outputs from its inputs' types, or find every check it fails.
+
+    A node that cannot be read, whose split input has the wrong type, or whose axis is out
+    of range, is checked no further; a wrong element type of the input does not stop the
+    checks of the split, the axis and the sizes.
+    """
+    try:
+        spec = read_node(node, opset)
+    except SplitError as error:
+        # read_node names the node; the record does that again where it is needed.
+        cause = error.__cause__
+        return _Outcome(problems=(("schema", cause if isinstance(cause, SplitError) else error),))
+    rule = spec.rule
+    problems: list[tuple[str, SplitError]] = []
+    elem, dims = _tensor_parts(scope.type_of(node.input[0]))
+    values = None if spec.split_input is None else scope.constant(spec.split_input)
+    try:
+        if elem:
+            check_element_type(numpy_dtype(elem), rule)
+    except SplitError as error:
+        problems.append(("dtype", error))
+    try:
+        split_elem, _ = _tensor_parts(scope.type_of(spec.split_input or ""))
+        if split_elem and (elem or rule.split_input_types is not None):
+            input_type = element_type_of(elem) if elem else ""
+            check_split_input_type(numpy_dtype(split_elem), input_type, rule)
+    except SplitError as error:
+        # Execution stops here too: the values of a split of the wrong type are not read.
+        return _Outcome(problems=(*problems, ("split-dtype", error)))
+    try:
+        axis = None if dims is None else normalize_axis(spec.axis, len(dims), spec.op)
+    except SplitError as error:
+        return _Outcome(problems=(*problems, ("axis", error)))
+    dim, named = _axis_dim(dims, axis)
+    sizes: tuple[Any, ...] | None = None
+    chunk: object = 0  # SplitToSequence's split as read: None, a chunk length, or sizes
+    if spec.split_input is None or values is not None:
+        try:
+            sizes = _part_sizes(spec, dim, values)
+            chunk = read_sizes(host_sizes(values), rule, allow_scalar=True)
+        except SplitError as error:
+            problems.append(("sizes", error))
+    if problems or not elem:
+        return _Outcome(problems=tuple(problems))
+    shape = None if dims is None else [_dim_of(d) for d in dims]
+    if spec.op == "Split":
+        return _Outcome(tuple(_split_types(spec, elem, shape, axis, sizes, named)))
+    sequence = _sequence_type(spec, elem, shape, axis, sizes, chunk, named)
+    return _Outcome(((spec.outputs[0], sequence),))
+
+
+def _part_sizes(spec: SplitNode, dim: Any, values: object) -> tuple[Any, ...] | None:
+    """The planner's sizes: ints for an int dim, sympy expressions for a symbolic one
+    (``None`` when the number of SplitToSequence's parts depends on it)."""
+    if isinstance(dim, int):
+        return spec.part_sizes(dim, values)
+    if spec.op == "Split":
+        return spec.part_sizes(dim, values, arithmetic=SYMBOLIC)
+    split = read_sizes(host_sizes(values), spec.rule, allow_scalar=True)
+    return plan_sequence(dim, split, spec.rule, SYMBOLIC)
+
+
+def _split_types(
+    spec: SplitNode,
+    elem: int,
+    shape: list[_Dim] | None,
+    axis: int | None,
+    sizes: tuple[Any, ...] | None,
+    named: dict[Any, str],
+) -> Iterator[tuple[str, TypeProto]]:
+    for i, output in enumerate(spec.outputs):
+        if not output:
+            continue
+        dims = None
+        if shape is not None and axis is not None:
+            size = None if sizes is None else _size_dim(sizes[i], named)
+            dims = [*shape[:axis], size, *shape[axis + 1 :]]
+        yield output, helper.make_tensor_type_proto(elem, dims)
+
+
+def _sequence_type(
+    spec: SplitNode,
+    elem: int,
+    shape: list[_Dim] | None,
+    axis: int | None,
+    sizes: tuple[Any, ...] | None,
+    chunk: object,
+    named: dict[Any, str],
+) -> TypeProto:
+    dims = None
+    if shape is not None and axis is not None:
+        if spec.split_input is None and not spec.keepdims:
+            dims = [*shape[:axis], *shape[axis + 1 :]]
+        else:
+            common = set(sizes or ())
+            if chunk is None or chunk == 1:
+                size: _Dim = 1
+            elif len(common) == 1:
+                size = _size_dim(common.pop(), named)
+            else:
+                size = None
+            dims = [*shape[:axis], size, *shape[axis + 1 :]]
+    return helper.make_sequence_type_proto(helper.make_tensor_type_proto(elem, dims))
+
+
+def _axis_dim(dims: list[Any] | None, axis: int | None) -> tuple[Any, dict[Any, str]]:
+    """The length of the split axis: an int, a sympy expression, or ``_UNKNOWN``; and the
+    dim_param of an opaque name standing for it."""
+    if dims is None or axis is None:
+        return _UNKNOWN, {}
+    dim = _dim_of(dims[axis])
+    if dim is None:
+        return _UNKNOWN, {}
+    if isinstance(dim, int):
+        return dim, {}
+    expr = parse_dim(dim)
+    if expr is None:
+        name = sympy.Dummy("name", integer=True, nonnegative=True)
+        return name, {name: dim}
+    return (int(expr), {}) if isinstance(expr, sympy.Integer) else (expr, {})
+
+
+def _size_dim(size: Any, named: dict[Any, str]) -> _Dim:
+    if isinstance(size, int):
+        return size
+    if size in named:
+        return named[size]
+    if any(isinstance(s, sympy.Dummy) for s in size.free_symbols):
+        return None
+    return format_dim(size)
+
+
+def _dim_of(dim: Any) -> _Dim:
+    """A dim proto as an int, a dim_param, or ``None`` (unknown, or a negative value, which
+    no tensor has)."""
+    if dim.HasField("dim_value"):
+        return int(dim.dim_value) if dim.dim_value >= 0 else None
+    return str(dim.dim_param) if dim.dim_param else None
+
+
+# --- graphs, scopes and types ---------------------------------------------------------
+
+
+@dataclass
+class _Scope:
+    """The types and constant values visible in one graph (and its outer graphs)."""
+
+    types: dict[str, TypeProto]
+    constants: dict[str, TensorProto | NodeProto]
+    parent: _Scope | None = None
+
+    def type_of(self, name: str) -> TypeProto | None:
+        scope: _Scope | None = self
+        while scope is not None:
+            if name in scope.types:
+                return scope.types[name]
+            scope = scope.parent
+        return None
+
+    def constant(self, name: str) -> np.ndarray[Any, Any] | None:
+        scope: _Scope | None = self
+        while scope is not None:
+            if name in scope.types and name not in scope.constants:
+                return None
+            if name in scope.constants:
+                return _constant_value(scope.constants[name])
+            scope = scope.parent
+        return None
+
+
+def _scope(graph: GraphProto, parent: _Scope | None) -> _Scope:
+    types: dict[str, TypeProto] = {}
+    inputs = {v.name for v in graph.input}
+    constants: dict[str, TensorProto | NodeProto] = {}
+    for tensor in graph.initializer:
+        types[tensor.name] = helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
+        if tensor.name not in inputs:
+            constants[tensor.name] = tensor
+    for node in graph.node:
+        if node.op_type == "Constant" and node.domain in _DEFAULT_DOMAINS and node.output:
+            constants[node.output[0]] = node
+    for entry in (*graph.input, *graph.value_info, *graph.output):
+        if _has_type(entry.type):
+            types[entry.name] = entry.type
+    return _Scope(types, constants, parent)
+
+
+def _scopes(
+    graph: GraphProto, where: _Where, parent: _Scope | None
+) -> Iterator[tuple[_Where, _Scope]]:
+    scope = _scope(graph, parent)
+    yield where, scope
+    for step, subgraph in _subgraphs(graph.node):
+        yield from _scopes(subgraph, (*where, step), scope)
+
+
+def _subgraphs(nodes: Sequence[NodeProto]) -> Iterator[tuple[tuple[int, str, int], GraphProto]]:
+    for i, node in enumerate(nodes):
+        for attribute in node.attribute:
+            if attribute.type == AttributeProto.GRAPH:
+                yield (i, attribute.name, -1), attribute.g
+            elif attribute.type == AttributeProto.GRAPHS:
+                for k, subgraph in enumerate(attribute.graphs):
+                    yield (i, attribute.name, k), subgraph
+
+
+def _nested(nodes: Sequence[NodeProto], where: _Where) -> GraphProto:
+    """The subgraph at ``where`` (not empty) below ``nodes``: a graph's or a function's."""
+    graph = GraphProto()
+    for index, name, k in where:
+        attribute = next(a for a in nodes[index].attribute if a.name == name)
+        graph = attribute.g if k < 0 else attribute.graphs[k]
+        nodes = graph.node
+    return graph
+
+
+def _graph_at(graph: GraphProto, where: _Where) -> GraphProto:
+    return _nested(graph.node, where) if where else graph
+
+
+def _node_at(nodes: Sequence[NodeProto], where: _Where, index: int) -> NodeProto:
+    return _nested(nodes, where).node[index] if where else nodes[index]
+
+
+def _sites(
+    graph: GraphProto,
+    where: _Where,
+    holders: set[_FunctionKey],
+    functions: dict[_FunctionKey, FunctionProto],
+) -> Iterator[_Site]:
+    for index, node in enumerate(graph.node):
+        key = (node.domain, node.op_type, node.overload)
+        if _is_split(node):
+            yield _Site(where, index, _copy(node))
+        elif key in holders:
+            yield _Site(where, index, _copy(node), functions[key])
+    for step, subgraph in _subgraphs(graph.node):
+        yield from _sites(subgraph, (*where, step), holders, functions)
+
+
+def _split_holders(functions: dict[_FunctionKey, FunctionProto]) -> set[_FunctionKey]:
+    """The functions whose bodies hold a Split or SplitToSequence, directly or by a call."""
+    calls = {key: set(_called(function.node)) for key, function in functions.items()}
+    holders = {key for key, function in functions.items() if _holds_split(function.node)}
+    grown = True
+    while grown:
+        grown = False
+        for key, called in calls.items():
+            if key not in holders and called & holders:
+                holders.add(key)
+                grown = True
+    return holders
+
+
+def _all_nodes(nodes: Sequence[NodeProto]) -> Iterator[NodeProto]:
+    yield from nodes
+    for _, subgraph in _subgraphs(nodes):
+        yield from _all_nodes(subgraph.node)
+
+
+def _holds_split(nodes: Sequence[NodeProto]) -> bool:
+    return any(_is_split(node) for node in _all_nodes(nodes))
+
+
+def _called(nodes: Sequence[NodeProto]) -> Iterator[_FunctionKey]:
+    for node in _all_nodes(nodes):
+        yield node.domain, node.op_type, node.overload
+
+
+def _is_split(node: NodeProto) -> bool:
+    return node.op_type in SPLIT_OPS and node.domain in _DEFAULT_DOMAINS
+
+
+def _drop_stale(graph: GraphProto, sites: Sequence[_Site]) -> None:
+    """Drop value_info for the masked nodes' outputs, and any with a negative dim."""
+    stale = {(site.where, name) for site in sites for name in site.node.output}
+    for where, entry_graph in _graphs(graph, ()):
+        kept = [
+            v
+            for v in entry_graph.value_info
+            if (where, v.name) not in stale and not _has_negative_dim(v.type)
+        ]
+        if len(kept) != len(entry_graph.value_info):
+            del entry_graph.value_info[:]
+            entry_graph.value_info.extend(kept)
+
+
+def _graphs(graph: GraphProto, where: _Where) -> Iterator[tuple[_Where, GraphProto]]:
+    yield where, graph
+    for step, subgraph in _subgraphs(graph.node):
+        yield from _graphs(subgraph, (*where, step))
+
+
+def _has_negative_dim(type_proto: TypeProto) -> bool:
+    kind = type_proto.WhichOneof("value")
+    if kind == "tensor_type":
+        return any(
+            d.HasField("dim_value") and d.dim_value < 0 for d in type_proto.tensor_type.shape.dim
+        )
+    if kind == "sequence_type":
+        return _has_negative_dim(type_proto.sequence_type.elem_type)
+    return False
+
+
+def _mask(model: ModelProto, sites: Sequence[_Site]) -> None:
+    domains = set()
+    for site in sites:
+        node = _graph_at(model.graph, site.where).node[site.index]
+        node.domain = _MASK + node.domain
+        domains.add(node.domain)
+    model.opset_import.extend(helper.make_opsetid(d, 1) for d in sorted(domains))
+
+
+def _unmask(model: ModelProto) -> None:
+    for _, graph in _graphs(model.graph, ()):
+        for node in graph.node:
+            if node.domain == _MASK:
+                node.ClearField("domain")
+            elif node.domain.startswith(_MASK):
+                node.domain = node.domain.removeprefix(_MASK)
+    kept = [o for o in model.opset_import if not o.domain.startswith(_MASK)]
+    del model.opset_import[:]
+    model.opset_import.extend(kept)
+
+
+def _write_outcomes(
+    graph: GraphProto, sites: Sequence[_Site], outcomes: Sequence[_Outcome]
+) -> None:
+    for site, outcome in zip(sites, outcomes, strict=True):
+        _write(_graph_at(graph, site.where), outcome.outputs)
+
+
+def _write(graph: GraphProto, outputs: Iterable[tuple[str, TypeProto]]) -> None:
+    """Put each type in the graph output of that name when it lacks a shape, else in
+    value_info (unless the graph output already has a shape)."""
+    declared = {v.name: v for v in graph.output}
+    for name, type_proto in outputs:
+        if name in declared:
+            if not _has_shape(declared[name].type):
+                declared[name].type.CopyFrom(type_proto)
+            continue
+        entry = next((v for v in graph.value_info if v.name == name), None)
+        if entry is None:
+            entry = graph.value_info.add()
+            entry.name = name
+        entry.type.CopyFrom(type_proto)
+
+
+def _has_type(type_proto: TypeProto) -> bool:
+    kind = type_proto.WhichOneof("value")
+    if kind == "tensor_type":
+        return bool(type_proto.tensor_type.elem_type)
+    return kind is not None
+
+
+def _has_shape(type_proto: TypeProto) -> bool:
+    kind = type_proto.WhichOneof("value")
+    if kind == "tensor_type":
+        return bool(type_proto.tensor_type.HasField("shape"))
+    if kind == "sequence_type":
+        return _has_shape(type_proto.sequence_type.elem_type)
+    return kind is not None
+
+
+def _tensor_parts(type_proto: TypeProto | None) -> tuple[int, list[Any] | None]:
+    """A tensor type's element type (0 if unknown) and dims (``None`` if the rank is unknown)."""
+    if type_proto is None or type_proto.WhichOneof("value") != "tensor_type":
+        return 0, None
+    tensor = type_proto.tensor_type
+    return tensor.elem_type, list(tensor.shape.dim) if tensor.HasField("shape") else None
+
+
+def _constant_value(proto: TensorProto | NodeProto) -> np.ndarray[Any, Any] | None:
+    if isinstance(proto, TensorProto):
+        if proto.data_location == TensorProto.EXTERNAL:
+            return None
+        return numpy_helper.to_array(proto)
+    for attribute in proto.attribute:
+        if attribute.name == "value":
+            return _constant_value(attribute.t)
+        if attribute.name in ("value_int", "value_ints"):
+            return np.array(helper.get_attribute_value(attribute), dtype=np.int64)
+        if attribute.name in ("value_float", "value_floats"):
+            return np.array(helper.get_attribute_value(attribute), dtype=np.float32)
+    return None
+
+
+def _merge(outcomes: Sequence[_Outcome]) -> _Outcome:
+    """The outcome all call sites agree on: the first problems, else the types they share."""
+    for outcome in outcomes:
+        if outcome.problems:
+            return outcome
+    merged = []
+    for name, first in outcomes[0].outputs:
+        types = [dict(o.outputs).get(name) for o in outcomes]
+        common: TypeProto | None = first
+        for other in types[1:]:
+            common = None if other is None or common is None else _merge_types(common, other)
+        if common is not None:
+            merged.append((name, common))
+    return _Outcome(tuple(merged))
+
+
+def _merge_types(a: TypeProto, b: TypeProto) -> TypeProto | None:
+    if a.SerializeToString(deterministic=True) == b.SerializeToString(deterministic=True):
+        return a
+    kinds = (a.WhichOneof("value"), b.WhichOneof("value"))
+    if kinds == ("sequence_type", "sequence_type"):
+        elem = _merge_types(a.sequence_type.elem_type, b.sequence_type.elem_type)
+        return None if elem is None else helper.make_sequence_type_proto(elem)
+    if kinds != ("tensor_type", "tensor_type"):
+        return None
+    elem_a, dims_a = _tensor_parts(a)
+    elem_b, dims_b = _tensor_parts(b)
+    if elem_a != elem_b:
+        return None
+    if dims_a is None or dims_b is None or len(dims_a) != len(dims_b):
+        return helper.make_tensor_type_proto(elem_a, None)
+    dims = [
+        _dim_of(x) if _dim_of(x) == _dim_of(y) else None
+        for x, y in zip(dims_a, dims_b, strict=True)
+    ]
+    return helper.make_tensor_type_proto(elem_a, dims)
+
+
+# --- names and text -------------------------------------------------------------------
+
+
+def _record(
+    root: str, nodes: Sequence[NodeProto], site: _Site, outcome: _Outcome, opset: int
+) -> SplitNodeInference:
+    node = _node_at(nodes, site.where, site.index)
+    label, branch = _graph_label(root, nodes, site.where)
+    return SplitNodeInference(label, node, opset, outcome.outputs, outcome.problems, branch)
+
+
+def _graph_label(root: str, nodes: Sequence[NodeProto], where: _Where) -> tuple[str, bool]:
+    """The path of the graph at ``where``, and whether it lies inside a branch of an If."""
+    label, branch = root, False
+    for index, name, k in where:
+        node = nodes[index]
+        label += f"/{_node_label(node)}.{name}" + (f"[{k}]" if k >= 0 else "")
+        branch = branch or (node.op_type == "If" and node.domain in _DEFAULT_DOMAINS)
+        attribute = next(a for a in node.attribute if a.name == name)
+        nodes = (attribute.g if k < 0 else attribute.graphs[k]).node
+    return label, branch
+
+
+def _node_label(node: NodeProto) -> str:
+    return node.name or (node.output[0] if node.output else "<unnamed>")
+
+
+def _function_key(function: FunctionProto) -> _FunctionKey:
+    return function.domain, function.name, function.overload
+
+
+def _default_opset(opset_import: Iterable[Any]) -> int:
+    return max((o.version for o in opset_import if o.domain in _DEFAULT_DOMAINS), default=0)
+
+
+def _copy(node: NodeProto) -> NodeProto:
+    copy = NodeProto()
+    copy.CopyFrom(node)
+    return copy
+
+
+def _outputs_key(outputs: Iterable[tuple[str, TypeProto]]) -> list[tuple[str, bytes]]:
+    return [(name, t.SerializeToString(deterministic=True)) for name, t in outputs]
+
+
+def _type_text(type_proto: TypeProto | None) -> str:
+    kind = None if type_proto is None else type_proto.WhichOneof("value")
+    if type_proto is None or kind is None:
+        return "unknown"
+    if kind == "sequence_type":
+        return f"seq({_type_text(type_proto.sequence_type.elem_type)})"
+    if kind != "tensor_type" or not type_proto.tensor_type.elem_type:
+        return "unknown"
+    return f"tensor({TensorProto.DataType.Name(type_proto.tensor_type.elem_type).lower()})"
+
+
+def _shape_text(type_proto: TypeProto | None) -> str:
+    if type_proto is not None and type_proto.WhichOneof("value") == "sequence_type":
+        return _shape_text(type_proto.sequence_type.elem_type)
+    _, dims = _tensor_parts(type_proto)
+    if dims is None:
+        return "unknown"
+    texts = [str(_dim_of(d)) if _dim_of(d) is not None else "?" for d in dims]
+    return f"[{', '.join(texts)}]"

@@ -1,0 +1,101 @@
+"""Symbolic axis lengths: ONNX ``dim_param`` strings as sympy expressions, and back.
+
+Shape inference writes a part size that depends on a symbolic dim as a ``dim_param`` that
+sympy parses back: integers, dim names, ``+ - * /`` (``/`` is exact division), and the
+functions ``ceiling``, ``floor``, ``Min``, ``Max`` and ``Mod``. Every symbol stands for a
+non-negative integer.
+
+>>> n = parse_dim("N")
+>>> format_dim(SYMBOLIC.minus(n, SYMBOLIC.ceil_div(n, 4), 3))
+'N - 3*ceiling(N/4)'
+>>> format_dim(parse_dim("ceiling(N/4)").subs(n, 9))
+3
+>>> parse_dim("batch size") is None
+True
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+try:
+    import sympy
+    from sympy.parsing.sympy_parser import auto_number, auto_symbol, parse_expr
+except ModuleNotFoundError as missing:
+    raise ImportError(
+        "splitops shape inference (infer_shapes, check_model, `splitops infer` and `splitops "
+        "check`) needs sympy for symbolic dims: pip install 'splitops[inference]'"
+    ) from missing
+
+__all__ = ["SYMBOLIC", "format_dim", "parse_dim", "sympy"]
+
+#: What a ``dim_param`` written by splitops may contain; anything else is an opaque name.
+_DIM_SYNTAX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[-+*/(), ]")
+_FUNCTIONS: dict[str, Any] = {
+    "ceiling": sympy.ceiling,
+    "floor": sympy.floor,
+    "Min": sympy.Min,
+    "Max": sympy.Max,
+    "Mod": sympy.Mod,
+}
+_MAX_LENGTH = 512
+
+
+class SymbolicArithmetic:
+    """:class:`~splitops.planner.DimArithmetic` over sympy expressions of dim names."""
+
+    def known(self, dim: Any) -> int | None:
+        return int(dim) if isinstance(dim, sympy.Integer) else None
+
+    def exact_div(self, dim: Any, count: int) -> Any:
+        return dim / count
+
+    def ceil_div(self, dim: Any, count: int) -> Any:
+        return sympy.ceiling(dim / count)
+
+    def minus(self, dim: Any, part: Any, times: int) -> Any:
+        return dim - part * times
+
+
+#: The arithmetic shape inference hands to the planner for symbolic dims.
+SYMBOLIC = SymbolicArithmetic()
+
+
+@lru_cache(maxsize=1024)
+def parse_dim(text: str) -> Any:
+    """``text`` (a ``dim_param``) as a sympy expression, or ``None`` if it is no expression
+    of the syntax above (then it is only a name, and nothing is derived from it).
+
+    Parsing runs sympy on the text only after every character has passed the syntax
+    check, which admits no attribute access, strings or powers.
+    """
+    if not text or len(text) > _MAX_LENGTH or "**" in text:
+        return None
+    if "".join(_DIM_SYNTAX.findall(text)) != text:
+        return None
+    try:
+        expr = parse_expr(
+            text,
+            local_dict={},
+            global_dict={"Integer": sympy.Integer, "Symbol": sympy.Symbol, **_FUNCTIONS},
+            transformations=(auto_symbol, auto_number),
+        )
+    except (SyntaxError, TypeError, ValueError, NameError, AttributeError):
+        return None
+    if not isinstance(expr, sympy.Expr) or expr.has(sympy.zoo, sympy.nan, sympy.oo):
+        return None
+    if expr.is_number and not (expr.is_integer and expr >= 0):
+        return None
+    dims = {s: sympy.Symbol(s.name, integer=True, nonnegative=True) for s in expr.free_symbols}
+    return expr.xreplace(dims)
+
+
+def format_dim(expr: Any) -> int | str:
+    """A sympy size as an ONNX dim: an int when it is a number, else its ``dim_param`` text."""
+    if isinstance(expr, int):
+        return expr
+    if isinstance(expr, sympy.Integer):
+        return int(expr)
+    return str(expr)

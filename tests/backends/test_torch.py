@@ -1,0 +1,157 @@
+"""torch: tensors on the input's device, views of its storage, autograd, compile and trace.
+
+``torch.compile`` runs with the CPU-only ``eager`` and ``aot_eager`` backends and
+``fullgraph=True``, so a graph break fails the test; pytest turns every warning (dynamo's
+``lru_cache`` warning among them) into an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from splitops import SplitError, split, split_to_sequence  # noqa: E402
+
+BACKENDS = ["eager", "aot_eager"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo() -> None:
+    """Forget earlier compilations: each test starts below dynamo's recompile limit."""
+    torch._dynamo.reset()
+
+
+def _storage(tensor: Any) -> int:
+    return int(tensor.untyped_storage().data_ptr())
+
+
+def _weighted_sum(parts: Any) -> Any:
+    return sum((i + 1) * part.sum() for i, part in enumerate(parts))
+
+
+def test_parts_are_views_of_the_input_storage() -> None:
+    x = torch.arange(24.0).reshape(4, 6).t()
+    parts = [
+        *split(x, [1, 0, 5], axis=0),
+        *split(x, num_outputs=6, axis=0),
+        *split_to_sequence(x, axis=1, keepdims=0),
+    ]
+    assert all(part._base is x or part._base is x._base for part in parts)
+    assert {_storage(part) for part in parts} == {_storage(x)}
+    assert torch.equal(parts[1], x[1:1])
+
+
+def test_copy_true_gives_contiguous_tensors_in_their_own_storage() -> None:
+    x = torch.arange(24.0).reshape(4, 6).t()
+    parts = [*split(x, [2, 2], axis=1, copy=True), *split_to_sequence(x, axis=1, copy=True)]
+    for part in parts:
+        assert part.is_contiguous()
+        assert _storage(part) != _storage(x)
+    assert torch.equal(parts[0], x[:, :2])
+
+
+def test_parts_of_a_meta_tensor_stay_on_the_meta_device() -> None:
+    x = torch.empty(3, 5, device="meta")
+    parts = [*split(x, [2, 3], axis=1), *split_to_sequence(x, axis=0, keepdims=0, copy=True)]
+    assert [part.device.type for part in parts] == ["meta"] * 5
+    assert [tuple(part.shape) for part in parts[:3]] == [(3, 2), (3, 3), (5,)]
+
+
+@pytest.mark.parametrize("copy", [False, True])
+def test_gradient_flows_back_through_every_part(copy: bool) -> None:
+    x = torch.randn(3, 7, dtype=torch.float64, requires_grad=True)
+    parts = split(x, num_outputs=3, axis=1, copy=copy)
+    (grad,) = torch.autograd.grad(_weighted_sum(parts), x)
+    weights = torch.tensor([1.0, 1, 1, 2, 2, 2, 3], dtype=torch.float64)
+    direct = x * weights
+    (expected,) = torch.autograd.grad(direct.sum(), x)
+    assert torch.equal(grad, expected)
+
+
+def test_gradient_flows_back_through_a_keepdims0_sequence() -> None:
+    x = torch.randn(2, 3, requires_grad=True)
+    parts = split_to_sequence(x, axis=1, keepdims=0)
+    (grad,) = torch.autograd.grad(_weighted_sum(parts), x)
+    assert torch.equal(grad, torch.tensor([[1.0, 2, 3], [1, 2, 3]]))
+
+
+def _model(x: Any, count: int) -> Any:
+    halves = split(x, num_outputs=count, axis=-1)
+    rows = split_to_sequence(x, axis=0, keepdims=0)
+    chunks = split_to_sequence(x, 2, axis=1, copy=True)
+    return _weighted_sum(halves) + _weighted_sum(rows) + _weighted_sum(chunks)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dynamic", [None, True], ids=["automatic", "dynamic"])
+def test_compiles_to_one_graph_for_changing_shapes(backend: str, dynamic: bool | None) -> None:
+    compiled = torch.compile(_model, backend=backend, fullgraph=True, dynamic=dynamic)
+    for shape, count in [((3, 4), 2), ((3, 6), 3), ((5, 6), 3), ((2, 8), 4), ((3, 4), 2)]:
+        x = torch.randn(shape, dtype=torch.float64)
+        torch.testing.assert_close(compiled(x, count), _model(x, count), rtol=0, atol=1e-12)
+
+
+def test_dynamo_explains_no_graph_break() -> None:
+    explanation = torch._dynamo.explain(_model)(torch.randn(3, 4), 2)
+    assert explanation.graph_break_count == 0
+    assert explanation.graph_count == 1
+
+
+def test_compiled_gradient_equals_the_eager_gradient() -> None:
+    compiled = torch.compile(_model, backend="aot_eager", fullgraph=True)
+    x = torch.randn(3, 6, dtype=torch.float64, requires_grad=True)
+    (grad,) = torch.autograd.grad(compiled(x, 3), x)
+    (eager,) = torch.autograd.grad(_model(x, 3), x)
+    torch.testing.assert_close(grad, eager, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("function", "message"),
+    [
+        (lambda x: split(x, [1, 2]), r"sum to 3, but the axis length is 4"),
+        (lambda x: split(x, num_outputs=3, opset=11), r"does not divide into 3"),
+        (lambda x: split(x, [2, 2], axis=3), r"axis 3 is out of range"),
+        (lambda x: split(x, torch.tensor([2, 2])), r"needs its split sizes while tracing"),
+        (lambda x: split_to_sequence(x, keepdims=2), r"keepdims must be 0 or 1"),
+    ],
+    ids=["sizes_sum", "split11_uneven", "axis_range", "tensor_sizes", "keepdims"],
+)
+def test_rejected_inputs_raise_split_error_from_compiled_code(
+    function: Callable[[Any], Any], message: str
+) -> None:
+    compiled = torch.compile(function, backend="eager")
+    with pytest.raises(SplitError, match=message):
+        compiled(torch.ones(4))
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace` is deprecated:DeprecationWarning")
+def test_jit_trace_records_the_split_and_replays_it() -> None:
+    def parts(x: Any) -> tuple[Any, ...]:
+        return split(x, [1, 3], axis=1)
+
+    traced = torch.jit.trace(parts, torch.zeros(2, 4))
+    x = torch.arange(8.0).reshape(2, 4)
+    assert all(torch.equal(a, b) for a, b in zip(traced(x), parts(x), strict=True))
+    assert "split_with_sizes" in str(traced.graph)
+
+
+def test_split_sizes_may_be_a_tensor_in_eager_mode() -> None:
+    parts = split(torch.arange(6), torch.tensor([2, 4]))
+    assert [part.tolist() for part in parts] == [[0, 1], [2, 3, 4, 5]]
+
+
+def test_torch_export_records_the_split_as_graph_ops() -> None:
+    class Heads(torch.nn.Module):
+        def forward(self, x: Any) -> tuple[Any, ...]:
+            return split(x, num_outputs=3, axis=1)
+
+    exported = torch.export.export(Heads(), (torch.zeros(2, 7),))
+    x = torch.arange(14.0).reshape(2, 7)
+    got = exported.module()(x)
+    assert [tuple(part.shape) for part in got] == [(2, 3), (2, 3), (2, 1)]
+    assert torch.equal(got[2], x[:, 6:])
+    assert "split_with_sizes" in str(exported.graph)

@@ -1,0 +1,197 @@
+"""load_model: what it refuses from a stranger's file, and what it reads."""
+
+from __future__ import annotations
+
+import os
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import ModelProto, TensorProto, helper, numpy_helper
+
+from splitops.errors import ModelLoadError, SplitError
+from splitops.examples import EXAMPLE_MODEL
+from splitops.model_convert import convert_model
+from splitops.model_io import MAX_MODEL_PARTS, load_model, save_model
+
+WEIGHTS = np.arange(6, dtype=np.float32)
+
+
+def weights_model(location: str, *, offset: int | None = None, length: int | None = None) -> bytes:
+    """A model whose initializer ``w`` keeps its 24 bytes in external data at ``location``."""
+    tensor = numpy_helper.from_array(WEIGHTS, "w")
+    tensor.ClearField("raw_data")
+    tensor.data_location = TensorProto.EXTERNAL
+    entries = {"location": location, "offset": offset, "length": length}
+    for key, value in entries.items():
+        if value is not None:
+            tensor.external_data.add(key=key, value=str(value))
+    graph = helper.make_graph(
+        [helper.make_node("Split", ["w"], ["a", "b"], num_outputs=2)],
+        "g",
+        [],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in "ab"],
+        initializer=[tensor],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    return model.SerializeToString()
+
+
+@pytest.fixture
+def model_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (tmp_path / "secret").write_bytes(b"s" * 24)
+    return folder
+
+
+def test_a_saved_model_loads_back_unchanged(tmp_path: Path) -> None:
+    model = onnx.load(EXAMPLE_MODEL)
+    save_model(model, tmp_path / "m.onnx")
+    assert load_model(tmp_path / "m.onnx") == model
+
+
+@pytest.mark.parametrize(
+    ("content", "phrase"),
+    [
+        pytest.param(b"", "the file is empty", id="empty"),
+        pytest.param(EXAMPLE_MODEL.read_bytes()[:400], "truncated", id="truncated"),
+        pytest.param(np.random.default_rng(7).bytes(512), "not an ONNX model", id="random"),
+        pytest.param(b"this is a text file\n", "not an ONNX model", id="text"),
+        pytest.param(b"\x93NUMPY\x01\x00v\x00{'descr'", "NumPy .npy array", id="npy"),
+        pytest.param(b"PK\x03\x04\x14\x00", "zip archive", id="zip"),
+        pytest.param(helper.make_opsetid("", 18).SerializeToString(), "no graph", id="no-graph"),
+    ],
+)
+def test_a_file_that_is_not_a_whole_onnx_model_is_refused(
+    tmp_path: Path, content: bytes, phrase: str
+) -> None:
+    file = tmp_path / "model.onnx"
+    file.write_bytes(content)
+    with pytest.raises(ModelLoadError, match=phrase):
+        load_model(file)
+
+
+def test_a_missing_file_or_a_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ModelLoadError, match="no such file"):
+        load_model(tmp_path / "absent.onnx")
+    with pytest.raises(ModelLoadError, match="not a regular file"):
+        load_model(tmp_path)
+
+
+def test_a_model_file_over_2gb_is_refused_without_reading_it(tmp_path: Path) -> None:
+    file = tmp_path / "huge.onnx"
+    with file.open("wb") as stream:
+        stream.truncate(2**31)  # sparse: no disk used
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelLoadError, match="over protobuf's 2 GB limit"):
+            load_model(file)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20
+
+
+def test_external_data_inside_the_folder_is_loaded(model_folder: Path) -> None:
+    (model_folder / "data").mkdir()
+    (model_folder / "data" / "w.bin").write_bytes(b"\0" * 8 + WEIGHTS.tobytes())
+    (model_folder / "m.onnx").write_bytes(weights_model("data/w.bin", offset=8, length=24))
+    model = load_model(model_folder / "m.onnx")
+    np.testing.assert_array_equal(numpy_helper.to_array(model.graph.initializer[0]), WEIGHTS)
+
+
+@pytest.mark.parametrize(
+    ("location", "phrase"),
+    [
+        pytest.param("../secret", "climbs out with '..'", id="dotdot"),
+        pytest.param("sub/../../secret", "climbs out with '..'", id="dotdot-inside"),
+        pytest.param("..\\secret", "climbs out with '..'", id="dotdot-windows"),
+        pytest.param("/etc/passwd", "an absolute path", id="etc-passwd"),
+        pytest.param("C:\\Windows\\win.ini", "an absolute path", id="windows-drive"),
+    ],
+)
+def test_external_data_outside_the_folder_is_refused(
+    model_folder: Path, location: str, phrase: str
+) -> None:
+    (model_folder / "m.onnx").write_bytes(weights_model(location))
+    with pytest.raises(ModelLoadError, match=phrase):
+        load_model(model_folder / "m.onnx")
+
+
+def test_external_data_through_a_symlink_out_of_the_folder_is_refused(model_folder: Path) -> None:
+    os.symlink(model_folder.parent / "secret", model_folder / "w.bin")
+    (model_folder / "m.onnx").write_bytes(weights_model("w.bin"))
+    with pytest.raises(ModelLoadError, match=r"a link that resolves to .*secret"):
+        load_model(model_folder / "m.onnx")
+
+
+def test_trust_external_data_lifts_only_the_folder_check(model_folder: Path) -> None:
+    (model_folder / "m.onnx").write_bytes(weights_model("../secret"))
+    model = load_model(model_folder / "m.onnx", trust_external_data=True)
+    assert model.graph.initializer[0].raw_data == b"s" * 24
+
+
+@pytest.mark.parametrize(
+    ("offset", "length"), [(0, 48), (30, None), (20, 8)], ids=["long", "offset", "both"]
+)
+def test_external_data_past_the_end_of_its_file_is_refused(
+    model_folder: Path, offset: int, length: int | None
+) -> None:
+    (model_folder / "w.bin").write_bytes(WEIGHTS.tobytes())
+    (model_folder / "m.onnx").write_bytes(weights_model("w.bin", offset=offset, length=length))
+    with pytest.raises(ModelLoadError, match="too short"):
+        load_model(model_folder / "m.onnx")
+
+
+def test_missing_external_data_is_refused(model_folder: Path) -> None:
+    (model_folder / "m.onnx").write_bytes(weights_model("absent.bin"))
+    with pytest.raises(ModelLoadError, match="does not exist"):
+        load_model(model_folder / "m.onnx")
+
+
+def _asking_model(build_model: Callable[..., ModelProto], **attributes: object) -> ModelProto:
+    split = helper.make_node("Split", ["x"], ["a", "b"], name="greedy", **attributes)
+    inner = helper.make_graph([split], "then", [], [helper.make_empty_tensor_value_info("a")])
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["e"])],
+        "else",
+        [],
+        [helper.make_empty_tensor_value_info("e")],
+    )
+    branch = helper.make_node("If", ["c"], ["out"], then_branch=inner, else_branch=other)
+    inputs = {"x": (TensorProto.FLOAT, [0]), "c": (TensorProto.BOOL, [])}
+    return build_model([branch], inputs, ["out"], opset=18)
+
+
+def test_a_split_asking_for_a_billion_outputs_is_refused_before_allocating(
+    tmp_path: Path, build_model: Callable[..., ModelProto]
+) -> None:
+    # Inside a subgraph, on a dim of 0: planning it would build a tuple of 10**9 sizes (8 GB).
+    save_model(_asking_model(build_model, num_outputs=10**9), tmp_path / "m.onnx")
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelLoadError, match=f"asks for {10**9} parts.*{MAX_MODEL_PARTS}"):
+            load_model(tmp_path / "m.onnx")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**24
+
+
+def test_a_split_attribute_listing_too_many_sizes_is_refused(
+    tmp_path: Path, build_model: Callable[..., ModelProto]
+) -> None:
+    save_model(_asking_model(build_model, split=[0] * (MAX_MODEL_PARTS + 1)), tmp_path / "m.onnx")
+    with pytest.raises(ModelLoadError, match="greedy"):
+        load_model(tmp_path / "m.onnx")
+
+
+def test_convert_model_refuses_a_billion_outputs_in_memory_too(
+    build_model: Callable[..., ModelProto],
+) -> None:
+    with pytest.raises(SplitError, match="asks for 1000000000 parts"):
+        convert_model(_asking_model(build_model, num_outputs=10**9), 11)

@@ -28,7 +28,8 @@ import numpy as np
 from onnx import ModelProto, TensorProto, TypeProto, ValueInfoProto
 
 from .errors import ModelLoadError, OtherOperatorError, SplitError
-from .onnx_graphs import default_opset, node_label, split_nodes, value_types
+from .onnx_graphs import constant_value, default_opset, split_nodes, value_types
+from .onnx_node import node_label, read_node
 
 __all__ = ["EXIT_CODE_MEANINGS", "ExitCode", "build_parser", "main"]
 
@@ -368,11 +369,7 @@ def _run(args: argparse.Namespace) -> ExitCode:
 
 def _describe_split_nodes(model: ModelProto) -> list[str]:
     """``node main/quarters: Split-18 axis=1 num_outputs=4``, for each split node."""
-    from onnx import numpy_helper
-
-    from .onnx_node import read_node
-
-    constants = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    initializers = {t.name: t for t in model.graph.initializer}
     lines = []
     for body, node in split_nodes(model):
         try:
@@ -384,8 +381,9 @@ def _describe_split_nodes(model: ModelProto) -> list[str]:
         if spec.split_attribute is not None:
             how.append(f"split={list(spec.split_attribute)}")
         if spec.split_input is not None:
-            value = constants.get(spec.split_input)
-            shown = "?" if value is None or body.label != "main" else value.tolist()
+            source = initializers.get(spec.split_input) if body.label == "main" else None
+            value = None if source is None else constant_value(source)
+            shown = "?" if value is None else value.tolist()
             how.append(f"split={shown} (input {spec.split_input!r})")
         if spec.num_outputs is not None:
             how.append(f"num_outputs={spec.num_outputs}")

@@ -284,34 +284,16 @@ def describe_type(type_proto: TypeProto | None) -> str:
     >>> describe_type(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
     'tensor(float) ?'
     """
-    if type_proto is None:
-        return "?"
-    kind = type_proto.WhichOneof("value")
-    if kind == "sequence_type":
-        inner = describe_type(type_proto.sequence_type.elem_type).split(" ", 1)
-        return f"seq({inner[0]}) {inner[1] if len(inner) > 1 else '?'}"
-    if kind != "tensor_type":
-        return "?"
-    tensor = type_proto.tensor_type
-    element = _element_name(tensor.elem_type)
-    if not tensor.HasField("shape"):
-        return f"tensor({element}) ?"
-    dims = [
-        str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?")
-        for d in tensor.shape.dim
-    ]
-    return f"tensor({element}) [{', '.join(dims)}]"
+    from .onnx_types import shape_text, type_text
+
+    name = type_text(type_proto)
+    return "?" if name is None else f"{name} {shape_text(type_proto) or '?'}"
 
 
 def _element_name(data_type: int) -> str:
-    from .onnx_types import element_type_of
+    from .onnx_types import element_name
 
-    if data_type == TensorProto.UNDEFINED:
-        return "?"
-    try:
-        return element_type_of(data_type)
-    except SplitError:
-        return str(TensorProto.DataType.Name(data_type)).lower()
+    return "?" if data_type == TensorProto.UNDEFINED else element_name(data_type)
 
 
 def _convert(args: argparse.Namespace) -> ExitCode:

@@ -61,7 +61,7 @@ from .onnx_graphs import (
     value_types,
 )
 from .onnx_node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, read_node
-from .onnx_types import numpy_dtype
+from .onnx_types import dim_of, numpy_dtype, tensor_parts
 from .opset_rules import PartCount, SplitSource, opset_rule
 from .planner import normalize_axis, read_sizes
 
@@ -351,18 +351,15 @@ def _given_sizes(body: Body, spec: SplitNode, facts: _ModelFacts) -> tuple[int, 
 
 
 def _input_type(type_proto: TypeProto | None) -> int | None:
-    if type_proto is None or not type_proto.HasField("tensor_type"):
-        return None
-    return type_proto.tensor_type.elem_type or None
+    return tensor_parts(type_proto)[0] or None
 
 
 def _dims(type_proto: TypeProto | None) -> list[int | None] | None:
     """The static length of each axis (``None`` for a symbolic one), or ``None`` without rank."""
-    if type_proto is None or not type_proto.tensor_type.HasField("shape"):
+    _, dims = tensor_parts(type_proto)
+    if dims is None:
         return None
-    return [
-        d.dim_value if d.HasField("dim_value") else None for d in type_proto.tensor_type.shape.dim
-    ]
+    return [length if isinstance(length, int) else None for length in map(dim_of, dims)]
 
 
 def _dim_text(type_proto: TypeProto | None, axis: int) -> str:

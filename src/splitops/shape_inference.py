@@ -81,7 +81,14 @@ from .onnx_graphs import (
     with_subgraphs,
 )
 from .onnx_node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, node_label, read_node
-from .onnx_types import element_type_of, numpy_dtype
+from .onnx_types import (
+    dim_of,
+    element_type_of,
+    numpy_dtype,
+    shape_text,
+    tensor_parts,
+    type_text,
+)
 from .planner import normalize_axis, plan_sequence, read_sizes
 from .symbolic_dims import SYMBOLIC, format_dim, parse_dim, sympy  # sympy: an optional extra
 
@@ -202,8 +209,8 @@ def describe_split_outputs(model: ModelProto) -> list[SplitOutputDescription]:
                     record.graph,
                     record.label,
                     output,
-                    _type_text(type_proto),
-                    _shape_text(type_proto),
+                    type_text(type_proto) or "unknown",
+                    shape_text(type_proto) or "unknown",
                     "" if record.error is None else str(record.error),
                 )
             )
@@ -435,7 +442,7 @@ def _infer_split(node: NodeProto, opset: int, scope: _Scope) -> _Outcome:
         return _Outcome(problems=(("schema", cause if isinstance(cause, SplitError) else error),))
     rule = spec.rule
     problems: list[tuple[str, SplitError]] = []
-    elem, dims = _tensor_parts(scope.type_of(node.input[0]))
+    elem, dims = tensor_parts(scope.type_of(node.input[0]))
     values = None if spec.split_input is None else scope.constant(spec.split_input)
     try:
         if elem:
@@ -443,7 +450,7 @@ def _infer_split(node: NodeProto, opset: int, scope: _Scope) -> _Outcome:
     except SplitError as error:
         problems.append(("dtype", error))
     try:
-        split_elem, _ = _tensor_parts(scope.type_of(spec.split_input or ""))
+        split_elem, _ = tensor_parts(scope.type_of(spec.split_input or ""))
         if split_elem and (elem or rule.split_input_types is not None):
             input_type = element_type_of(elem) if elem else ""
             check_split_input_type(numpy_dtype(split_elem), input_type, rule)
@@ -465,7 +472,7 @@ def _infer_split(node: NodeProto, opset: int, scope: _Scope) -> _Outcome:
             problems.append(("sizes", error))
     if problems or not elem:
         return _Outcome(problems=tuple(problems))
-    shape = None if dims is None else [_dim_of(d) for d in dims]
+    shape = None if dims is None else [dim_of(d) for d in dims]
     if spec.op == "Split":
         return _Outcome(tuple(_split_types(spec, elem, shape, axis, sizes, named)))
     sequence = _sequence_type(spec, elem, shape, axis, sizes, chunk, named)
@@ -531,7 +538,7 @@ def _axis_dim(dims: list[Any] | None, axis: int | None) -> tuple[Any, dict[Any, 
     dim_param of an opaque name standing for it."""
     if dims is None or axis is None:
         return _UNKNOWN, {}
-    dim = _dim_of(dims[axis])
+    dim = dim_of(dims[axis])
     if dim is None:
         return _UNKNOWN, {}
     if isinstance(dim, int):
@@ -551,14 +558,6 @@ def _size_dim(size: Any, named: dict[Any, str]) -> _Dim:
     if any(isinstance(s, sympy.Dummy) for s in size.free_symbols):
         return None
     return format_dim(size)
-
-
-def _dim_of(dim: Any) -> _Dim:
-    """A dim proto as an int, a dim_param, or ``None`` (unknown, or a negative value, which
-    no tensor has)."""
-    if dim.HasField("dim_value"):
-        return int(dim.dim_value) if dim.dim_value >= 0 else None
-    return str(dim.dim_param) if dim.dim_param else None
 
 
 # --- graphs, scopes and types ---------------------------------------------------------
@@ -742,14 +741,6 @@ def _has_shape(type_proto: TypeProto) -> bool:
     return kind is not None
 
 
-def _tensor_parts(type_proto: TypeProto | None) -> tuple[int, list[Any] | None]:
-    """A tensor type's element type (0 if unknown) and dims (``None`` if the rank is unknown)."""
-    if type_proto is None or type_proto.WhichOneof("value") != "tensor_type":
-        return 0, None
-    tensor = type_proto.tensor_type
-    return tensor.elem_type, list(tensor.shape.dim) if tensor.HasField("shape") else None
-
-
 def _merge(outcomes: Sequence[_Outcome]) -> _Outcome:
     """The outcome all call sites agree on: the first problems, else the types they share."""
     for outcome in outcomes:
@@ -775,15 +766,14 @@ def _merge_types(a: TypeProto, b: TypeProto) -> TypeProto | None:
         return None if elem is None else helper.make_sequence_type_proto(elem)
     if kinds != ("tensor_type", "tensor_type"):
         return None
-    elem_a, dims_a = _tensor_parts(a)
-    elem_b, dims_b = _tensor_parts(b)
+    elem_a, dims_a = tensor_parts(a)
+    elem_b, dims_b = tensor_parts(b)
     if elem_a != elem_b:
         return None
     if dims_a is None or dims_b is None or len(dims_a) != len(dims_b):
         return helper.make_tensor_type_proto(elem_a, None)
     dims = [
-        _dim_of(x) if _dim_of(x) == _dim_of(y) else None
-        for x, y in zip(dims_a, dims_b, strict=True)
+        dim_of(x) if dim_of(x) == dim_of(y) else None for x, y in zip(dims_a, dims_b, strict=True)
     ]
     return helper.make_tensor_type_proto(elem_a, dims)
 
@@ -812,24 +802,3 @@ def _copy(node: NodeProto) -> NodeProto:
 
 def _outputs_key(outputs: Iterable[tuple[str, TypeProto]]) -> list[tuple[str, bytes]]:
     return [(name, t.SerializeToString(deterministic=True)) for name, t in outputs]
-
-
-def _type_text(type_proto: TypeProto | None) -> str:
-    kind = None if type_proto is None else type_proto.WhichOneof("value")
-    if type_proto is None or kind is None:
-        return "unknown"
-    if kind == "sequence_type":
-        return f"seq({_type_text(type_proto.sequence_type.elem_type)})"
-    if kind != "tensor_type" or not type_proto.tensor_type.elem_type:
-        return "unknown"
-    return f"tensor({TensorProto.DataType.Name(type_proto.tensor_type.elem_type).lower()})"
-
-
-def _shape_text(type_proto: TypeProto | None) -> str:
-    if type_proto is not None and type_proto.WhichOneof("value") == "sequence_type":
-        return _shape_text(type_proto.sequence_type.elem_type)
-    _, dims = _tensor_parts(type_proto)
-    if dims is None:
-        return "unknown"
-    texts = [str(_dim_of(d)) if _dim_of(d) is not None else "?" for d in dims]
-    return f"[{', '.join(texts)}]"

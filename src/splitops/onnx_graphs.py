@@ -34,12 +34,14 @@ from onnx import (
 )
 
 from .onnx_node import DEFAULT_DOMAINS, is_split_node, node_label
+from .onnx_types import has_type
 
 __all__ = [
     "Body",
     "Step",
     "constant_sources",
     "constant_value",
+    "declared_types",
     "default_opset",
     "function_body",
     "function_label",
@@ -209,20 +211,22 @@ def iter_tensors(model: ModelProto) -> Iterator[TensorProto]:
                     yield from (sparse.values, sparse.indices)
 
 
+def declared_types(proto: GraphProto | FunctionProto) -> dict[str, TypeProto]:
+    """The types one body gives its values: its initializers', then those of its typed
+    inputs, ``value_info`` (filled by shape inference) and outputs."""
+    types: dict[str, TypeProto] = {}
+    entries = [*proto.value_info]
+    if isinstance(proto, GraphProto):
+        for tensor in proto.initializer:
+            types[tensor.name] = helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
+        entries = [*proto.input, *entries, *proto.output]
+    types.update((entry.name, entry.type) for entry in entries if has_type(entry.type))
+    return types
+
+
 def value_types(model: ModelProto) -> dict[str, dict[str, TypeProto]]:
-    """The declared or inferred type of every named value, per scope (``Body.root``): graph
-    inputs and outputs, ``value_info`` (filled by shape inference) and initializers."""
+    """The declared or inferred type of every named value, per scope (``Body.root``)."""
     types: dict[str, dict[str, TypeProto]] = {}
     for body in iter_bodies(model):
-        known = types.setdefault(body.root, {})
-        proto = body.proto
-        infos = [*proto.value_info]
-        if isinstance(proto, GraphProto):
-            infos += [*proto.input, *proto.output]
-            for tensor in proto.initializer:
-                known.setdefault(
-                    tensor.name, helper.make_tensor_type_proto(tensor.data_type, tensor.dims)
-                )
-        for info in infos:
-            known[info.name] = info.type
+        types.setdefault(body.root, {}).update(declared_types(body.proto))
     return types

@@ -28,6 +28,7 @@ __all__ = [
     "dim_of",
     "element_name",
     "element_type_of",
+    "has_type",
     "numpy_dtype",
     "shape_text",
     "tensor_parts",
@@ -113,6 +114,15 @@ def dim_of(dim: TensorShapeProto.Dimension) -> int | str | None:
     if dim.HasField("dim_value"):
         return int(dim.dim_value) if dim.dim_value >= 0 else None
     return str(dim.dim_param) if dim.dim_param else None
+
+
+def has_type(type_proto: TypeProto) -> bool:
+    """Whether ``type_proto`` says what the value is: a tensor's element type, or a sequence,
+    map or optional."""
+    kind = type_proto.WhichOneof("value")
+    if kind == "tensor_type":
+        return bool(type_proto.tensor_type.elem_type)
+    return kind is not None
 
 
 def type_text(type_proto: TypeProto | None) -> str | None:

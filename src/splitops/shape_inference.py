@@ -73,6 +73,7 @@ from .onnx_graphs import (
     Step,
     constant_sources,
     constant_value,
+    declared_types,
     default_opset,
     function_body,
     graph_at,
@@ -84,6 +85,7 @@ from .onnx_node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, no
 from .onnx_types import (
     dim_of,
     element_type_of,
+    has_type,
     numpy_dtype,
     shape_text,
     tensor_parts,
@@ -316,7 +318,7 @@ def _infer_site(
     inferred = calls[key]
     if inferred is None:
         return _Outcome()
-    found = {v.name: v.type for v in inferred.model.graph.output if _has_type(v.type)}
+    found = {v.name: v.type for v in inferred.model.graph.output if has_type(v.type)}
     return _Outcome(tuple((n, found[n]) for n in site.node.output if n in found), call=inferred)
 
 
@@ -591,14 +593,8 @@ class _Scope:
 
 
 def _scope(graph: GraphProto, parent: _Scope | None) -> _Scope:
-    types: dict[str, TypeProto] = {}
-    for tensor in graph.initializer:
-        types[tensor.name] = helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
-    for entry in (*graph.input, *graph.value_info, *graph.output):
-        if _has_type(entry.type):
-            types[entry.name] = entry.type
     constants = constant_sources(graph, overridable={v.name for v in graph.input})
-    return _Scope(types, constants, parent)
+    return _Scope(declared_types(graph), constants, parent)
 
 
 def _graphs(model: ModelProto) -> Iterator[tuple[_Where, GraphProto]]:
@@ -723,13 +719,6 @@ def _write(proto: GraphProto | FunctionProto, outputs: Iterable[tuple[str, TypeP
             entry = proto.value_info.add()
             entry.name = name
         entry.type.CopyFrom(type_proto)
-
-
-def _has_type(type_proto: TypeProto) -> bool:
-    kind = type_proto.WhichOneof("value")
-    if kind == "tensor_type":
-        return bool(type_proto.tensor_type.elem_type)
-    return kind is not None
 
 
 def _has_shape(type_proto: TypeProto) -> bool:

@@ -36,7 +36,7 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 from onnx.reference import ReferenceEvaluator
 
 from .errors import SplitError
-from .onnx_graphs import split_nodes
+from .onnx_graphs import fed_inputs, split_nodes
 from .onnx_node import read_node
 from .onnx_node import run_node as _run_node
 from .onnx_reference import reference_ops
@@ -119,8 +119,7 @@ class SplitopsRep(BackendRep):
     def __init__(self, model: onnx.ModelProto) -> None:
         self.model = model
         self.evaluator = SplitopsEvaluator(model)
-        initialized = {init.name for init in model.graph.initializer}
-        self.input_names = [i.name for i in model.graph.input if i.name not in initialized]
+        self.input_names = [entry.name for entry in fed_inputs(model.graph)]
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Run on ``inputs``: a mapping by name, a sequence in graph-input order, or one array."""

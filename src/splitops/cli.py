@@ -28,7 +28,7 @@ import numpy as np
 from onnx import ModelProto, TensorProto, TypeProto, ValueInfoProto
 
 from .errors import ModelLoadError, OtherOperatorError, SplitError
-from .onnx_graphs import constant_value, default_opset, split_nodes, value_types
+from .onnx_graphs import constant_value, default_opset, fed_inputs, split_nodes, value_types
 from .onnx_node import node_label, read_node
 
 __all__ = ["EXIT_CODE_MEANINGS", "ExitCode", "build_parser", "main"]
@@ -374,8 +374,7 @@ def _describe_split_nodes(model: ModelProto) -> list[str]:
 
 
 def _feeds(model: ModelProto, args: argparse.Namespace) -> dict[str, np.ndarray]:
-    initialized = {tensor.name for tensor in model.graph.initializer}
-    declared = {i.name: i for i in model.graph.input if i.name not in initialized}
+    declared = {entry.name: entry for entry in fed_inputs(model.graph)}
     given = dict(_pair(text, "--input", "NAME=FILE.npy") for text in args.input)
     unknown = sorted(set(given) - set(declared))
     if unknown:

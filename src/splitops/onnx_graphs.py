@@ -29,6 +29,7 @@ from onnx import (
     OperatorSetIdProto,
     TensorProto,
     TypeProto,
+    ValueInfoProto,
     helper,
     numpy_helper,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "constant_value",
     "declared_types",
     "default_opset",
+    "fed_inputs",
     "function_body",
     "function_label",
     "graph_at",
@@ -155,6 +157,12 @@ def iter_nodes(bodies: Iterable[Body]) -> Iterator[tuple[Body, NodeProto]]:
 def split_nodes(model: ModelProto) -> Iterator[tuple[Body, NodeProto]]:
     """Every Split and SplitToSequence node of the default domain, with its body."""
     return ((body, node) for body, node in iter_nodes(iter_bodies(model)) if is_split_node(node))
+
+
+def fed_inputs(graph: GraphProto) -> list[ValueInfoProto]:
+    """The graph inputs a caller feeds: those no initializer fills."""
+    initialized = {tensor.name for tensor in graph.initializer}
+    return [entry for entry in graph.input if entry.name not in initialized]
 
 
 def constant_sources(

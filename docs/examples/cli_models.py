@@ -22,7 +22,10 @@ F = TensorProto.FLOAT
 
 
 def _model(
-    nodes: list[NodeProto], x_shape: list[int | str], outputs: list[str], **graph: object
+    nodes: list[NodeProto],
+    x_shape: list[int | str],
+    outputs: list[str],
+    initializer: list[TensorProto] | None = None,
 ) -> ModelProto:
     rank = len(x_shape)
     values = [
@@ -32,7 +35,7 @@ def _model(
         for name in outputs
     ]
     x = helper.make_tensor_value_info("x", F, x_shape)
-    body = helper.make_graph(nodes, "example", [x], values, **graph)  # type: ignore[arg-type]
+    body = helper.make_graph(nodes, "example", [x], values, initializer=initializer)
     return helper.make_model(body, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
 
 

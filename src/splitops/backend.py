@@ -20,7 +20,7 @@ the evaluator passes its op classes down to every graph it creates.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,8 +29,6 @@ from onnx import (
     AttributeProto,
     FunctionProto,
     ModelProto,
-    NodeProto,
-    OperatorSetIdProto,
     helper,
     numpy_helper,
 )
@@ -38,7 +36,8 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 from onnx.reference import ReferenceEvaluator
 
 from .errors import SplitError
-from .onnx_node import SPLIT_OPS, read_node
+from .onnx_graphs import fed_inputs, split_nodes
+from .onnx_node import read_node
 from .onnx_node import run_node as _run_node
 from .onnx_reference import reference_ops
 
@@ -120,8 +119,7 @@ class SplitopsRep(BackendRep):
     def __init__(self, model: onnx.ModelProto) -> None:
         self.model = model
         self.evaluator = SplitopsEvaluator(model)
-        initialized = {init.name for init in model.graph.initializer}
-        self.input_names = [i.name for i in model.graph.input if i.name not in initialized]
+        self.input_names = [entry.name for entry in fed_inputs(model.graph)]
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Run on ``inputs``: a mapping by name, a sequence in graph-input order, or one array."""
@@ -182,37 +180,9 @@ def check_split_nodes(model: ModelProto) -> None:
     Raises SplitError naming the first broken node. A node of a function body whose attributes
     refer to the function's (``ref_attr_name``) is read when it runs, once the call gives them.
     """
-    for node, opset in _split_nodes(model):
-        if not any(attribute.ref_attr_name for attribute in node.attribute):
-            read_node(node, opset)
-
-
-def _split_nodes(model: ModelProto) -> Iterator[tuple[NodeProto, int]]:
-    """Each Split or SplitToSequence node with the default-domain opset it runs at."""
-    model_opset = _default_opset(model.opset_import)
-    if model_opset is not None:
-        yield from _graph_split_nodes(model.graph.node, model_opset)
-    for function in model.functions:
-        opset = _default_opset(function.opset_import) or model_opset
-        if opset is not None:
-            yield from _graph_split_nodes(function.node, opset)
-
-
-def _graph_split_nodes(nodes: Iterable[NodeProto], opset: int) -> Iterator[tuple[NodeProto, int]]:
-    for node in nodes:
-        if node.op_type in SPLIT_OPS and node.domain in ("", "ai.onnx"):
-            yield node, opset
-        for attribute in node.attribute:
-            if attribute.type == AttributeProto.GRAPH:
-                yield from _graph_split_nodes(attribute.g.node, opset)
-            elif attribute.type == AttributeProto.GRAPHS:
-                for graph in attribute.graphs:
-                    yield from _graph_split_nodes(graph.node, opset)
-
-
-def _default_opset(imports: Iterable[OperatorSetIdProto]) -> int | None:
-    versions = [entry.version for entry in imports if entry.domain in ("", "ai.onnx")]
-    return int(versions[0]) if versions else None
+    for body, node in split_nodes(model):
+        if body.opset is not None and not any(a.ref_attr_name for a in node.attribute):
+            read_node(node, body.opset)
 
 
 def _split_error_cause(error: BaseException) -> SplitError | None:

@@ -28,7 +28,8 @@ import numpy as np
 from onnx import ModelProto, TensorProto, TypeProto, ValueInfoProto
 
 from .errors import ModelLoadError, OtherOperatorError, SplitError
-from .onnx_graphs import default_opset, node_label, split_nodes, value_types
+from .onnx_graphs import constant_value, default_opset, fed_inputs, split_nodes, value_types
+from .onnx_node import node_label, read_node
 
 __all__ = ["EXIT_CODE_MEANINGS", "ExitCode", "build_parser", "main"]
 
@@ -283,34 +284,16 @@ def describe_type(type_proto: TypeProto | None) -> str:
     >>> describe_type(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
     'tensor(float) ?'
     """
-    if type_proto is None:
-        return "?"
-    kind = type_proto.WhichOneof("value")
-    if kind == "sequence_type":
-        inner = describe_type(type_proto.sequence_type.elem_type).split(" ", 1)
-        return f"seq({inner[0]}) {inner[1] if len(inner) > 1 else '?'}"
-    if kind != "tensor_type":
-        return "?"
-    tensor = type_proto.tensor_type
-    element = _element_name(tensor.elem_type)
-    if not tensor.HasField("shape"):
-        return f"tensor({element}) ?"
-    dims = [
-        str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?")
-        for d in tensor.shape.dim
-    ]
-    return f"tensor({element}) [{', '.join(dims)}]"
+    from .onnx_types import shape_text, type_text
+
+    name = type_text(type_proto)
+    return "?" if name is None else f"{name} {shape_text(type_proto) or '?'}"
 
 
 def _element_name(data_type: int) -> str:
-    from .onnx_types import element_type_of
+    from .onnx_types import element_name
 
-    if data_type == TensorProto.UNDEFINED:
-        return "?"
-    try:
-        return element_type_of(data_type)
-    except SplitError:
-        return str(TensorProto.DataType.Name(data_type)).lower()
+    return "?" if data_type == TensorProto.UNDEFINED else element_name(data_type)
 
 
 def _convert(args: argparse.Namespace) -> ExitCode:
@@ -368,11 +351,7 @@ def _run(args: argparse.Namespace) -> ExitCode:
 
 def _describe_split_nodes(model: ModelProto) -> list[str]:
     """``node main/quarters: Split-18 axis=1 num_outputs=4``, for each split node."""
-    from onnx import numpy_helper
-
-    from .onnx_node import read_node
-
-    constants = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    initializers = {t.name: t for t in model.graph.initializer}
     lines = []
     for body, node in split_nodes(model):
         try:
@@ -384,8 +363,9 @@ def _describe_split_nodes(model: ModelProto) -> list[str]:
         if spec.split_attribute is not None:
             how.append(f"split={list(spec.split_attribute)}")
         if spec.split_input is not None:
-            value = constants.get(spec.split_input)
-            shown = "?" if value is None or body.label != "main" else value.tolist()
+            source = initializers.get(spec.split_input) if body.label == "main" else None
+            value = None if source is None else constant_value(source)
+            shown = "?" if value is None else value.tolist()
             how.append(f"split={shown} (input {spec.split_input!r})")
         if spec.num_outputs is not None:
             how.append(f"num_outputs={spec.num_outputs}")
@@ -394,8 +374,7 @@ def _describe_split_nodes(model: ModelProto) -> list[str]:
 
 
 def _feeds(model: ModelProto, args: argparse.Namespace) -> dict[str, np.ndarray]:
-    initialized = {tensor.name for tensor in model.graph.initializer}
-    declared = {i.name: i for i in model.graph.input if i.name not in initialized}
+    declared = {entry.name: entry for entry in fed_inputs(model.graph)}
     given = dict(_pair(text, "--input", "NAME=FILE.npy") for text in args.input)
     unknown = sorted(set(given) - set(declared))
     if unknown:

@@ -50,15 +50,18 @@ from .dtypes import check_element_type
 from .errors import OtherOperatorError, SplitError
 from .model_io import check_part_counts
 from .onnx_graphs import (
-    DEFAULT_DOMAINS,
     Body,
+    constant_sources,
+    constant_value,
     default_opset,
+    function_label,
     iter_bodies,
+    iter_nodes,
     split_nodes,
     value_types,
 )
-from .onnx_node import SplitNode, node_error, read_node
-from .onnx_types import numpy_dtype
+from .onnx_node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, read_node
+from .onnx_types import dim_of, numpy_dtype, tensor_parts
 from .opset_rules import PartCount, SplitSource, opset_rule
 from .planner import normalize_axis, read_sizes
 
@@ -153,9 +156,7 @@ class _ModelFacts:
 
     def constant(self, body: Body, name: str) -> np.ndarray | None:
         source = self.constants.get(body.root, {}).get(name)
-        if isinstance(source, TensorProto):
-            return numpy_helper.to_array(source)
-        return None if source is None else _constant_value(source)
+        return None if source is None else constant_value(source)
 
     def fresh_name(self, base: str) -> str:
         name, index = base, 0
@@ -166,21 +167,15 @@ class _ModelFacts:
         return name
 
     def _read_constants(self, body: Body) -> None:
+        # An initializer that is also a main-graph input (IR >= 4) is a default the caller
+        # may override: its value is not fixed.
+        overridable = (
+            {i.name for i in self.model.graph.input}
+            if body.label == "main" and self.model.ir_version >= 4
+            else set()
+        )
         known = self.constants.setdefault(body.root, {})
-        if isinstance(body.proto, GraphProto):
-            # An initializer that is also a main-graph input (IR >= 4) is a default the
-            # caller may override: its value is not fixed.
-            overridable = (
-                {i.name for i in body.proto.input}
-                if body.label == "main" and self.model.ir_version >= 4
-                else set()
-            )
-            for tensor in body.proto.initializer:
-                if tensor.name not in overridable:
-                    known[tensor.name] = tensor
-        for node in body.proto.node:
-            if node.op_type == "Constant" and node.domain in DEFAULT_DOMAINS and node.output:
-                known[node.output[0]] = node
+        known.update(constant_sources(body.proto, overridable=overridable))
 
     def _read_names(self, body: Body) -> None:
         proto = body.proto
@@ -216,17 +211,6 @@ def _infer_types(model: ModelProto) -> ModelProto:
         return onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=True)
     except Exception:  # any inference failure just leaves the types unknown
         return light
-
-
-def _constant_value(node: NodeProto) -> np.ndarray | None:
-    for attribute in node.attribute:
-        if attribute.name == "value":
-            return numpy_helper.to_array(attribute.t)
-        if attribute.name == "value_ints":
-            return np.array(list(attribute.ints), dtype=np.int64)
-        if attribute.name == "value_int":
-            return np.array(attribute.i, dtype=np.int64)
-    return None
 
 
 def _check_target(opset: object) -> int:
@@ -367,18 +351,15 @@ def _given_sizes(body: Body, spec: SplitNode, facts: _ModelFacts) -> tuple[int, 
 
 
 def _input_type(type_proto: TypeProto | None) -> int | None:
-    if type_proto is None or not type_proto.HasField("tensor_type"):
-        return None
-    return type_proto.tensor_type.elem_type or None
+    return tensor_parts(type_proto)[0] or None
 
 
 def _dims(type_proto: TypeProto | None) -> list[int | None] | None:
     """The static length of each axis (``None`` for a symbolic one), or ``None`` without rank."""
-    if type_proto is None or not type_proto.tensor_type.HasField("shape"):
+    _, dims = tensor_parts(type_proto)
+    if dims is None:
         return None
-    return [
-        d.dim_value if d.HasField("dim_value") else None for d in type_proto.tensor_type.shape.dim
-    ]
+    return [length if isinstance(length, int) else None for length in map(dim_of, dims)]
 
 
 def _dim_text(type_proto: TypeProto | None, axis: int) -> str:
@@ -394,11 +375,10 @@ def _drop_unused_sizes(model: ModelProto, rewrites: list[_Rewrite]) -> None:
     if not dropped:
         return
     read = {output.name for output in model.graph.output}
-    for body in iter_bodies(model):
-        for node in body.proto.node:
-            read.update(node.input)
-        if isinstance(body.proto, FunctionProto):
-            read.update(body.proto.output)
+    for _, node in iter_nodes(iter_bodies(model)):
+        read.update(node.input)
+    for function in model.functions:
+        read.update(function.output)
     unused = dropped - read
     for body in iter_bodies(model):
         proto = body.proto
@@ -422,7 +402,7 @@ def _remove(container: Any, doomed: Callable[[Any], bool]) -> None:
 def _convert_other_ops(model: ModelProto, target: int) -> None:
     changed = {body.root for body, _ in _changed_ops(model, target)}
     for function in model.functions:
-        if f"function:{function.domain}.{function.name}" in changed:
+        if function_label(function) in changed:
             _convert_function(function, target)
     if "main" in changed:
         functions = list(model.functions)
@@ -435,12 +415,11 @@ def _convert_other_ops(model: ModelProto, target: int) -> None:
 
 def _changed_ops(model: ModelProto, target: int) -> Iterator[tuple[Body, NodeProto]]:
     """The default-domain nodes, other than Split, whose schema differs at ``target``."""
-    for body in iter_bodies(model):
-        for node in body.proto.node:
-            if node.domain not in DEFAULT_DOMAINS or node.op_type in {"Split", "SplitToSequence"}:
-                continue
-            if body.opset is None or _schema(node, body.opset) != _schema(node, target):
-                yield body, node
+    for body, node in iter_nodes(iter_bodies(model)):
+        if node.domain not in DEFAULT_DOMAINS or is_split_node(node):
+            continue
+        if body.opset is None or _schema(node, body.opset) != _schema(node, target):
+            yield body, node
 
 
 def _schema(node: NodeProto, opset: int) -> int | None:
@@ -461,7 +440,7 @@ def _convert_function(function: FunctionProto, target: int) -> None:
         [helper.make_empty_tensor_value_info(name) for name in function.output],
     )
     wrapper = helper.make_model(graph, opset_imports=list(function.opset_import))
-    where = f" in function:{function.domain}.{function.name}"
+    where = f" in {function_label(function)}"
     converted = _convert_with_parked_splits(wrapper, target, where)
     del function.node[:]
     function.node.extend(converted.graph.node)
@@ -487,10 +466,9 @@ def _convert_with_parked_splits(model: ModelProto, target: int, where: str = "")
             "onnx.version_converter could not convert the operators other than Split and "
             f"SplitToSequence{where} to opset {target}: {' '.join(str(error).split())}"
         ) from error
-    for body in iter_bodies(result):
-        for node in body.proto.node:
-            if node.domain == _PENDING_DOMAIN:
-                node.CopyFrom(originals[int(node.name.rsplit(".", 1)[1])])
+    for _, node in iter_nodes(iter_bodies(result)):
+        if node.domain == _PENDING_DOMAIN:
+            node.CopyFrom(originals[int(node.name.rsplit(".", 1)[1])])
     _remove(result.opset_import, lambda entry: entry.domain == _PENDING_DOMAIN)
     return result
 

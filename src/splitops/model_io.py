@@ -35,7 +35,8 @@ from google.protobuf.message import DecodeError
 from onnx import AttributeProto, ModelProto, TensorProto
 
 from .errors import ModelLoadError
-from .onnx_graphs import iter_tensors, node_label, split_nodes
+from .onnx_graphs import iter_tensors, split_nodes
+from .onnx_node import node_label
 
 __all__ = ["MAX_MODEL_BYTES", "MAX_MODEL_PARTS", "check_part_counts", "load_model", "save_model"]
 

@@ -15,9 +15,11 @@ Locations are written as :class:`~splitops.diagnostics.Diagnostic` writes them: 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 from onnx import (
     AttributeProto,
     FunctionProto,
@@ -27,24 +29,37 @@ from onnx import (
     OperatorSetIdProto,
     TensorProto,
     TypeProto,
+    ValueInfoProto,
     helper,
+    numpy_helper,
 )
 
-from .onnx_node import SPLIT_OPS
+from .onnx_node import DEFAULT_DOMAINS, is_split_node, node_label
+from .onnx_types import has_type
 
 __all__ = [
-    "DEFAULT_DOMAINS",
     "Body",
+    "Step",
+    "constant_sources",
+    "constant_value",
+    "declared_types",
     "default_opset",
+    "fed_inputs",
+    "function_body",
+    "function_label",
+    "graph_at",
     "iter_bodies",
+    "iter_nodes",
     "iter_tensors",
-    "node_label",
+    "main_body",
     "split_nodes",
     "value_types",
+    "with_subgraphs",
 ]
 
-#: The names of ONNX's own operator domain.
-DEFAULT_DOMAINS = frozenset({"", "ai.onnx"})
+#: One step down into a subgraph: (index of the node, name of its attribute, index in the
+#: attribute's ``graphs``, or -1 for its ``g``).
+Step = tuple[int, str, int]
 
 
 @dataclass(frozen=True)
@@ -55,11 +70,13 @@ class Body:
     proto: GraphProto | FunctionProto
     #: The default-domain opset its nodes run at; ``None`` when it imports none.
     opset: int | None
-    #: The bodies around it, outermost first: their names are visible inside (outer scope).
-    outer: tuple[GraphProto | FunctionProto, ...] = ()
     #: The label of the scope it belongs to: ``main`` or a function's label. Value names are
     #: unique within a scope (subgraphs may not shadow outer names).
     root: str = "main"
+    #: Where it lies below the scope's own graph or function body (see :func:`graph_at`).
+    path: tuple[Step, ...] = ()
+    #: The nodes that hold it, outermost first: an If, Loop, Scan, ... per step of ``path``.
+    parents: tuple[NodeProto, ...] = ()
 
     @property
     def is_function(self) -> bool:
@@ -74,27 +91,114 @@ def default_opset(opset_imports: Iterable[OperatorSetIdProto]) -> int | None:
     return None
 
 
-def node_label(node: NodeProto) -> str:
-    """A node's name, or its first output's name when it has none."""
-    return node.name or (node.output[0] if node.output else "<unnamed>")
+def function_label(function: FunctionProto) -> str:
+    """Where a model-local function's nodes live: ``function:domain.name``."""
+    return f"function:{function.domain}.{function.name}"
+
+
+def main_body(model: ModelProto) -> Body:
+    """The model's main graph."""
+    return Body("main", model.graph, default_opset(model.opset_import))
+
+
+def function_body(function: FunctionProto, model_opset: int | None = None) -> Body:
+    """A model-local function's body; its nodes run at the function's own default opset,
+    else at the model's (``model_opset``)."""
+    own = default_opset(function.opset_import)
+    label = function_label(function)
+    return Body(label, function, model_opset if own is None else own, root=label)
 
 
 def iter_bodies(model: ModelProto) -> Iterator[Body]:
     """The main graph, every subgraph (depth first) and every function body."""
-    opset = default_opset(model.opset_import)
-    yield from _with_subgraphs(Body("main", model.graph, opset))
+    main = main_body(model)
+    yield from with_subgraphs(main)
     for function in model.functions:
-        own = default_opset(function.opset_import)
-        label = f"function:{function.domain}.{function.name}"
-        yield from _with_subgraphs(Body(label, function, opset if own is None else own, root=label))
+        yield from with_subgraphs(function_body(function, main.opset))
+
+
+def with_subgraphs(body: Body) -> Iterator[Body]:
+    """``body``, then every graph its nodes hold in attributes (If branches, Loop and Scan
+    bodies, any GRAPH or GRAPHS attribute), depth first."""
+    yield body
+    for index, node in enumerate(body.proto.node):
+        for attribute in node.attribute:
+            where = f"{body.label}/{node_label(node)}.{attribute.name}"
+            graphs = [(-1, attribute.g)] if attribute.type == AttributeProto.GRAPH else []
+            graphs += enumerate(attribute.graphs)
+            for k, graph in graphs:
+                yield from with_subgraphs(
+                    Body(
+                        where if k < 0 else f"{where}[{k}]",
+                        graph,
+                        body.opset,
+                        body.root,
+                        path=(*body.path, (index, attribute.name, k)),
+                        parents=(*body.parents, node),
+                    )
+                )
+
+
+def graph_at(proto: GraphProto | FunctionProto, path: Iterable[Step]) -> GraphProto | FunctionProto:
+    """The graph that ``path`` leads to below ``proto`` (``proto`` itself for no steps)."""
+    for index, name, k in path:
+        attribute = next(a for a in proto.node[index].attribute if a.name == name)
+        proto = attribute.g if k < 0 else attribute.graphs[k]
+    return proto
+
+
+def iter_nodes(bodies: Iterable[Body]) -> Iterator[tuple[Body, NodeProto]]:
+    """Every node of ``bodies``, with its body."""
+    for body in bodies:
+        for node in body.proto.node:
+            yield body, node
 
 
 def split_nodes(model: ModelProto) -> Iterator[tuple[Body, NodeProto]]:
     """Every Split and SplitToSequence node of the default domain, with its body."""
-    for body in iter_bodies(model):
-        for node in body.proto.node:
-            if node.op_type in SPLIT_OPS and node.domain in DEFAULT_DOMAINS:
-                yield body, node
+    return ((body, node) for body, node in iter_nodes(iter_bodies(model)) if is_split_node(node))
+
+
+def fed_inputs(graph: GraphProto) -> list[ValueInfoProto]:
+    """The graph inputs a caller feeds: those no initializer fills."""
+    initialized = {tensor.name for tensor in graph.initializer}
+    return [entry for entry in graph.input if entry.name not in initialized]
+
+
+def constant_sources(
+    proto: GraphProto | FunctionProto, *, overridable: Container[str] = ()
+) -> dict[str, TensorProto | NodeProto]:
+    """Where the constant values of one body live, by name: its initializers (but those in
+    ``overridable``, which a caller may replace) and its Constant nodes of the default domain.
+    Read a value with :func:`constant_value`."""
+    found: dict[str, TensorProto | NodeProto] = {}
+    if isinstance(proto, GraphProto):
+        found.update((t.name, t) for t in proto.initializer if t.name not in overridable)
+    for node in proto.node:
+        if node.op_type == "Constant" and node.domain in DEFAULT_DOMAINS and node.output:
+            found[node.output[0]] = node
+    return found
+
+
+def constant_value(source: TensorProto | NodeProto) -> np.ndarray[Any, Any] | None:
+    """The value of an initializer or a Constant node, or ``None`` when it is not at hand
+    (data kept outside the model, a sparse or string-valued Constant).
+
+    >>> constant_value(helper.make_node("Constant", [], ["c"], value_ints=[2, 3]))
+    array([2, 3])
+    """
+    if isinstance(source, TensorProto):
+        if source.data_location == TensorProto.EXTERNAL:
+            return None
+        return numpy_helper.to_array(source)
+    for attribute in source.attribute:
+        if attribute.name == "value":
+            return constant_value(attribute.t)
+        if attribute.name in ("value_int", "value_ints"):
+            return np.array(helper.get_attribute_value(attribute), dtype=np.int64)
+        if attribute.name in ("value_float", "value_floats"):
+            return np.array(helper.get_attribute_value(attribute), dtype=np.float32)
+    return None
 
 
 def iter_tensors(model: ModelProto) -> Iterator[TensorProto]:
@@ -115,33 +219,22 @@ def iter_tensors(model: ModelProto) -> Iterator[TensorProto]:
                     yield from (sparse.values, sparse.indices)
 
 
-def _with_subgraphs(body: Body) -> Iterator[Body]:
-    yield body
-    outer = (*body.outer, body.proto)
-    for node in body.proto.node:
-        for attribute in node.attribute:
-            where = f"{body.label}/{node_label(node)}.{attribute.name}"
-            if attribute.type == AttributeProto.GRAPH:
-                yield from _with_subgraphs(Body(where, attribute.g, body.opset, outer, body.root))
-            for index, graph in enumerate(attribute.graphs):
-                label = f"{where}[{index}]"
-                yield from _with_subgraphs(Body(label, graph, body.opset, outer, body.root))
+def declared_types(proto: GraphProto | FunctionProto) -> dict[str, TypeProto]:
+    """The types one body gives its values: its initializers', then those of its typed
+    inputs, ``value_info`` (filled by shape inference) and outputs."""
+    types: dict[str, TypeProto] = {}
+    entries = [*proto.value_info]
+    if isinstance(proto, GraphProto):
+        for tensor in proto.initializer:
+            types[tensor.name] = helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
+        entries = [*proto.input, *entries, *proto.output]
+    types.update((entry.name, entry.type) for entry in entries if has_type(entry.type))
+    return types
 
 
 def value_types(model: ModelProto) -> dict[str, dict[str, TypeProto]]:
-    """The declared or inferred type of every named value, per scope (``Body.root``): graph
-    inputs and outputs, ``value_info`` (filled by shape inference) and initializers."""
+    """The declared or inferred type of every named value, per scope (``Body.root``)."""
     types: dict[str, dict[str, TypeProto]] = {}
     for body in iter_bodies(model):
-        known = types.setdefault(body.root, {})
-        proto = body.proto
-        infos = [*proto.value_info]
-        if isinstance(proto, GraphProto):
-            infos += [*proto.input, *proto.output]
-            for tensor in proto.initializer:
-                known.setdefault(
-                    tensor.name, helper.make_tensor_type_proto(tensor.data_type, tensor.dims)
-                )
-        for info in infos:
-            known[info.name] = info.type
+        types.setdefault(body.root, {}).update(declared_types(body.proto))
     return types

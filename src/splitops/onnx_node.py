@@ -37,11 +37,21 @@ from .planner import (
     split_sizes,
 )
 
-__all__ = ["SPLIT_OPS", "SplitNode", "node_error", "read_node", "run_node"]
+__all__ = [
+    "DEFAULT_DOMAINS",
+    "SPLIT_OPS",
+    "SplitNode",
+    "is_split_node",
+    "node_error",
+    "node_label",
+    "read_node",
+    "run_node",
+]
 
+#: The names of ONNX's own operator domain.
+DEFAULT_DOMAINS = frozenset({"", "ai.onnx"})
 #: The operators splitops implements, in the default ONNX domain.
 SPLIT_OPS = frozenset({"Split", "SplitToSequence"})
-_DEFAULT_DOMAINS = frozenset({"", "ai.onnx"})
 _ATTRIBUTE_TYPES = {
     "axis": AttributeProto.INT,
     "split": AttributeProto.INTS,
@@ -146,10 +156,24 @@ def run_node(node: NodeProto, inputs: Sequence[Any | None], *, opset: int) -> li
         raise node_error(node, error) from error
 
 
+def is_split_node(node: NodeProto) -> bool:
+    """Whether ``node`` is a Split or SplitToSequence of ONNX's own domain."""
+    return node.op_type in SPLIT_OPS and node.domain in DEFAULT_DOMAINS
+
+
+def node_label(node: NodeProto) -> str:
+    """A node's name, or its first output's name when it has none, or ``<unnamed>``.
+
+    >>> from onnx import helper
+    >>> node_label(helper.make_node("Split", ["x"], ["a", "b"])), node_label(NodeProto())
+    ('a', '<unnamed>')
+    """
+    return node.name or (node.output[0] if node.output else "<unnamed>")
+
+
 def node_error(node: NodeProto, error: SplitError) -> SplitError:
     """``error`` again, of the same class, with the node's name and op in front."""
-    label = node.name or (node.output[0] if node.output else "<unnamed>")
-    prefix = f"node {label!r} ({node.op_type}): "
+    prefix = f"node {node_label(node)!r} ({node.op_type}): "
     message = str(error)
     if message.startswith(prefix):
         return error
@@ -206,7 +230,7 @@ def _attribute(node: NodeProto, rule: OpsetRule) -> dict[str, Any]:
 
 
 def _read_node(node: NodeProto, opset: int) -> SplitNode:
-    if node.op_type not in SPLIT_OPS or node.domain not in _DEFAULT_DOMAINS:
+    if not is_split_node(node):
         raise SplitError(
             f"splitops runs Split and SplitToSequence of the default domain; "
             f"{node.domain or 'ai.onnx'}.{node.op_type} was given."
@@ -245,7 +269,7 @@ def _read_node(node: NodeProto, opset: int) -> SplitNode:
     if len(outputs) > MAX_PARTS:
         raise SplitError(f"{rule.name} allows at most {MAX_PARTS} outputs.")
     return SplitNode(
-        label=node.name or (outputs[0] if outputs else "<unnamed>"),
+        label=node_label(node),
         rule=rule,
         axis=int(attributes.get("axis", 0)),
         split_attribute=split_attribute,

@@ -1,10 +1,15 @@
-"""ONNX ``TensorProto`` element types and the numpy dtypes that hold them, in one table.
+"""ONNX ``TensorProto`` element types and the numpy dtypes that hold them, in one table;
+``TypeProto`` read and written as text.
 
->>> from onnx import TensorProto
+>>> from onnx import TensorProto, helper
 >>> numpy_dtype(TensorProto.BFLOAT16).name, tensor_type("bfloat16") == TensorProto.BFLOAT16
 ('bfloat16', True)
 >>> element_type_of(TensorProto.STRING)
 'string'
+>>> sequence = helper.make_sequence_type_proto(
+...     helper.make_tensor_type_proto(TensorProto.FLOAT, ["N", None, 2]))
+>>> type_text(sequence), shape_text(sequence)
+('seq(tensor(float))', '[N, ?, 2]')
 """
 
 from __future__ import annotations
@@ -13,12 +18,24 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
-from onnx import TensorProto
+from onnx import TensorProto, TensorShapeProto, TypeProto
 
 from .dtypes import element_type
 from .errors import SplitTypeError
 
-__all__ = ["ONNX_ELEMENT_TYPES", "element_type_of", "numpy_dtype", "tensor_type", "tensor_type_of"]
+__all__ = [
+    "ONNX_ELEMENT_TYPES",
+    "dim_of",
+    "element_name",
+    "element_type_of",
+    "has_type",
+    "numpy_dtype",
+    "shape_text",
+    "tensor_parts",
+    "tensor_type",
+    "tensor_type_of",
+    "type_text",
+]
 
 #: ONNX element type name -> (TensorProto data type, numpy dtype that holds it).
 ONNX_ELEMENT_TYPES: dict[str, tuple[int, np.dtype[Any]]] = {
@@ -74,3 +91,60 @@ def tensor_type_of(dtype: object) -> int:
     if name is None:
         raise SplitTypeError(f"dtype {dtype} has no ONNX element type.")
     return tensor_type(name)
+
+
+def element_name(data_type: int) -> str:
+    """The lower-case ONNX name of any ``TensorProto`` data type, ``float8e4m3fn`` included."""
+    return str(TensorProto.DataType.Name(data_type)).lower()
+
+
+def tensor_parts(
+    type_proto: TypeProto | None,
+) -> tuple[int, list[TensorShapeProto.Dimension] | None]:
+    """A tensor type's element type (0 if unknown) and dims (``None`` if the rank is unknown)."""
+    if type_proto is None or type_proto.WhichOneof("value") != "tensor_type":
+        return 0, None
+    tensor = type_proto.tensor_type
+    return tensor.elem_type, list(tensor.shape.dim) if tensor.HasField("shape") else None
+
+
+def dim_of(dim: TensorShapeProto.Dimension) -> int | str | None:
+    """A dim as an int, a dim_param, or ``None`` (unknown, or a negative value, which no
+    tensor has)."""
+    if dim.HasField("dim_value"):
+        return int(dim.dim_value) if dim.dim_value >= 0 else None
+    return str(dim.dim_param) if dim.dim_param else None
+
+
+def has_type(type_proto: TypeProto) -> bool:
+    """Whether ``type_proto`` says what the value is: a tensor's element type, or a sequence,
+    map or optional."""
+    kind = type_proto.WhichOneof("value")
+    if kind == "tensor_type":
+        return bool(type_proto.tensor_type.elem_type)
+    return kind is not None
+
+
+def type_text(type_proto: TypeProto | None) -> str | None:
+    """``tensor(float)``, ``seq(tensor(int64))``, or ``None`` when the type is not known."""
+    kind = None if type_proto is None else type_proto.WhichOneof("value")
+    if type_proto is None or kind is None:
+        return None
+    if kind == "sequence_type":
+        inner = type_text(type_proto.sequence_type.elem_type)
+        return None if inner is None else f"seq({inner})"
+    if kind != "tensor_type" or not type_proto.tensor_type.elem_type:
+        return None
+    return f"tensor({element_name(type_proto.tensor_type.elem_type)})"
+
+
+def shape_text(type_proto: TypeProto | None) -> str | None:
+    """``[N, ?, 2]`` (``?`` for an unknown dim; a sequence's element shape), or ``None`` when
+    the rank is not known."""
+    if type_proto is not None and type_proto.WhichOneof("value") == "sequence_type":
+        return shape_text(type_proto.sequence_type.elem_type)
+    _, dims = tensor_parts(type_proto)
+    if dims is None:
+        return None
+    texts = ["?" if dim_of(d) is None else str(dim_of(d)) for d in dims]
+    return f"[{', '.join(texts)}]"

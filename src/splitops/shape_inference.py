@@ -54,7 +54,6 @@ import numpy as np
 import onnx
 import onnx.inliner
 from onnx import (
-    AttributeProto,
     FunctionProto,
     GraphProto,
     ModelProto,
@@ -69,8 +68,29 @@ from onnx import (
 from .dtypes import check_element_type, check_split_input_type
 from .errors import SplitError
 from .kernels import host_sizes
-from .onnx_node import SPLIT_OPS, SplitNode, node_error, read_node
-from .onnx_types import element_type_of, numpy_dtype
+from .onnx_graphs import (
+    Body,
+    Step,
+    constant_sources,
+    constant_value,
+    declared_types,
+    default_opset,
+    function_body,
+    graph_at,
+    iter_nodes,
+    main_body,
+    with_subgraphs,
+)
+from .onnx_node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, node_label, read_node
+from .onnx_types import (
+    dim_of,
+    element_type_of,
+    has_type,
+    numpy_dtype,
+    shape_text,
+    tensor_parts,
+    type_text,
+)
 from .planner import normalize_axis, plan_sequence, read_sizes
 from .symbolic_dims import SYMBOLIC, format_dim, parse_dim, sympy  # sympy: an optional extra
 
@@ -83,13 +103,12 @@ __all__ = [
     "infer_split_nodes",
 ]
 
-_DEFAULT_DOMAINS = frozenset({"", "ai.onnx"})
 _MASK = "splitops.masked."
 #: A dim whose value nobody knows: sizes that involve it are written as unknown dims.
 _UNKNOWN = sympy.Dummy("unknown", integer=True, nonnegative=True)
 
-#: Where a graph sits below a root: (node index, attribute name, index in ``graphs`` or -1).
-_Where = tuple[tuple[int, str, int], ...]
+#: Where a graph sits below the main graph or a function body.
+_Where = tuple[Step, ...]
 _FunctionKey = tuple[str, str, str]
 _Dim = int | str | None
 
@@ -120,7 +139,7 @@ class SplitNodeInference:
     @property
     def label(self) -> str:
         """The node's name, or its first output's name when it has none."""
-        return _node_label(self.node)
+        return node_label(self.node)
 
     @property
     def error(self) -> SplitError | None:
@@ -192,8 +211,8 @@ def describe_split_outputs(model: ModelProto) -> list[SplitOutputDescription]:
                     record.graph,
                     record.label,
                     output,
-                    _type_text(type_proto),
-                    _shape_text(type_proto),
+                    type_text(type_proto) or "unknown",
+                    shape_text(type_proto) or "unknown",
                     "" if record.error is None else str(record.error),
                 )
             )
@@ -226,7 +245,7 @@ class _Outcome:
         ] == [str(e) for _, e in other.problems]
 
 
-_Body = dict[tuple[_Where, int], list[_Outcome]]
+_PlaceOutcomes = dict[tuple[_Where, int], list[_Outcome]]
 
 
 @dataclass
@@ -235,22 +254,20 @@ class _Inferred:
     #: The model's own Split and SplitToSequence nodes (main graph and subgraphs).
     own: list[tuple[_Site, _Outcome]]
     #: Per local function, per place in its body: the outcome at each call site.
-    functions: dict[_FunctionKey, _Body] = field(default_factory=dict)
+    functions: dict[_FunctionKey, _PlaceOutcomes] = field(default_factory=dict)
 
     @property
     def records(self) -> list[SplitNodeInference]:
-        opset = _default_opset(self.model.opset_import)
-        found = [
-            _record("main", self.model.graph.node, site, outcome, opset)
-            for site, outcome in self.own
-        ]
+        main = main_body(self.model)
+        bodies = {body.path: body for body in with_subgraphs(main)}
+        found = [_record(bodies[site.where], site.index, outcome) for site, outcome in self.own]
         for function in self.model.functions:
-            body = self.functions.get(_function_key(function), {})
-            label = f"function:{function.domain}.{function.name}"
-            function_opset = _default_opset(function.opset_import) or opset
-            for (where, index), outcomes in sorted(body.items()):
-                site = _Site(where, index, _node_at(function.node, where, index))
-                found.append(_record(label, function.node, site, _merge(outcomes), function_opset))
+            places = self.functions.get(_function_key(function), {})
+            bodies = {
+                body.path: body for body in with_subgraphs(function_body(function, main.opset))
+            }
+            for (where, index), outcomes in sorted(places.items()):
+                found.append(_record(bodies[where], index, _merge(outcomes)))
         return found
 
 
@@ -259,10 +276,10 @@ def _infer_model(model: ModelProto, *, top: bool = True) -> _Inferred:
     holders = _split_holders(functions)
     masked = ModelProto()
     masked.CopyFrom(model)
-    sites = list(_sites(masked.graph, (), holders, functions))
-    _drop_stale(masked.graph, sites)
+    sites = list(_sites(masked, holders, functions))
+    _drop_stale(masked, sites)
     _mask(masked, sites)
-    opset = _default_opset(model.opset_import)
+    opset = default_opset(model.opset_import) or 0
     calls: dict[bytes, _Inferred | None] = {}
     outcomes = [_Outcome() for _ in sites]
     for _ in range(len(sites) + 1):
@@ -270,7 +287,7 @@ def _infer_model(model: ModelProto, *, top: bool = True) -> _Inferred:
         work.CopyFrom(masked)
         _write_outcomes(work.graph, sites, outcomes)
         work = onnx.shape_inference.infer_shapes(work)
-        scopes = dict(_scopes(work.graph, (), None))
+        scopes = _scopes(work)
         fresh = [_infer_site(work, site, scopes[site.where], opset, calls) for site in sites]
         settled = all(a.same(b) for a, b in zip(fresh, outcomes, strict=True))
         outcomes = fresh
@@ -301,7 +318,7 @@ def _infer_site(
     inferred = calls[key]
     if inferred is None:
         return _Outcome()
-    found = {v.name: v.type for v in inferred.model.graph.output if _has_type(v.type)}
+    found = {v.name: v.type for v in inferred.model.graph.output if has_type(v.type)}
     return _Outcome(tuple((n, found[n]) for n in site.node.output if n in found), call=inferred)
 
 
@@ -322,13 +339,13 @@ def _add_call(
     inferred: _Inferred, function: FunctionProto, call: _Inferred, *, nested: bool
 ) -> None:
     """Add what inference found inside one call to the outcomes of the function's body."""
-    body = inferred.functions.setdefault(_function_key(function), {})
+    found = inferred.functions.setdefault(_function_key(function), {})
     for site, outcome in call.own:
         # The inliner renamed the values; a node keeps its place in the body.
-        node = _node_at(function.node, site.where, site.index)
+        node = graph_at(function, site.where).node[site.index]
         names = dict(zip(site.node.output, node.output, strict=True))
         outputs = tuple((names[name], t) for name, t in outcome.outputs)
-        body.setdefault((site.where, site.index), []).append(replace(outcome, outputs=outputs))
+        found.setdefault((site.where, site.index), []).append(replace(outcome, outputs=outputs))
     if not nested:
         return
     for key, places in call.functions.items():
@@ -361,7 +378,7 @@ def _infer_uncalled(inferred: _Inferred, work: ModelProto, holders: set[_Functio
             for site, outcome in found.own
             if all(
                 a.ref_attr_name in ("", *defaults)
-                for a in _node_at(function.node, site.where, site.index).attribute
+                for a in graph_at(function, site.where).node[site.index].attribute
             )
         ]
         _add_call(inferred, function, found, nested=False)
@@ -370,24 +387,9 @@ def _infer_uncalled(inferred: _Inferred, work: ModelProto, holders: set[_Functio
 def _write_functions(inferred: _Inferred) -> None:
     """Give each function's value_info the types on which all its call sites agree."""
     for function in inferred.model.functions:
-        body = inferred.functions.get(_function_key(function), {})
-        for (where, _), outcomes in body.items():
-            outputs = _merge(outcomes).outputs
-            if where:
-                _write(_nested(function.node, where), outputs)
-            else:
-                _write_function_value_info(function, outputs)
-
-
-def _write_function_value_info(
-    function: FunctionProto, outputs: Iterable[tuple[str, TypeProto]]
-) -> None:
-    for name, type_proto in outputs:
-        entry = next((v for v in function.value_info if v.name == name), None)
-        if entry is None:
-            entry = function.value_info.add()
-            entry.name = name
-        entry.type.CopyFrom(type_proto)
+        places = inferred.functions.get(_function_key(function), {})
+        for (where, _), outcomes in places.items():
+            _write(graph_at(function, where), _merge(outcomes).outputs)
 
 
 def _call_model(
@@ -442,7 +444,7 @@ def _infer_split(node: NodeProto, opset: int, scope: _Scope) -> _Outcome:
         return _Outcome(problems=(("schema", cause if isinstance(cause, SplitError) else error),))
     rule = spec.rule
     problems: list[tuple[str, SplitError]] = []
-    elem, dims = _tensor_parts(scope.type_of(node.input[0]))
+    elem, dims = tensor_parts(scope.type_of(node.input[0]))
     values = None if spec.split_input is None else scope.constant(spec.split_input)
     try:
         if elem:
@@ -450,7 +452,7 @@ def _infer_split(node: NodeProto, opset: int, scope: _Scope) -> _Outcome:
     except SplitError as error:
         problems.append(("dtype", error))
     try:
-        split_elem, _ = _tensor_parts(scope.type_of(spec.split_input or ""))
+        split_elem, _ = tensor_parts(scope.type_of(spec.split_input or ""))
         if split_elem and (elem or rule.split_input_types is not None):
             input_type = element_type_of(elem) if elem else ""
             check_split_input_type(numpy_dtype(split_elem), input_type, rule)
@@ -472,7 +474,7 @@ def _infer_split(node: NodeProto, opset: int, scope: _Scope) -> _Outcome:
             problems.append(("sizes", error))
     if problems or not elem:
         return _Outcome(problems=tuple(problems))
-    shape = None if dims is None else [_dim_of(d) for d in dims]
+    shape = None if dims is None else [dim_of(d) for d in dims]
     if spec.op == "Split":
         return _Outcome(tuple(_split_types(spec, elem, shape, axis, sizes, named)))
     sequence = _sequence_type(spec, elem, shape, axis, sizes, chunk, named)
@@ -538,7 +540,7 @@ def _axis_dim(dims: list[Any] | None, axis: int | None) -> tuple[Any, dict[Any, 
     dim_param of an opaque name standing for it."""
     if dims is None or axis is None:
         return _UNKNOWN, {}
-    dim = _dim_of(dims[axis])
+    dim = dim_of(dims[axis])
     if dim is None:
         return _UNKNOWN, {}
     if isinstance(dim, int):
@@ -558,14 +560,6 @@ def _size_dim(size: Any, named: dict[Any, str]) -> _Dim:
     if any(isinstance(s, sympy.Dummy) for s in size.free_symbols):
         return None
     return format_dim(size)
-
-
-def _dim_of(dim: Any) -> _Dim:
-    """A dim proto as an int, a dim_param, or ``None`` (unknown, or a negative value, which
-    no tensor has)."""
-    if dim.HasField("dim_value"):
-        return int(dim.dim_value) if dim.dim_value >= 0 else None
-    return str(dim.dim_param) if dim.dim_param else None
 
 
 # --- graphs, scopes and types ---------------------------------------------------------
@@ -593,85 +587,47 @@ class _Scope:
             if name in scope.types and name not in scope.constants:
                 return None
             if name in scope.constants:
-                return _constant_value(scope.constants[name])
+                return constant_value(scope.constants[name])
             scope = scope.parent
         return None
 
 
 def _scope(graph: GraphProto, parent: _Scope | None) -> _Scope:
-    types: dict[str, TypeProto] = {}
-    inputs = {v.name for v in graph.input}
-    constants: dict[str, TensorProto | NodeProto] = {}
-    for tensor in graph.initializer:
-        types[tensor.name] = helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
-        if tensor.name not in inputs:
-            constants[tensor.name] = tensor
-    for node in graph.node:
-        if node.op_type == "Constant" and node.domain in _DEFAULT_DOMAINS and node.output:
-            constants[node.output[0]] = node
-    for entry in (*graph.input, *graph.value_info, *graph.output):
-        if _has_type(entry.type):
-            types[entry.name] = entry.type
-    return _Scope(types, constants, parent)
+    constants = constant_sources(graph, overridable={v.name for v in graph.input})
+    return _Scope(declared_types(graph), constants, parent)
 
 
-def _scopes(
-    graph: GraphProto, where: _Where, parent: _Scope | None
-) -> Iterator[tuple[_Where, _Scope]]:
-    scope = _scope(graph, parent)
-    yield where, scope
-    for step, subgraph in _subgraphs(graph.node):
-        yield from _scopes(subgraph, (*where, step), scope)
+def _graphs(model: ModelProto) -> Iterator[tuple[_Where, GraphProto]]:
+    """The main graph and every subgraph below it, depth first, each with its place."""
+    for body in with_subgraphs(main_body(model)):
+        if isinstance(body.proto, GraphProto):  # always, below a graph
+            yield body.path, body.proto
 
 
-def _subgraphs(nodes: Sequence[NodeProto]) -> Iterator[tuple[tuple[int, str, int], GraphProto]]:
-    for i, node in enumerate(nodes):
-        for attribute in node.attribute:
-            if attribute.type == AttributeProto.GRAPH:
-                yield (i, attribute.name, -1), attribute.g
-            elif attribute.type == AttributeProto.GRAPHS:
-                for k, subgraph in enumerate(attribute.graphs):
-                    yield (i, attribute.name, k), subgraph
-
-
-def _nested(nodes: Sequence[NodeProto], where: _Where) -> GraphProto:
-    """The subgraph at ``where`` (not empty) below ``nodes``: a graph's or a function's."""
-    graph = GraphProto()
-    for index, name, k in where:
-        attribute = next(a for a in nodes[index].attribute if a.name == name)
-        graph = attribute.g if k < 0 else attribute.graphs[k]
-        nodes = graph.node
-    return graph
-
-
-def _graph_at(graph: GraphProto, where: _Where) -> GraphProto:
-    return _nested(graph.node, where) if where else graph
-
-
-def _node_at(nodes: Sequence[NodeProto], where: _Where, index: int) -> NodeProto:
-    return _nested(nodes, where).node[index] if where else nodes[index]
+def _scopes(model: ModelProto) -> dict[_Where, _Scope]:
+    """The scope of each graph of the main graph, inside the scopes of its outer graphs."""
+    scopes: dict[_Where, _Scope] = {}
+    for where, graph in _graphs(model):
+        scopes[where] = _scope(graph, scopes[where[:-1]] if where else None)
+    return scopes
 
 
 def _sites(
-    graph: GraphProto,
-    where: _Where,
-    holders: set[_FunctionKey],
-    functions: dict[_FunctionKey, FunctionProto],
+    model: ModelProto, holders: set[_FunctionKey], functions: dict[_FunctionKey, FunctionProto]
 ) -> Iterator[_Site]:
-    for index, node in enumerate(graph.node):
-        key = (node.domain, node.op_type, node.overload)
-        if _is_split(node):
-            yield _Site(where, index, _copy(node))
-        elif key in holders:
-            yield _Site(where, index, _copy(node), functions[key])
-    for step, subgraph in _subgraphs(graph.node):
-        yield from _sites(subgraph, (*where, step), holders, functions)
+    for where, graph in _graphs(model):
+        for index, node in enumerate(graph.node):
+            key = (node.domain, node.op_type, node.overload)
+            if is_split_node(node):
+                yield _Site(where, index, _copy(node))
+            elif key in holders:
+                yield _Site(where, index, _copy(node), functions[key])
 
 
 def _split_holders(functions: dict[_FunctionKey, FunctionProto]) -> set[_FunctionKey]:
     """The functions whose bodies hold a Split or SplitToSequence, directly or by a call."""
-    calls = {key: set(_called(function.node)) for key, function in functions.items()}
-    holders = {key for key, function in functions.items() if _holds_split(function.node)}
+    calls = {key: set(_called(function)) for key, function in functions.items()}
+    holders = {key for key, function in functions.items() if _holds_split(function)}
     grown = True
     while grown:
         grown = False
@@ -682,29 +638,24 @@ def _split_holders(functions: dict[_FunctionKey, FunctionProto]) -> set[_Functio
     return holders
 
 
-def _all_nodes(nodes: Sequence[NodeProto]) -> Iterator[NodeProto]:
-    yield from nodes
-    for _, subgraph in _subgraphs(nodes):
-        yield from _all_nodes(subgraph.node)
+def _function_nodes(function: FunctionProto) -> Iterator[NodeProto]:
+    """The nodes of a function body and of its subgraphs."""
+    return (node for _, node in iter_nodes(with_subgraphs(function_body(function))))
 
 
-def _holds_split(nodes: Sequence[NodeProto]) -> bool:
-    return any(_is_split(node) for node in _all_nodes(nodes))
+def _holds_split(function: FunctionProto) -> bool:
+    return any(is_split_node(node) for node in _function_nodes(function))
 
 
-def _called(nodes: Sequence[NodeProto]) -> Iterator[_FunctionKey]:
-    for node in _all_nodes(nodes):
+def _called(function: FunctionProto) -> Iterator[_FunctionKey]:
+    for node in _function_nodes(function):
         yield node.domain, node.op_type, node.overload
 
 
-def _is_split(node: NodeProto) -> bool:
-    return node.op_type in SPLIT_OPS and node.domain in _DEFAULT_DOMAINS
-
-
-def _drop_stale(graph: GraphProto, sites: Sequence[_Site]) -> None:
+def _drop_stale(model: ModelProto, sites: Sequence[_Site]) -> None:
     """Drop value_info for the masked nodes' outputs, and any with a negative dim."""
     stale = {(site.where, name) for site in sites for name in site.node.output}
-    for where, entry_graph in _graphs(graph, ()):
+    for where, entry_graph in _graphs(model):
         kept = [
             v
             for v in entry_graph.value_info
@@ -713,12 +664,6 @@ def _drop_stale(graph: GraphProto, sites: Sequence[_Site]) -> None:
         if len(kept) != len(entry_graph.value_info):
             del entry_graph.value_info[:]
             entry_graph.value_info.extend(kept)
-
-
-def _graphs(graph: GraphProto, where: _Where) -> Iterator[tuple[_Where, GraphProto]]:
-    yield where, graph
-    for step, subgraph in _subgraphs(graph.node):
-        yield from _graphs(subgraph, (*where, step))
 
 
 def _has_negative_dim(type_proto: TypeProto) -> bool:
@@ -735,14 +680,14 @@ def _has_negative_dim(type_proto: TypeProto) -> bool:
 def _mask(model: ModelProto, sites: Sequence[_Site]) -> None:
     domains = set()
     for site in sites:
-        node = _graph_at(model.graph, site.where).node[site.index]
+        node = graph_at(model.graph, site.where).node[site.index]
         node.domain = _MASK + node.domain
         domains.add(node.domain)
     model.opset_import.extend(helper.make_opsetid(d, 1) for d in sorted(domains))
 
 
 def _unmask(model: ModelProto) -> None:
-    for _, graph in _graphs(model.graph, ()):
+    for _, graph in _graphs(model):
         for node in graph.node:
             if node.domain == _MASK:
                 node.ClearField("domain")
@@ -757,30 +702,23 @@ def _write_outcomes(
     graph: GraphProto, sites: Sequence[_Site], outcomes: Sequence[_Outcome]
 ) -> None:
     for site, outcome in zip(sites, outcomes, strict=True):
-        _write(_graph_at(graph, site.where), outcome.outputs)
+        _write(graph_at(graph, site.where), outcome.outputs)
 
 
-def _write(graph: GraphProto, outputs: Iterable[tuple[str, TypeProto]]) -> None:
+def _write(proto: GraphProto | FunctionProto, outputs: Iterable[tuple[str, TypeProto]]) -> None:
     """Put each type in the graph output of that name when it lacks a shape, else in
     value_info (unless the graph output already has a shape)."""
-    declared = {v.name: v for v in graph.output}
+    declared = {v.name: v for v in proto.output} if isinstance(proto, GraphProto) else {}
     for name, type_proto in outputs:
         if name in declared:
             if not _has_shape(declared[name].type):
                 declared[name].type.CopyFrom(type_proto)
             continue
-        entry = next((v for v in graph.value_info if v.name == name), None)
+        entry = next((v for v in proto.value_info if v.name == name), None)
         if entry is None:
-            entry = graph.value_info.add()
+            entry = proto.value_info.add()
             entry.name = name
         entry.type.CopyFrom(type_proto)
-
-
-def _has_type(type_proto: TypeProto) -> bool:
-    kind = type_proto.WhichOneof("value")
-    if kind == "tensor_type":
-        return bool(type_proto.tensor_type.elem_type)
-    return kind is not None
 
 
 def _has_shape(type_proto: TypeProto) -> bool:
@@ -790,29 +728,6 @@ def _has_shape(type_proto: TypeProto) -> bool:
     if kind == "sequence_type":
         return _has_shape(type_proto.sequence_type.elem_type)
     return kind is not None
-
-
-def _tensor_parts(type_proto: TypeProto | None) -> tuple[int, list[Any] | None]:
-    """A tensor type's element type (0 if unknown) and dims (``None`` if the rank is unknown)."""
-    if type_proto is None or type_proto.WhichOneof("value") != "tensor_type":
-        return 0, None
-    tensor = type_proto.tensor_type
-    return tensor.elem_type, list(tensor.shape.dim) if tensor.HasField("shape") else None
-
-
-def _constant_value(proto: TensorProto | NodeProto) -> np.ndarray[Any, Any] | None:
-    if isinstance(proto, TensorProto):
-        if proto.data_location == TensorProto.EXTERNAL:
-            return None
-        return numpy_helper.to_array(proto)
-    for attribute in proto.attribute:
-        if attribute.name == "value":
-            return _constant_value(attribute.t)
-        if attribute.name in ("value_int", "value_ints"):
-            return np.array(helper.get_attribute_value(attribute), dtype=np.int64)
-        if attribute.name in ("value_float", "value_floats"):
-            return np.array(helper.get_attribute_value(attribute), dtype=np.float32)
-    return None
 
 
 def _merge(outcomes: Sequence[_Outcome]) -> _Outcome:
@@ -840,15 +755,14 @@ def _merge_types(a: TypeProto, b: TypeProto) -> TypeProto | None:
         return None if elem is None else helper.make_sequence_type_proto(elem)
     if kinds != ("tensor_type", "tensor_type"):
         return None
-    elem_a, dims_a = _tensor_parts(a)
-    elem_b, dims_b = _tensor_parts(b)
+    elem_a, dims_a = tensor_parts(a)
+    elem_b, dims_b = tensor_parts(b)
     if elem_a != elem_b:
         return None
     if dims_a is None or dims_b is None or len(dims_a) != len(dims_b):
         return helper.make_tensor_type_proto(elem_a, None)
     dims = [
-        _dim_of(x) if _dim_of(x) == _dim_of(y) else None
-        for x, y in zip(dims_a, dims_b, strict=True)
+        dim_of(x) if dim_of(x) == dim_of(y) else None for x, y in zip(dims_a, dims_b, strict=True)
     ]
     return helper.make_tensor_type_proto(elem_a, dims)
 
@@ -856,36 +770,17 @@ def _merge_types(a: TypeProto, b: TypeProto) -> TypeProto | None:
 # --- names and text -------------------------------------------------------------------
 
 
-def _record(
-    root: str, nodes: Sequence[NodeProto], site: _Site, outcome: _Outcome, opset: int
-) -> SplitNodeInference:
-    node = _node_at(nodes, site.where, site.index)
-    label, branch = _graph_label(root, nodes, site.where)
-    return SplitNodeInference(label, node, opset, outcome.outputs, outcome.problems, branch)
-
-
-def _graph_label(root: str, nodes: Sequence[NodeProto], where: _Where) -> tuple[str, bool]:
-    """The path of the graph at ``where``, and whether it lies inside a branch of an If."""
-    label, branch = root, False
-    for index, name, k in where:
-        node = nodes[index]
-        label += f"/{_node_label(node)}.{name}" + (f"[{k}]" if k >= 0 else "")
-        branch = branch or (node.op_type == "If" and node.domain in _DEFAULT_DOMAINS)
-        attribute = next(a for a in node.attribute if a.name == name)
-        nodes = (attribute.g if k < 0 else attribute.graphs[k]).node
-    return label, branch
-
-
-def _node_label(node: NodeProto) -> str:
-    return node.name or (node.output[0] if node.output else "<unnamed>")
+def _record(body: Body, index: int, outcome: _Outcome) -> SplitNodeInference:
+    # A branch of an If may never run: its problems only warn.
+    branch = any(p.op_type == "If" and p.domain in DEFAULT_DOMAINS for p in body.parents)
+    node = body.proto.node[index]
+    return SplitNodeInference(
+        body.label, node, body.opset or 0, outcome.outputs, outcome.problems, branch
+    )
 
 
 def _function_key(function: FunctionProto) -> _FunctionKey:
     return function.domain, function.name, function.overload
-
-
-def _default_opset(opset_import: Iterable[Any]) -> int:
-    return max((o.version for o in opset_import if o.domain in _DEFAULT_DOMAINS), default=0)
 
 
 def _copy(node: NodeProto) -> NodeProto:
@@ -896,24 +791,3 @@ def _copy(node: NodeProto) -> NodeProto:
 
 def _outputs_key(outputs: Iterable[tuple[str, TypeProto]]) -> list[tuple[str, bytes]]:
     return [(name, t.SerializeToString(deterministic=True)) for name, t in outputs]
-
-
-def _type_text(type_proto: TypeProto | None) -> str:
-    kind = None if type_proto is None else type_proto.WhichOneof("value")
-    if type_proto is None or kind is None:
-        return "unknown"
-    if kind == "sequence_type":
-        return f"seq({_type_text(type_proto.sequence_type.elem_type)})"
-    if kind != "tensor_type" or not type_proto.tensor_type.elem_type:
-        return "unknown"
-    return f"tensor({TensorProto.DataType.Name(type_proto.tensor_type.elem_type).lower()})"
-
-
-def _shape_text(type_proto: TypeProto | None) -> str:
-    if type_proto is not None and type_proto.WhichOneof("value") == "sequence_type":
-        return _shape_text(type_proto.sequence_type.elem_type)
-    _, dims = _tensor_parts(type_proto)
-    if dims is None:
-        return "unknown"
-    texts = [str(_dim_of(d)) if _dim_of(d) is not None else "?" for d in dims]
-    return f"[{', '.join(texts)}]"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -74,33 +75,6 @@ def test_run_writes_outputs_equal_to_onnxruntime(cli: Cli, tmp_path: Path) -> No
             np.testing.assert_array_equal(np.load(tmp_path / "results" / f"{name}.npy"), expected)
 
 
-@pytest.mark.parametrize(
-    ("content", "phrase"),
-    [
-        (b"", "the file is empty"),
-        (np.random.default_rng(5).bytes(256), "not an ONNX model"),
-        (EXAMPLE_MODEL.read_bytes()[:300], "truncated"),
-    ],
-    ids=["empty", "random", "truncated"],
-)
-def test_an_unreadable_model_exits_2_with_one_line(
-    cli: Cli, error_line: ErrorLine, tmp_path: Path, content: bytes, phrase: str
-) -> None:
-    (tmp_path / "m.onnx").write_bytes(content)
-    result = cli("run", "m.onnx")
-    assert result.returncode == 2
-    assert phrase in error_line(result)
-
-
-def test_a_npy_file_passed_as_a_model_exits_2(
-    cli_many: CliMany, error_line: ErrorLine, tmp_path: Path
-) -> None:
-    np.save(tmp_path / "x.npy", np.zeros(3))
-    for result in cli_many([["run", "x.npy"], ["convert", "x.npy", "--opset", "13", "-o", "y"]]):
-        assert result.returncode == 2
-        assert "it is a NumPy .npy array, not an ONNX model" in error_line(result)
-
-
 def external_weights_model(location: str) -> ModelProto:
     tensor = numpy_helper.from_array(np.zeros(6, dtype=np.float32), "w")
     tensor.ClearField("raw_data")
@@ -116,96 +90,138 @@ def external_weights_model(location: str) -> ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
-def test_external_data_outside_the_model_folder_exits_2_unless_trusted(
+NOT_A_MODEL = "it is a NumPy .npy array, not an ONNX model"
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A command line that must fail: its exit code and what its one error line says."""
+
+    what: str
+    args: list[str]
+    code: int
+    says: str
+
+
+#: Exit codes: 1 a Split rule broken, 2 unreadable or wrong input, 3 another operator.
+#: The files are made by the ``failing_inputs`` fixture.
+FAILURES = [
+    Failure("empty model", ["run", "empty.onnx"], 2, "the file is empty"),
+    Failure("random bytes", ["run", "random.onnx"], 2, "not an ONNX model"),
+    Failure("truncated model", ["run", "truncated.onnx"], 2, "truncated"),
+    Failure("npy as model (run)", ["run", "x.npy"], 2, NOT_A_MODEL),
+    Failure(
+        "npy as model (convert)",
+        ["convert", "x.npy", "--opset", "13", "-o", "y"],
+        2,
+        NOT_A_MODEL,
+    ),
+    Failure("external data up", ["run", "models/up.onnx"], 2, "climbs out with '..'"),
+    Failure("external data absolute", ["run", "models/abs.onnx"], 2, "an absolute path"),
+    Failure(
+        "a billion outputs",
+        ["run", "greedy.onnx"],
+        2,
+        "'greedy' (Split) in main asks for 1000000000 parts",
+    ),
+    Failure("run: broken node", ["run", "broken.onnx"], 1, "sum to 3, but the axis length is 4"),
+    Failure("run: other operator", ["run", "custom.onnx"], 3, "the model failed to run"),
+    Failure(
+        "run: unknown input",
+        ["run", "--input", "nope=x.npy"],
+        2,
+        "no input of that name; its inputs are ['x']",
+    ),
+    Failure("run: bad --dim", ["run", "--dim", "batch=many"], 2, "whole number"),
+    Failure(
+        "convert: symbolic num_outputs",
+        ["convert", "sym.onnx", "--opset", "13", "-o", "sym13.onnx"],
+        1,
+        "node 'by_count'",
+    ),
+    Failure(
+        "convert: other operator",
+        ["convert", "mish.onnx", "--opset", "17", "-o", "mish17.onnx"],
+        3,
+        "onnx.version_converter could not convert",
+    ),
+    Failure(
+        "convert: absent model",
+        ["convert", "absent.onnx", "--opset", "13", "-o", "absent13.onnx"],
+        2,
+        "no such file",
+    ),
+    Failure(
+        "split: uneven parts",
+        ["split", "x.npy", "--parts", "4", "--opset", "13"],
+        1,
+        "does not divide into 4",
+    ),
+    Failure("split: bad .npy", ["split", "bad.npy", "--parts", "2"], 2, "cannot read bad.npy"),
+    Failure(
+        "split: --chunk for Split",
+        ["split", "x.npy", "--chunk", "2", "--op", "Split"],
+        2,
+        "--chunk is SplitToSequence's chunk length",
+    ),
+]
+
+
+@pytest.fixture
+def failing_inputs(
+    tmp_path: Path,
+    build_model: Build,
+    broken_model: Path,
+    symbolic_model: Path,
+    mish_model: Path,
+) -> None:
+    """The files :data:`FAILURES` reads, in ``tmp_path``."""
+    (tmp_path / "empty.onnx").write_bytes(b"")
+    (tmp_path / "random.onnx").write_bytes(np.random.default_rng(5).bytes(256))
+    (tmp_path / "truncated.onnx").write_bytes(EXAMPLE_MODEL.read_bytes()[:300])
+    np.save(tmp_path / "x.npy", np.arange(7))
+    (tmp_path / "bad.npy").write_bytes(b"\x93NUMPY garbage")
+    (tmp_path / "models").mkdir()
+    for name, location in [("up.onnx", "../secret"), ("abs.onnx", "/etc/passwd")]:
+        model = external_weights_model(location)
+        (tmp_path / "models" / name).write_bytes(model.SerializeToString())
+    greedy = helper.make_node("Split", ["x"], ["a"], num_outputs=10**9, name="greedy")
+    save_model(build_model([greedy], {"x": (F, [0])}, ["a"], opset=18), tmp_path / "greedy.onnx")
+    unknown = helper.make_node("Frobnicate", ["x"], ["y"], domain="example.custom")
+    custom = build_model(
+        [unknown], {"x": (F, [2])}, ["y"], opset=18, extra_opsets=[("example.custom", 1)]
+    )
+    save_model(custom, tmp_path / "custom.onnx")
+
+
+@pytest.mark.usefixtures("failing_inputs")
+def test_each_failure_exits_with_its_code_one_error_line_and_no_output_file(
     cli_many: CliMany, error_line: ErrorLine, tmp_path: Path
 ) -> None:
+    results = cli_many([[*failure.args] for failure in FAILURES])
+    for failure, result in zip(FAILURES, results, strict=True):
+        assert result.returncode == failure.code, (failure.what, result.stderr)
+        assert failure.says in error_line(result), failure.what
+    for name in ("y", "sym13.onnx", "mish17.onnx", "absent13.onnx"):
+        assert not (tmp_path / name).exists()
+
+
+def test_external_data_outside_the_model_folder_runs_when_trusted(cli: Cli, tmp_path: Path) -> None:
     (tmp_path / "models").mkdir()
     (tmp_path / "secret").write_bytes(np.arange(6, dtype=np.float32).tobytes())
-    for name, location in [("up.onnx", "../secret"), ("abs.onnx", "/etc/passwd")]:
-        (tmp_path / "models" / name).write_bytes(
-            external_weights_model(location).SerializeToString()
-        )
-    up, absolute, trusted = cli_many(
-        [
-            ["run", "models/up.onnx"],
-            ["run", "models/abs.onnx"],
-            ["run", "models/up.onnx", "--trust-external-data"],
-        ]
-    )
-    assert up.returncode == 2
-    assert "climbs out with '..'" in error_line(up)
-    assert absolute.returncode == 2
-    assert "an absolute path" in error_line(absolute)
+    model = external_weights_model("../secret")
+    (tmp_path / "models" / "up.onnx").write_bytes(model.SerializeToString())
+    trusted = cli("run", "models/up.onnx", "--trust-external-data")
     assert trusted.returncode == 0, trusted.stderr
     assert "output b: float32 (3,) [3., 4., 5.]" in trusted.stdout
 
 
-def test_a_split_asking_for_a_billion_outputs_exits_2(
-    cli: Cli, error_line: ErrorLine, tmp_path: Path, build_model: Build
-) -> None:
-    node = helper.make_node("Split", ["x"], ["a"], num_outputs=10**9, name="greedy")
-    save_model(build_model([node], {"x": (F, [0])}, ["a"], opset=18), tmp_path / "m.onnx")
-    result = cli("run", "m.onnx")
-    assert result.returncode == 2
-    assert "'greedy' (Split) in main asks for 1000000000 parts" in error_line(result)
-
-
-def test_run_exit_codes_for_a_broken_node_another_operator_and_bad_options(
-    cli_many: CliMany,
-    error_line: ErrorLine,
-    tmp_path: Path,
-    broken_model: Path,
-    build_model: Build,
-) -> None:
-    unknown = helper.make_node("Frobnicate", ["x"], ["y"], domain="example.custom")
-    model = build_model(
-        [unknown], {"x": (F, [2])}, ["y"], opset=18, extra_opsets=[("example.custom", 1)]
-    )
-    save_model(model, tmp_path / "custom.onnx")
-    broken, other, name, dim = cli_many(
-        [
-            ["run", broken_model],
-            ["run", "custom.onnx"],
-            ["run", "--input", "nope=x.npy"],
-            ["run", "--dim", "batch=many"],
-        ]
-    )
-    assert broken.returncode == 1
-    assert "sum to 3, but the axis length is 4" in error_line(broken)
-    assert other.returncode == 3
-    assert "the model failed to run" in error_line(other)
-    assert name.returncode == 2
-    assert "no input of that name; its inputs are ['x']" in error_line(name)
-    assert dim.returncode == 2
-    assert "whole number" in error_line(dim)
-
-
-def test_convert_exit_codes_and_nothing_written_on_failure(
-    cli_many: CliMany,
-    error_line: ErrorLine,
-    tmp_path: Path,
-    symbolic_model: Path,
-    mish_model: Path,
-) -> None:
-    done, symbolic, other, unreadable = cli_many(
-        [
-            ["convert", EXAMPLE_MODEL, "--opset", "13", "-o", "ok.onnx"],
-            ["convert", symbolic_model, "--opset", "13", "-o", "sym13.onnx"],
-            ["convert", mish_model, "--opset", "17", "-o", "mish17.onnx"],
-            ["convert", "absent.onnx", "--opset", "13", "-o", "absent13.onnx"],
-        ]
-    )
+def test_convert_writes_a_model_onnx_accepts(cli: Cli, tmp_path: Path) -> None:
+    done = cli("convert", EXAMPLE_MODEL, "--opset", "13", "-o", "ok.onnx")
     assert done.returncode == 0, done.stderr
     converted = onnx.load(tmp_path / "ok.onnx")
     assert [(o.domain, o.version) for o in converted.opset_import] == [("", 13)]
     onnx.checker.check_model(converted)
-    assert symbolic.returncode == 1
-    assert "node 'by_count'" in error_line(symbolic)
-    assert other.returncode == 3
-    assert "onnx.version_converter could not convert" in error_line(other)
-    assert unreadable.returncode == 2
-    for name in ("sym13.onnx", "mish17.onnx", "absent13.onnx"):
-        assert not (tmp_path / name).exists()
 
 
 def test_split_writes_the_parts_numpy_would_cut(cli: Cli, tmp_path: Path) -> None:
@@ -217,25 +233,8 @@ def test_split_writes_the_parts_numpy_would_cut(cli: Cli, tmp_path: Path) -> Non
         np.testing.assert_array_equal(np.load(tmp_path / "parts" / f"x_{index}.npy"), expected)
 
 
-def test_split_exit_codes(cli_many: CliMany, error_line: ErrorLine, tmp_path: Path) -> None:
-    np.save(tmp_path / "x.npy", np.arange(7))
-    (tmp_path / "bad.npy").write_bytes(b"\x93NUMPY garbage")
-    uneven, unreadable, wrong_option, usage, no_command = cli_many(
-        [
-            ["split", "x.npy", "--parts", "4", "--opset", "13"],
-            ["split", "bad.npy", "--parts", "2"],
-            ["split", "x.npy", "--chunk", "2", "--op", "Split"],
-            ["split", "x.npy"],
-            [],
-        ]
-    )
-    assert uneven.returncode == 1
-    assert "does not divide into 4" in error_line(uneven)
-    assert unreadable.returncode == 2
-    assert "cannot read bad.npy" in error_line(unreadable)
-    assert wrong_option.returncode == 2
-    assert "--chunk is SplitToSequence's chunk length" in error_line(wrong_option)
-    for result in (usage, no_command):
+def test_a_usage_error_exits_2_with_the_usage_and_no_traceback(cli_many: CliMany) -> None:
+    for result in cli_many([["split", "x.npy"], []]):
         assert result.returncode == 2
         assert "Traceback" not in result.stderr
         assert "usage: splitops" in result.stderr

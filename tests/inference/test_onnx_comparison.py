@@ -25,6 +25,7 @@ import sympy
 from onnx import ModelProto, TensorProto, helper, numpy_helper, shape_inference
 
 from splitops import backend
+from splitops.onnx_graphs import split_nodes
 from splitops.shape_inference import SplitInferenceWarning, infer_shapes
 
 SPLIT_OPS = {"Split", "SplitToSequence"}
@@ -47,7 +48,7 @@ def _suite_cases() -> Iterator[tuple[str, ModelProto, list[Any], list[Any]]]:
     if paths:
         for path in paths:
             model = onnx.load(path)
-            if not _holds_split(model.graph):
+            if next(split_nodes(model), None) is None:
                 continue
             data = os.path.join(os.path.dirname(path), "test_data_set_0")
             inputs = [_load(p) for p in sorted(glob.glob(os.path.join(data, "input_*.pb")))]
@@ -60,18 +61,9 @@ def _suite_cases() -> Iterator[tuple[str, ModelProto, list[Any], list[Any]]]:
     for module in ("split", "splittosequence", "rotaryembedding", "affinegrid"):
         importlib.import_module(f"onnx.backend.test.case.node.{module}")
     for case in cases._NodeTestCases:
-        if _holds_split(case.model.graph):
+        if next(split_nodes(case.model), None) is not None:
             inputs, outputs = case.data_sets[0]
             yield case.name, case.model, list(inputs), list(outputs)
-
-
-def _holds_split(graph: onnx.GraphProto) -> bool:
-    for node in graph.node:
-        subgraphs = [a.g for a in node.attribute if a.HasField("g")]
-        subgraphs += [g for a in node.attribute for g in a.graphs]
-        if node.op_type in SPLIT_OPS or any(_holds_split(g) for g in subgraphs):
-            return True
-    return False
 
 
 def _load(path: str) -> Any:

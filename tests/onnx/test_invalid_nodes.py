@@ -32,6 +32,7 @@ class Invalid:
 
 
 X2D = np.zeros((2, 3), dtype=np.float32)
+NO_SPLIT = "has no attribute 'split'"
 INVALID = [
     Invalid(
         "output count differs from split sizes",
@@ -67,37 +68,20 @@ INVALID = [
         match="not both",
     ),
     Invalid("neither split nor num_outputs at 18", "Split", 18, 2, match="neither was given"),
-    Invalid(
-        "split attribute at opset 13",
-        "Split",
-        13,
-        2,
-        {"split": [3, 3]},
-        match="has no attribute 'split'",
+    *(
+        Invalid(f"split attribute at opset {v}", "Split", v, 2, {"split": [3, 3]}, match=NO_SPLIT)
+        for v in (13, 18)
     ),
-    Invalid(
-        "split attribute at opset 18",
-        "Split",
-        18,
-        2,
-        {"split": [3, 3]},
-        match="has no attribute 'split'",
-    ),
-    Invalid(
-        "split input at opset 11",
-        "Split",
-        11,
-        2,
-        split=np.array([3, 3]),
-        match="takes split as an attribute, not as an input",
-    ),
-    Invalid(
-        "split input at opset 2",
-        "Split",
-        2,
-        2,
-        split=np.array([3.0, 3.0], np.float32),
-        match="takes split as an attribute, not as an input",
+    *(
+        Invalid(
+            f"split input at opset {v}",
+            "Split",
+            v,
+            2,
+            split=split,
+            match="takes split as an attribute, not as an input",
+        )
+        for v, split in [(11, np.array([3, 3])), (2, np.array([3.0, 3.0], np.float32))]
     ),
     Invalid(
         "unknown attribute",
@@ -123,23 +107,17 @@ INVALID = [
         {"num_outputs": 2},
         match="has no attribute 'num_outputs'",
     ),
-    Invalid(
-        "int32 split at opset 13",
-        "Split",
-        13,
-        2,
-        split=np.array([3, 3], np.int32),
-        error=SplitTypeError,
-        match="takes its split input as int64; int32 was given",
-    ),
-    Invalid(
-        "int32 split at opset 18",
-        "Split",
-        18,
-        2,
-        split=np.array([3, 3], np.int32),
-        error=SplitTypeError,
-        match="takes its split input as int64; int32 was given",
+    *(
+        Invalid(
+            f"int32 split at opset {v}",
+            "Split",
+            v,
+            2,
+            split=np.array([3, 3], np.int32),
+            error=SplitTypeError,
+            match="takes its split input as int64; int32 was given",
+        )
+        for v in (13, 18)
     ),
     Invalid(
         "float split for SplitToSequence",

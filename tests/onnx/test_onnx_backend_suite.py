@@ -16,7 +16,7 @@ import re
 import unittest
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -24,10 +24,12 @@ from unittest import mock
 import onnx
 import onnx.backend.test
 import pytest
-from onnx import AttributeProto, GraphProto, ModelProto
+from onnx import ModelProto
 from onnx.backend.test.loader import load_model_tests
 
 from splitops import backend, onnx_reference
+from splitops.onnx_graphs import iter_bodies, iter_nodes
+from splitops.onnx_node import DEFAULT_DOMAINS
 
 SPLIT_OPS = frozenset({"Split", "SplitToSequence"})
 #: The kinds of test ``onnx.backend.test.runner.Runner`` loads, in its order.
@@ -51,25 +53,11 @@ def family(test_name: str) -> str:
     return max(known, key=len) if known else test_name
 
 
-def graph_ops(graph: GraphProto) -> Iterator[str]:
-    """The default-domain op types of a graph and of every subgraph in it."""
-    for node in graph.node:
-        if node.domain in ("", "ai.onnx"):
-            yield node.op_type
-        for attribute in node.attribute:
-            if attribute.type == AttributeProto.GRAPH:
-                yield from graph_ops(attribute.g)
-            elif attribute.type == AttributeProto.GRAPHS:
-                for subgraph in attribute.graphs:
-                    yield from graph_ops(subgraph)
-
-
 def model_ops(model: ModelProto) -> set[str]:
     """The default-domain op types of a model, its subgraphs and its local functions."""
-    ops = set(graph_ops(model.graph))
-    for function in model.functions:
-        ops.update(graph_ops(GraphProto(node=function.node)))
-    return ops
+    return {
+        node.op_type for _, node in iter_nodes(iter_bodies(model)) if node.domain in DEFAULT_DOMAINS
+    }
 
 
 def suite_model(case: Any) -> ModelProto:

@@ -57,10 +57,15 @@ def tables(measured: Measured) -> list[tuple[str, list[str], list[list[str]]]]:
                 elif base is None or name == measured.peers[case.id][0].name:
                     row.append(format_time(median))
                 else:
-                    row.append(f"{format_time(median)} (x{median / base:.2g})")
+                    row.append(f"{format_time(median)} ({_times(median / base)})")
             rows.append(row)
         out.append((_TITLES[group], ["case", *names], rows))
     return out
+
+
+def _times(ratio: float) -> str:
+    """``x4.1``, ``x0.57``, ``x140``: how many times as long as splitops."""
+    return f"x{ratio:,.0f}" if ratio >= 10 else f"x{ratio:.2g}"
 
 
 def _markdown_table(header: list[str], rows: list[list[str]]) -> str:

@@ -1,4 +1,4 @@
-"""Write the models that the command-line examples in ``docs/readme/cli.md`` read.
+"""Write the models that the command-line examples in ``docs/cli.md`` read.
 
 ``python docs/examples/cli_models.py DIR`` writes, into ``DIR``:
 

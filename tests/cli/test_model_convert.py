@@ -520,7 +520,7 @@ def test_the_ir_version_is_raised_when_the_target_needs_it() -> None:
 
 
 # What onnx.version_converter does with the same forms and targets, as recorded with onnx 1.23.2
-# (docs/readme/cli.md has the table). Where it converts at all, its outputs match; it fails
+# (docs/cli.md has the table). Where it converts at all, its outputs match; it fails
 # wherever the target cannot express the node (as splitops refuses), and also for nodes
 # splitops converts: it has no adapter taking Split-18 below 18, any Split below Split-11, or
 # Split-1 up; and it returns models without their model-local functions, which cannot run.
@@ -561,7 +561,7 @@ def test_version_converter_findings_recorded_in_the_docs_still_hold(
     observed = version_converter_outcome(form, target)
     assert observed == recorded, (
         f"onnx {onnx.__version__} version_converter {observed} on {form.name} {source}->"
-        f"{target}; recorded with onnx {RECORDED_WITH}: {recorded}. Update docs/readme/cli.md."
+        f"{target}; recorded with onnx {RECORDED_WITH}: {recorded}. Update docs/cli.md."
     )
 
 

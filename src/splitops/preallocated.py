@@ -43,7 +43,8 @@ def _check_out(x: Any, parts: Sequence[Any], out: object, name: str) -> list[Any
         )
     if len(out) != len(parts):
         raise SplitError(
-            f"{name} out= needs {len(parts)} arrays, one per part; {len(out)} were given."
+            f"{name} out= needs {len(parts)} arrays, one per part; {len(out)} "
+            f"{'was' if len(out) == 1 else 'were'} given."
         )
     for i, (array, part) in enumerate(zip(out, parts, strict=True)):
         if type(array) is not type(x) and _library(array) != _library(x):

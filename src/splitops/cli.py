@@ -77,6 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(error, ExitCode.OTHER_OPERATOR)
     except SplitError as error:
         return _fail(error, ExitCode.RULE_BROKEN)
+    except ImportError as error:
+        # An optional extra is missing (sympy for check and infer): say which, in one line.
+        return _fail(error, ExitCode.BAD_INPUT)
     except BrokenPipeError:
         # The reader (e.g. `| head`) stopped early: what it read is all it wanted.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -232,7 +235,7 @@ def _infer(args: argparse.Namespace) -> ExitCode:
     model = _load(args)
     try:
         inferred = splitops.infer_shapes(model, strict=True)
-    except SplitError:
+    except (SplitError, ImportError):
         raise
     except Exception as error:
         raise OtherOperatorError(f"shape inference failed: {error}") from error

@@ -63,7 +63,7 @@ def _by_size(measured: Measured, group: str) -> list[str]:
 
 
 def pairs(measured: Measured) -> list[Pair]:
-    """The timed targets of the brief, resolved to this run's cases (largest copy, ...)."""
+    """The timed performance targets, resolved to this run's cases (largest copy, ...)."""
     views = _by_size(measured, "size-views") or ["size-views"]
     copy = (_by_size(measured, "size-copies") or ["size-copies"])[-1]
     return [
@@ -135,7 +135,7 @@ def planning_cache_check(calls: int = 100) -> dict[str, Any]:
 def evaluate(
     measured: Measured, paired: dict[str, float | None], cache: dict[str, Any]
 ) -> list[Target]:
-    """Every target of the brief, in order: the timed ones, then planning (target 5)."""
+    """Every performance target, in order: the timed ones, then planning (target 5)."""
     targets = []
     for pair in pairs(measured):
         top, bottom = measured.median(*pair.numerator), measured.median(*pair.denominator)

@@ -336,7 +336,7 @@ ALL_CASES = [random_case(seed) for seed in range(CASES)]
 
 
 def test_generator_covers_every_version_rank_and_feature() -> None:
-    """The random cases reach every opset, rank, dtype and the edge cases the brief names."""
+    """The random cases reach every opset, rank, dtype and the edge cases the rules name."""
     split_opsets = {c.opset for c in ALL_CASES if c.op == "Split"}
     sequence_opsets = {c.opset for c in ALL_CASES if c.op == "SplitToSequence"}
     assert split_opsets == set(SPLIT_OPSETS)

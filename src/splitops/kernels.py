@@ -100,7 +100,7 @@ def split(
             x, split, axis=axis, num_outputs=num_outputs, opset=opset, copy=copy
         )
     rule = opset_rule("Split", opset)
-    xp, axis = _check_input(x, axis, rule, opset)
+    xp, axis = _check_input(x, axis, rule, opset, copy)
     if num_outputs is not None and type(num_outputs) is not int:
         reject_unreadable(num_outputs, f"{rule.name} num_outputs")
     sizes = split_sizes(
@@ -149,7 +149,7 @@ def split_to_sequence(
     if recipe is not None:
         return list(recipe(x))
     rule = opset_rule("SplitToSequence", opset)
-    xp, axis = _check_input(x, axis, rule, opset)
+    xp, axis = _check_input(x, axis, rule, opset, copy)
     keep = read_keepdims(keepdims)
     sizes = sequence_sizes(x.shape[axis], _read_split(split, rule), opset=opset)
     unstack = split is None and not keep
@@ -191,7 +191,11 @@ def _read_split(split: object, rule: OpsetRule) -> object:
     return host_sizes(split)
 
 
-def _check_input(x: object, axis: int, rule: OpsetRule, opset: int) -> tuple[Any, int]:
+def _check_input(
+    x: object, axis: int, rule: OpsetRule, opset: int, copy: object
+) -> tuple[Any, int]:
+    if not isinstance(copy, bool):
+        raise SplitTypeError(f"{rule.name} copy must be True or False; {copy!r} was given.")
     try:
         xp = array_api_compat.array_namespace(x)
     except TypeError as error:
@@ -201,7 +205,7 @@ def _check_input(x: object, axis: int, rule: OpsetRule, opset: int) -> tuple[Any
         ) from error
     array: Any = x
     check_element_type(array.dtype, rule, opset=opset)
-    axis = normalize_axis(axis, array.ndim, rule.op)
+    axis = normalize_axis(axis, array.ndim, rule.name)
     axis_length(array.shape, axis, rule)
     return xp, axis
 

@@ -47,7 +47,7 @@ from onnx import (
 )
 
 from .dtypes import check_element_type
-from .errors import OtherOperatorError, SplitError
+from .errors import OtherOperatorError, SplitError, SplitTypeError
 from .model_io import check_part_counts
 from .onnx_graphs import (
     Body,
@@ -63,7 +63,7 @@ from .onnx_graphs import (
 from .onnx_node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, read_node
 from .onnx_types import dim_of, numpy_dtype, tensor_parts
 from .opset_rules import PartCount, SplitSource, opset_rule
-from .planner import normalize_axis, read_sizes
+from .planner import normalize_axis, read_sizes, split_sizes
 
 __all__ = ["convert_model"]
 
@@ -213,9 +213,19 @@ def _infer_types(model: ModelProto) -> ModelProto:
         return light
 
 
+def _equal_parts_give(sizes: tuple[int, ...], dim: int, outputs: int, target: int) -> bool:
+    """Whether the target's equal parts by output count (no sizes) cut exactly ``sizes``."""
+    try:
+        return split_sizes(dim, num_outputs=outputs, opset=min(target, 17)) == sizes
+    except SplitError:
+        return False
+
+
 def _check_target(opset: object) -> int:
     newest = onnx.defs.onnx_opset_version()
-    if isinstance(opset, bool) or not isinstance(opset, int) or not 1 <= opset <= newest:
+    if isinstance(opset, bool) or not isinstance(opset, int):
+        raise SplitTypeError(f"the target opset must be an int; {opset!r} was given.")
+    if not 1 <= opset <= newest:
         raise SplitError(
             f"the target opset must be an int from 1 to {newest} (the newest this onnx "
             f"knows); {opset!r} was given."
@@ -255,7 +265,7 @@ def _rewrite_split(
     dims = _dims(facts.type_of(body, node.input[0]))
     axis = spec.axis
     if dims is not None:
-        axis = normalize_axis(spec.axis, len(dims), spec.op)
+        axis = normalize_axis(spec.axis, len(dims), spec.rule.name)
     dim = dims[axis] if dims is not None else None
     sizes = _given_sizes(body, spec, facts)
     outputs = list(spec.outputs)
@@ -290,7 +300,7 @@ def _rewrite_split(
                 "parts by output count. Give that axis a static length, or keep opset >= 18."
             )
         sizes = spec.part_sizes(dim)
-        if len(set(sizes)) == 1 and len(sizes) == len(outputs):
+        if _equal_parts_give(sizes, dim, len(outputs), target):
             new.output.extend(outputs)
             return rewrite
         outputs += [facts.fresh_name(f"{spec.label}_unused") for _ in sizes[len(outputs) :]]

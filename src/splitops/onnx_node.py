@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
+import array_api_compat
 from onnx import AttributeProto, NodeProto, helper
 
 from .dtypes import check_split_input_type, element_type
@@ -149,6 +150,8 @@ def run_node(node: NodeProto, inputs: Sequence[Any | None], *, opset: int) -> li
     >>> [p.shape for p in run_node(node, [np.zeros((2, 5)), np.array(2)], opset=11)[0]]
     [(2, 2), (2, 2), (2, 1)]
     """
+    if not isinstance(node, NodeProto):
+        raise SplitTypeError(f"run_node needs an onnx.NodeProto; {type(node).__name__} was given.")
     spec = read_node(node, opset)
     try:
         return _run(spec, inputs)
@@ -184,6 +187,12 @@ def _run(spec: SplitNode, inputs: Sequence[Any | None]) -> list[Any]:
     if not inputs or inputs[0] is None:
         raise SplitError(f"{spec.rule.name} needs its input tensor; none was given.")
     x = inputs[0]
+    for role, value in (("input tensor", x), ("split input", _at(inputs, 1))):
+        if value is not None and not array_api_compat.is_array_api_obj(value):
+            raise SplitTypeError(
+                f"{spec.rule.name} takes its {role} as an array (numpy, torch, ...); "
+                f"{type(value).__name__} was given."
+            )
     split_value = None
     if spec.split_input is not None:
         split_value = inputs[1] if len(inputs) > 1 else None
@@ -199,10 +208,14 @@ def _run(spec: SplitNode, inputs: Sequence[Any | None]) -> list[Any]:
         return [
             split_to_sequence(x, split_value, axis=spec.axis, keepdims=spec.keepdims, opset=opset)
         ]
-    axis = normalize_axis(spec.axis, len(getattr(x, "shape", ())), spec.op)
+    axis = normalize_axis(spec.axis, len(getattr(x, "shape", ())), spec.rule.name)
     sizes = spec.part_sizes(x.shape[axis], split_value)
     parts = split(x, sizes, axis=axis, opset=opset)
     return list(parts[: len(spec.outputs)])
+
+
+def _at(inputs: Sequence[Any | None], index: int) -> Any | None:
+    return inputs[index] if len(inputs) > index else None
 
 
 def _attribute(node: NodeProto, rule: OpsetRule) -> dict[str, Any]:

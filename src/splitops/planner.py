@@ -19,7 +19,7 @@ splitops.errors.SplitError: Split-18 cannot split a dim of 5 into 4 parts: ... s
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from functools import lru_cache
 from typing import Any, Protocol, SupportsIndex, TypeVar, Union, cast, overload
 
@@ -280,6 +280,11 @@ def read_sizes(
                 f"given. Pass [{values!r}] for one part, or use num_outputs for equal parts."
             )
         return size
+    if isinstance(values, (Set, Mapping)) or iter(values) is values:  # type: ignore[call-overload]
+        raise SplitTypeError(
+            f"{rule.name} split must be an ordered sequence of sizes (list, tuple, range or 1-d "
+            f"array); a {type(values).__name__} was given."
+        )
     # numpy scalars and 0-d arrays inside a list count as the Python values they hold.
     items = [_host_value(v) for v in cast(Iterable[object], values)]
     if any(not _is_scalar(v) for v in items):
@@ -453,7 +458,9 @@ def _even_example(dim: int | None, count: int) -> str:
     if dim is None:
         return "[...]"
     quotient, remainder = divmod(dim, count)
-    return _preview([quotient + 1] * remainder + [quotient] * (count - remainder), limit=count)
+    # The first sizes are example enough: count may be in the millions.
+    head = [quotient + 1 if i < remainder else quotient for i in range(min(count, 8))]
+    return f"[{', '.join(map(str, head))}{', ...' if count > 8 else ''}]"
 
 
 @lru_cache(maxsize=4096)

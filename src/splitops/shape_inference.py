@@ -460,7 +460,7 @@ def _infer_split(node: NodeProto, opset: int, scope: _Scope) -> _Outcome:
         # Execution stops here too: the values of a split of the wrong type are not read.
         return _Outcome(problems=(*problems, ("split-dtype", error)))
     try:
-        axis = None if dims is None else normalize_axis(spec.axis, len(dims), spec.op)
+        axis = None if dims is None else normalize_axis(spec.axis, len(dims), spec.rule.name)
     except SplitError as error:
         return _Outcome(problems=(*problems, ("axis", error)))
     dim, named = _axis_dim(dims, axis)

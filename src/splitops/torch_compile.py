@@ -116,7 +116,7 @@ def _or_raise(result: _Plan | SplitError) -> _Plan:
 def _check_axis(op: str, opset: int, dtype: torch.dtype, rank: int, axis: int) -> int:
     rule = opset_rule(op, opset)
     check_element_type(dtype, rule, opset=opset)
-    return normalize_axis(axis, rank, rule.op)
+    return normalize_axis(axis, rank, rule.name)
 
 
 def _plan_split(dim: int, split: object, num_outputs: int | None, opset: int) -> tuple[int, ...]:

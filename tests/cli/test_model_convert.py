@@ -436,7 +436,7 @@ def test_converting_if_down_stops_where_version_converter_has_no_adapter() -> No
 def test_the_target_opset_must_be_one_onnx_knows() -> None:
     form = FORMS[0]
     for bad in (0, onnx.defs.onnx_opset_version() + 1, True):
-        with pytest.raises(SplitError, match="target opset must be an int from 1"):
+        with pytest.raises(SplitError, match="target opset must be an int"):
             convert_model(form.model, bad)
 
 

@@ -140,7 +140,7 @@ def test_an_opaque_dim_param_passes_through_but_derives_nothing(
 def test_strict_inference_raises_naming_graph_and_node(make_model: MakeModel) -> None:
     node = helper.make_node("Split", ["x"], ["a", "b"], axis=3, name="bad")
     model = make_model([node], {"x": (F, [4, 2])}, opset=13)
-    with pytest.raises(SplitError, match=r"^main: node 'bad' \(Split\): Split axis 3"):
+    with pytest.raises(SplitError, match=r"^main: node 'bad' \(Split\): Split-13 axis 3"):
         infer_shapes(model)
 
 

@@ -326,7 +326,7 @@ def test_split_type_error_in_a_body_reaches_the_caller_as_itself() -> None:
 
 def test_split_error_in_a_function_reaches_the_caller_as_itself() -> None:
     node = helper.make_node("Split", ["x"], ["a", "b", "c"], axis=5, num_outputs=3, name="far")
-    with pytest.raises(SplitError, match=r"node 'far' \(Split\): Split axis 5 is out of range"):
+    with pytest.raises(SplitError, match=r"node 'far' \(Split\): Split-18 axis 5 is out of range"):
         backend.run_model(function_model(node), {"x": X})
 
 

@@ -34,7 +34,14 @@ from .libraries import (
     torch_is_compiling,
 )
 from .opset_rules import OpsetRule, opset_rule
-from .planner import SizesLike, normalize_axis, read_keepdims, sequence_sizes, split_sizes
+from .planner import (
+    SizesLike,
+    drops_axis,
+    normalize_axis,
+    read_keepdims,
+    sequence_sizes,
+    split_sizes,
+)
 from .preallocated import write_into
 
 __all__ = ["host_sizes", "split", "split_to_sequence"]
@@ -152,7 +159,7 @@ def split_to_sequence(
     xp, axis = _check_input(x, axis, rule, opset, copy)
     keep = read_keepdims(keepdims)
     sizes = sequence_sizes(x.shape[axis], _read_split(split, rule), opset=opset)
-    unstack = split is None and not keep
+    unstack = drops_axis(split is not None, keep)
     if key is not None:
         if unstack:
             recipe = recipes.numpy_unstack_recipe(axis, copy=copy)

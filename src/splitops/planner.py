@@ -32,6 +32,7 @@ __all__ = [
     "DimArithmetic",
     "SizesLike",
     "check_output_count",
+    "drops_axis",
     "normalize_axis",
     "plan_sequence",
     "plan_split",
@@ -354,6 +355,20 @@ def read_keepdims(keepdims: object) -> bool:
     if value in (0, 1):
         return bool(value)
     raise SplitError(f"SplitToSequence keepdims must be 0 or 1; {keepdims!r} was given.")
+
+
+def drops_axis(split_given: bool, keepdims: bool) -> bool:
+    """Whether SplitToSequence drops the split axis: only with no ``split`` and ``keepdims=0``.
+
+    The spec applies ``keepdims`` only when ``split`` is not given; each part is then of
+    length 1, and ``keepdims=0`` removes that axis. With a ``split``, parts keep the axis.
+
+    >>> drops_axis(split_given=False, keepdims=False)
+    True
+    >>> drops_axis(split_given=True, keepdims=False)
+    False
+    """
+    return not split_given and not keepdims
 
 
 def _as_index(value: object) -> int | None:

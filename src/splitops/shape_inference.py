@@ -91,7 +91,7 @@ from .onnx_types import (
     tensor_parts,
     type_text,
 )
-from .planner import normalize_axis, plan_sequence, read_sizes
+from .planner import drops_axis, normalize_axis, plan_sequence, read_sizes
 from .symbolic_dims import SYMBOLIC, format_dim, parse_dim, sympy  # sympy: an optional extra
 
 __all__ = [
@@ -521,7 +521,7 @@ def _sequence_type(
 ) -> TypeProto:
     dims = None
     if shape is not None and axis is not None:
-        if spec.split_input is None and not spec.keepdims:
+        if drops_axis(spec.split_input is not None, spec.keepdims):
             dims = [*shape[:axis], *shape[axis + 1 :]]
         else:
             common = set(sizes or ())

@@ -111,7 +111,7 @@ def split(
     if num_outputs is not None and type(num_outputs) is not int:
         reject_unreadable(num_outputs, f"{rule.name} num_outputs")
     sizes = split_sizes(
-        x.shape[axis], _read_split(split, rule), num_outputs=num_outputs, opset=opset
+        x.shape[axis], read_split(split, rule), num_outputs=num_outputs, opset=opset
     )
     if key is not None:
         recipe = recipes.numpy_recipe(axis, sizes, copy=copy)
@@ -158,7 +158,7 @@ def split_to_sequence(
     rule = opset_rule("SplitToSequence", opset)
     xp, axis = _check_input(x, axis, rule, opset, copy)
     keep = read_keepdims(keepdims)
-    sizes = sequence_sizes(x.shape[axis], _read_split(split, rule), opset=opset)
+    sizes = sequence_sizes(x.shape[axis], read_split(split, rule), opset=opset)
     unstack = drops_axis(split is not None, keep)
     if key is not None:
         if unstack:
@@ -190,7 +190,7 @@ def host_sizes(split: object) -> object:
     return array.tolist() if hasattr(array, "tolist") else np.from_dlpack(array).tolist()
 
 
-def _read_split(split: object, rule: OpsetRule) -> object:
+def read_split(split: object, rule: OpsetRule) -> object:
     """``split`` for the planner, after checking the dtype of an array (even an empty one)."""
     dtype = getattr(split, "dtype", None)
     if dtype is not None:
@@ -198,11 +198,33 @@ def _read_split(split: object, rule: OpsetRule) -> object:
     return host_sizes(split)
 
 
+def check_copy(copy: object, rule: OpsetRule) -> None:
+    """SplitTypeError unless ``copy`` is a bool.
+
+    >>> check_copy(1, opset_rule("Split", 18))
+    Traceback (most recent call last):
+    ...
+    splitops.errors.SplitTypeError: Split-18 copy must be True or False; 1 was given.
+    """
+    if not isinstance(copy, bool):
+        raise SplitTypeError(f"{rule.name} copy must be True or False; {copy!r} was given.")
+
+
+def check_axis(dtype: object, rank: int, axis: int, rule: OpsetRule, opset: int) -> int:
+    """``axis`` in ``[0, rank)``, after checking the input's element type against ``rule``.
+
+    >>> import numpy as np
+    >>> check_axis(np.dtype("float32"), 2, -1, opset_rule("Split", 18), 18)
+    1
+    """
+    check_element_type(dtype, rule, opset=opset)
+    return normalize_axis(axis, rank, rule.name)
+
+
 def _check_input(
     x: object, axis: int, rule: OpsetRule, opset: int, copy: object
 ) -> tuple[Any, int]:
-    if not isinstance(copy, bool):
-        raise SplitTypeError(f"{rule.name} copy must be True or False; {copy!r} was given.")
+    check_copy(copy, rule)
     try:
         xp = array_api_compat.array_namespace(x)
     except TypeError as error:
@@ -211,19 +233,16 @@ def _check_input(
             f"dask, ...); {type(x).__name__} was given."
         ) from error
     array: Any = x
-    check_element_type(array.dtype, rule, opset=opset)
-    axis = normalize_axis(axis, array.ndim, rule.name)
+    axis = check_axis(array.dtype, array.ndim, axis, rule, opset)
     axis_length(array.shape, axis, rule)
     return xp, axis
 
 
 def _cut(xp: Any, x: Any, axis: int, sizes: tuple[int, ...], *, copy: bool) -> list[Any]:
     if array_api_compat.is_torch_array(x):
-        tensor: Any = x  # torch's own stubs leave Tensor.split untyped
-        parts = list(tensor.split(list(sizes), dim=axis)) if sizes else []
-        if copy:
-            return [part.clone(memory_format=_torch_contiguous()) for part in parts]
-        return parts
+        from . import torch_parts
+
+        return torch_parts.cut(x, axis, sizes, copy=copy)
     if type(x) is np.ndarray:
         return list(recipes.numpy_recipe(axis, sizes, copy=copy)(x))
     if copy and array_api_compat.is_cupy_array(x):
@@ -234,18 +253,11 @@ def _cut(xp: Any, x: Any, axis: int, sizes: tuple[int, ...], *, copy: bool) -> l
 
 def _unstack(xp: Any, x: Any, axis: int, *, copy: bool) -> list[Any]:
     if array_api_compat.is_torch_array(x):
-        parts = list(x.unbind(axis))
-        if copy:
-            return [part.clone(memory_format=_torch_contiguous()) for part in parts]
-        return parts
+        from . import torch_parts
+
+        return torch_parts.unbind(x, axis, copy=copy)
     if type(x) is np.ndarray:
         return list(recipes.numpy_unstack_recipe(axis, copy=copy)(x))
     if copy and array_api_compat.is_cupy_array(x):
         return [part.copy() for part in generic.unstack(xp, x, axis, copy=False)]
     return generic.unstack(xp, x, axis, copy=copy)
-
-
-def _torch_contiguous() -> Any:
-    import torch
-
-    return torch.contiguous_format

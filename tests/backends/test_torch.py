@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from splitops import SplitError, split, split_to_sequence  # noqa: E402
+from splitops import SplitError, SplitTypeError, split, split_to_sequence  # noqa: E402
 
 BACKENDS = ["eager", "aot_eager"]
 
@@ -83,7 +84,8 @@ def _model(x: Any, count: int) -> Any:
     halves = split(x, num_outputs=count, axis=-1)
     rows = split_to_sequence(x, axis=0, keepdims=0)
     chunks = split_to_sequence(x, 2, axis=1, copy=True)
-    return _weighted_sum(halves) + _weighted_sum(rows) + _weighted_sum(chunks)
+    head = split(x, (1, x.shape[0] - 1), opset=13, copy=True)  # sizes from a (symbolic) dim
+    return _weighted_sum(halves) + _weighted_sum(rows) + _weighted_sum(chunks) + _weighted_sum(head)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -109,23 +111,142 @@ def test_compiled_gradient_equals_the_eager_gradient() -> None:
     torch.testing.assert_close(grad, eager, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize(
-    ("function", "message"),
-    [
-        (lambda x: split(x, [1, 2]), r"sum to 3, but the axis length is 4"),
-        (lambda x: split(x, num_outputs=3, opset=11), r"does not divide into 3"),
-        (lambda x: split(x, [2, 2], axis=3), r"axis 3 is out of range"),
-        (lambda x: split(x, torch.tensor([2, 2])), r"needs its split sizes while tracing"),
-        (lambda x: split_to_sequence(x, keepdims=2), r"keepdims must be 0 or 1"),
-    ],
-    ids=["sizes_sum", "split11_uneven", "axis_range", "tensor_sizes", "keepdims"],
-)
-def test_rejected_inputs_raise_split_error_from_compiled_code(
-    function: Callable[[Any], Any], message: str
+REJECTED = {
+    "split_sizes_must_sum_to_the_axis_length": (
+        lambda x: split(x, [1, 2]),
+        SplitError,
+        r"sum to 3, but the axis length is 4",
+    ),
+    "split11_num_outputs_must_divide_the_axis": (
+        lambda x: split(x, num_outputs=3, opset=11),
+        SplitError,
+        r"does not divide into 3",
+    ),
+    "split18_num_outputs_must_be_positive": (
+        lambda x: split(x, num_outputs=0),
+        SplitError,
+        r"num_outputs must lie in \[1, 2147483647\]; 0 was given",
+    ),
+    "axis_must_lie_within_the_rank": (
+        lambda x: split(x, [2, 2], axis=3),
+        SplitError,
+        r"axis 3 is out of range",
+    ),
+    "sizes_array_must_be_integer_even_when_empty": (
+        lambda x: split(x, np.array([], dtype=np.float32)),
+        SplitTypeError,
+        r"split must be an integer array; an array of dtype float32",
+    ),
+    "sizes_array_must_be_integer_even_when_whole": (
+        lambda x: split(x, np.array([3.0, 3.0])),
+        SplitTypeError,
+        r"split must be an integer array; an array of dtype float64",
+    ),
+    "sizes_tensor_must_be_integer": (
+        lambda x: split(x, torch.tensor([2.0, 2.0])),
+        SplitTypeError,
+        r"split must be an integer array; an array of dtype torch.float32",
+    ),
+    "split1_input_must_be_a_float": (
+        lambda x: split(x.bool(), [2, 2], opset=1),
+        SplitTypeError,
+        r"Split-1 does not accept bool inputs",
+    ),
+    "copy_must_be_a_bool": (
+        lambda x: split(x, [2, 2], copy=1),
+        SplitTypeError,
+        r"copy must be True or False",
+    ),
+    "opset_must_be_an_int": (
+        lambda x: split(x, [2, 2], opset="18"),
+        SplitTypeError,
+        r"opset must be an int",
+    ),
+    "keepdims_must_be_0_or_1": (
+        lambda x: split_to_sequence(x, keepdims=2),
+        SplitError,
+        r"keepdims must be 0 or 1",
+    ),
+    "sequence_chunk_must_be_positive": (
+        lambda x: split_to_sequence(x, 0),
+        SplitError,
+        r"chunk length\) must be >= 1; 0 was given",
+    ),
+    "sequence_sizes_array_must_be_integer": (
+        lambda x: split_to_sequence(x, np.array([2.0, 2.0]), axis=-1),
+        SplitTypeError,
+        r"SplitToSequence-24 split must be an integer array",
+    ),
+    "sequence_axis_must_lie_within_the_rank": (
+        lambda x: split_to_sequence(x, axis=-2, keepdims=0),
+        SplitError,
+        r"axis -2 is out of range",
+    ),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(("function", "kind", "message"), REJECTED.values(), ids=REJECTED)
+def test_compiled_code_rejects_an_input_as_eager_mode_does(
+    function: Callable[[Any], Any], kind: type[Exception], message: str, backend: str
 ) -> None:
-    compiled = torch.compile(function, backend="eager")
-    with pytest.raises(SplitError, match=message):
+    x = torch.ones(4)
+    with pytest.raises(kind, match=message) as eager:
+        function(x)
+    compiled = torch.compile(function, backend=backend, fullgraph=True)
+    with pytest.raises(SplitError) as traced:
+        compiled(x)
+    assert type(traced.value) is type(eager.value)
+    assert str(traced.value) == str(eager.value)
+
+
+def _unpacks_the_parts(x: Any) -> Any:
+    first, second = split(x, [1, 2])
+    return first * 2 + second
+
+
+def _drops_the_parts(x: Any) -> Any:
+    split_to_sequence(x, np.array([1.5, 2.5]))
+    return x + 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("function", [_unpacks_the_parts, _drops_the_parts])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_compiled_code_rejects_an_input_whatever_the_caller_does_with_the_parts(
+    function: Callable[[Any], Any], backend: str, requires_grad: bool
+) -> None:
+    x = torch.ones(4, requires_grad=requires_grad)
+    with pytest.raises(SplitError) as eager:
+        function(x)
+    compiled = torch.compile(function, backend=backend, fullgraph=True)
+    for _ in range(2):  # the second call runs the cached graph, which raises again
+        with pytest.raises(SplitError) as traced:
+            compiled(x)
+        assert type(traced.value) is type(eager.value)
+        assert str(traced.value) == str(eager.value)
+
+
+SIZES = np.array([2, 2])
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        lambda x: split(x, torch.tensor([2, 2])),
+        lambda x: split(x, SIZES),
+        lambda x: split_to_sequence(x, np.full(2, 2)),
+        lambda x: split(x, [torch.tensor(2), 2]),
+    ],
+    ids=["tensor", "numpy_array", "numpy_array_computed", "list_holding_a_tensor"],
+)
+def test_compiled_sizes_must_be_python_values_not_arrays(function: Callable[[Any], Any]) -> None:
+    compiled = torch.compile(function, backend="eager", fullgraph=True)
+    with pytest.raises(SplitError) as traced:
         compiled(torch.ones(4))
+    assert type(traced.value) is SplitError
+    assert "under torch.compile needs its split sizes while tracing" in str(traced.value)
+    assert "Pass Python ints" in str(traced.value)
 
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.trace` is deprecated:DeprecationWarning")

@@ -184,32 +184,37 @@ def plan_split(
         if sizes is not None and count is not None:
             raise SplitError(
                 f"{rule.name} takes either the split input or the num_outputs attribute, not "
-                f"both; split={_preview(sizes)} and num_outputs={count} were given."
+                f"both; split={_preview(sizes)} and num_outputs={count} were given.",
+                rule="split-or-num_outputs",
             )
         if sizes is None and count is None:
             raise SplitError(
                 f"{rule.name} needs either the split input (sizes) or the num_outputs "
-                "attribute (how many parts); neither was given."
+                "attribute (how many parts); neither was given.",
+                rule="split-or-num_outputs",
             )
     length = arithmetic.known(dim)
     if sizes is not None:
         if count is not None and count != len(sizes):
             raise SplitError(
                 f"{rule.name} has {count} outputs but split gives {len(sizes)} sizes "
-                f"{_preview(sizes)}: give one size per output."
+                f"{_preview(sizes)}: give one size per output.",
+                rule="output-count",
             )
         return _check_explicit(sizes, length, rule)
     if count is None:
         raise SplitError(
             f"{rule.name} without split sizes needs the number of outputs: pass num_outputs "
-            "(the node's output count) for equal parts."
+            "(the node's output count) for equal parts.",
+            rule="output-count",
         )
     if rule.part_count is PartCount.OUTPUTS:
         if length is not None and length % count:
             raise SplitError(
                 f"{rule.name} without split sizes cuts equal parts, and a dim of {length} does "
                 f"not divide into {count}. Pass explicit sizes, e.g. "
-                f"split={_even_example(length, count)}."
+                f"split={_even_example(length, count)}.",
+                rule="equal-parts",
             )
         return (arithmetic.exact_div(dim, count),) * count
     chunk = arithmetic.ceil_div(dim, count)
@@ -219,7 +224,8 @@ def plan_split(
         raise SplitError(
             f"{rule.name} cannot split a dim of {dim} into {count} parts: parts of "
             f"ceil({dim}/{count})={chunk} leave {rest} for the last. Pass explicit sizes, "
-            f"e.g. split={_even_example(length, count)}."
+            f"e.g. split={_even_example(length, count)}.",
+            rule="num_outputs",
         )
     return (chunk,) * (count - 1) + (last,)
 
@@ -245,7 +251,8 @@ def plan_sequence(
         if split < 1:
             raise SplitError(
                 f"{rule.name} scalar split (the chunk length) must be >= 1; {split} was given. "
-                "Pass a positive chunk length, or a 1-d list of sizes for zero-size parts."
+                "Pass a positive chunk length, or a 1-d list of sizes for zero-size parts.",
+                rule="split-chunk",
             )
         if length is None:
             return None
@@ -277,20 +284,23 @@ def read_sizes(
         if not allow_scalar:
             raise SplitError(
                 f"{rule.name} takes split as a 1-d list of sizes; the scalar {values!r} was "
-                f"given. Pass [{values!r}] for one part, or use num_outputs for equal parts."
+                f"given. Pass [{values!r}] for one part, or use num_outputs for equal parts.",
+                rule="split-shape",
             )
         return size
     if isinstance(values, (Set, Mapping)) or iter(values) is values:  # type: ignore[call-overload]
         raise SplitTypeError(
             f"{rule.name} split must be an ordered sequence of sizes (list, tuple, range or 1-d "
-            f"array); a {type(values).__name__} was given."
+            f"array); a {type(values).__name__} was given.",
+            rule="split-shape",
         )
     # numpy scalars and 0-d arrays inside a list count as the Python values they hold.
     items = [_host_value(v) for v in cast(Iterable[object], values)]
     if any(not _is_scalar(v) for v in items):
         raise SplitError(
             f"{rule.name} split must be a scalar or 1-d; a nested sequence was given "
-            f"({_preview(items)}). Flatten it to one list of sizes."
+            f"({_preview(items)}). Flatten it to one list of sizes.",
+            rule="split-shape",
         )
     return tuple(_read_size(v, rule) for v in items)
 
@@ -310,17 +320,21 @@ def check_output_count(
     splitops.errors.SplitError: Split-13 lists 3 outputs but split gives 2 sizes [2, 4]: ...
     """
     if listed < 1:
-        raise SplitError(f"{rule.name} needs at least one output; the node lists none.")
+        raise SplitError(
+            f"{rule.name} needs at least one output; the node lists none.", rule="output-count"
+        )
     if by_num_outputs:
         if listed > len(sizes):
             raise SplitError(
                 f"{rule.name} lists {listed} outputs but num_outputs is {len(sizes)}: a node may "
-                "omit trailing outputs, never add more. Raise num_outputs or drop outputs."
+                "omit trailing outputs, never add more. Raise num_outputs or drop outputs.",
+                rule="output-count",
             )
     elif listed != len(sizes):
         raise SplitError(
             f"{rule.name} lists {listed} outputs but split gives {len(sizes)} sizes "
-            f"{_preview(sizes)}: give one size per output."
+            f"{_preview(sizes)}: give one size per output.",
+            rule="output-count",
         )
 
 
@@ -330,16 +344,18 @@ def normalize_axis(axis: int, rank: int, op: str = "Split") -> int:
     >>> normalize_axis(-1, 3)
     2
     """
-    axis = _read_int(axis, f"{op} axis")
+    axis = _read_int(axis, f"{op} axis", "axis")
     if rank < 1:
         raise SplitError(
             f"{op} needs an input of rank >= 1; a rank-0 (scalar) input was given. "
-            "Reshape it to shape (1,) first."
+            "Reshape it to shape (1,) first.",
+            rule="rank",
         )
     if not -rank <= axis < rank:
         raise SplitError(
             f"{op} axis {axis} is out of range for an input of rank {rank}: "
-            f"it must lie in [{-rank}, {rank - 1}]."
+            f"it must lie in [{-rank}, {rank - 1}].",
+            rule="axis",
         )
     return axis + rank if axis < 0 else axis
 
@@ -353,7 +369,9 @@ def read_keepdims(keepdims: object) -> bool:
     value = keepdims if isinstance(keepdims, bool) else _as_index(keepdims)
     if value in (0, 1):
         return bool(value)
-    raise SplitError(f"SplitToSequence keepdims must be 0 or 1; {keepdims!r} was given.")
+    raise SplitError(
+        f"SplitToSequence keepdims must be 0 or 1; {keepdims!r} was given.", rule="keepdims"
+    )
 
 
 def _as_index(value: object) -> int | None:
@@ -366,11 +384,11 @@ def _as_index(value: object) -> int | None:
         return None
 
 
-def _read_int(value: object, what: str) -> int:
+def _read_int(value: object, what: str, rule_id: str) -> int:
     index = _as_index(value)
     if index is None:
         raise SplitTypeError(
-            f"{what} must be an int; {value!r} ({type(value).__name__}) was given."
+            f"{what} must be an int; {value!r} ({type(value).__name__}) was given.", rule=rule_id
         )
     return index
 
@@ -393,7 +411,8 @@ def _read_size(value: object, rule: OpsetRule) -> int:
         return value
     if isinstance(value, bool):
         raise SplitTypeError(
-            f"{rule.name} split sizes must be integers; {value!r} (bool) was given."
+            f"{rule.name} split sizes must be integers; {value!r} (bool) was given.",
+            rule="split-type",
         )
     index = _as_index(value)
     if index is not None:
@@ -401,24 +420,28 @@ def _read_size(value: object, rule: OpsetRule) -> int:
     if isinstance(value, float):
         if not value.is_integer():
             raise SplitTypeError(
-                f"{rule.name} split sizes must be whole numbers; {value!r} was given."
+                f"{rule.name} split sizes must be whole numbers; {value!r} was given.",
+                rule="split-type",
             )
         if rule.split_may_be_float:
             return int(value)
         raise SplitTypeError(
             f"{rule.name} split sizes must be integers; the float {value!r} was given. "
-            "Only Split-1 types split like its input and takes whole-number floats."
+            "Only Split-1 types split like its input and takes whole-number floats.",
+            rule="split-type",
         )
     raise SplitTypeError(
-        f"{rule.name} split sizes must be integers; {value!r} ({type(value).__name__}) was given."
+        f"{rule.name} split sizes must be integers; {value!r} ({type(value).__name__}) was given.",
+        rule="split-type",
     )
 
 
 def _read_dim(dim: object, rule: OpsetRule) -> int:
-    length = _read_int(dim, f"{rule.name} dim (the length of the split axis)")
+    length = _read_int(dim, f"{rule.name} dim (the length of the split axis)", "dim")
     if length < 0:
         raise SplitError(
-            f"{rule.name} dim (the length of the split axis) must be >= 0; {length} was given."
+            f"{rule.name} dim (the length of the split axis) must be >= 0; {length} was given.",
+            rule="dim",
         )
     return length
 
@@ -426,30 +449,38 @@ def _read_dim(dim: object, rule: OpsetRule) -> int:
 def _read_count(num_outputs: object, rule: OpsetRule) -> int | None:
     if num_outputs is None:
         return None
-    count = _read_int(num_outputs, f"{rule.name} num_outputs")
+    count = _read_int(num_outputs, f"{rule.name} num_outputs", "num_outputs")
     if not 1 <= count <= MAX_PARTS:
         raise SplitError(
-            f"{rule.name} num_outputs must lie in [1, {MAX_PARTS}]; {count} was given."
+            f"{rule.name} num_outputs must lie in [1, {MAX_PARTS}]; {count} was given.",
+            rule="num_outputs",
         )
     return count
 
 
 def _check_explicit(sizes: tuple[int, ...], dim: int | None, rule: OpsetRule) -> tuple[int, ...]:
     if not sizes:
-        raise SplitError(f"{rule.name} split must hold at least one size; [] was given.")
+        raise SplitError(
+            f"{rule.name} split must hold at least one size; [] was given.", rule="split-empty"
+        )
     if len(sizes) > MAX_PARTS:
-        raise SplitError(f"{rule.name} allows at most {MAX_PARTS} parts; {len(sizes)} were given.")
+        raise SplitError(
+            f"{rule.name} allows at most {MAX_PARTS} parts; {len(sizes)} were given.",
+            rule="outputs",
+        )
     negative = [(i, s) for i, s in enumerate(sizes) if s < 0]
     if negative:
         i, s = negative[0]
         raise SplitError(
-            f"{rule.name} split sizes must be >= 0; {_preview(sizes)} has {s} at position {i}."
+            f"{rule.name} split sizes must be >= 0; {_preview(sizes)} has {s} at position {i}.",
+            rule="split-negative",
         )
     total = sum(sizes)
     if dim is not None and total != dim:
         raise SplitError(
             f"{rule.name} split sizes {_preview(sizes)} sum to {total}, but the axis "
-            f"length is {dim}: the sizes must add up to the length of the split axis."
+            f"length is {dim}: the sizes must add up to the length of the split axis.",
+            rule="split-sum",
         )
     return sizes
 

@@ -176,7 +176,9 @@ def infer_shapes(model: ModelProto, *, strict: bool = True) -> ModelProto:
         if error is None:
             continue
         if strict and not record.in_branch:
-            raise type(error)(f"{record.graph}: {error}") from record.problems[0][1]
+            raise type(error)(f"{record.graph}: {error}", rule=error.rule) from record.problems[0][
+                1
+            ]
         reasons = SplitError(" ".join(str(problem) for _, problem in record.problems))
         warnings.warn(
             f"{record.graph}: {node_error(record.node, reasons)} "

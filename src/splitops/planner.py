@@ -37,12 +37,16 @@ __all__ = [
     "plan_split",
     "read_keepdims",
     "read_sizes",
+    "sequence_part_length",
     "sequence_sizes",
     "split_sizes",
 ]
 
 #: The most outputs an ONNX node may have ("between 1 and 2147483647 outputs").
 MAX_PARTS = 2**31 - 1
+
+#: SplitToSequence without ``split`` cuts chunks of this length.
+_DEFAULT_CHUNK = 1
 
 #: What ``split`` may be on the pure side: an int, a whole float (Split-1 only), a sequence of
 #: those, or any object with ``tolist()`` (a numpy scalar or array) giving one of them.
@@ -246,7 +250,7 @@ def plan_sequence(
     """
     length = arithmetic.known(dim)
     if split is None:
-        return None if length is None else (1,) * length
+        split = _DEFAULT_CHUNK
     if isinstance(split, int):
         if split < 1:
             raise SplitError(
@@ -259,6 +263,27 @@ def plan_sequence(
         full, rest = divmod(length, split)
         return (split,) * full + ((rest,) if rest else ())
     return _check_explicit(split, length, rule)
+
+
+def sequence_part_length(
+    split: int | tuple[int, ...] | None, sizes: tuple[D | int, ...] | None
+) -> D | int | None:
+    """The length all of SplitToSequence's parts share, or ``None`` when they may differ.
+
+    ``split`` is as :func:`plan_sequence` takes it and ``sizes`` what it returned for that
+    split. Chunks of 1 (the default) are known to be the length even where the number of
+    parts is not; otherwise the planned sizes decide, when they are known.
+
+    >>> sequence_part_length(None, None), sequence_part_length(3, None)
+    (1, None)
+    >>> sequence_part_length(3, (3, 3)), sequence_part_length(3, (3, 3, 1))
+    (3, None)
+    """
+    if (_DEFAULT_CHUNK if split is None else split) == 1:
+        return 1
+    if not sizes or any(size != sizes[0] for size in sizes[1:]):
+        return None
+    return sizes[0]
 
 
 def read_sizes(

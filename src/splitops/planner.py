@@ -147,7 +147,7 @@ def split_sizes(
     sizes = cast("tuple[int, ...] | None", read_sizes(split, rule, allow_scalar=False))
     count = _read_count(num_outputs, rule)
     if arithmetic is None or by_int:
-        return _plan_split(length, sizes, count, rule)
+        return _split_plan(cast(int, length), sizes, count, rule)
     return plan_split(dim, sizes, count, rule, arithmetic)
 
 
@@ -165,7 +165,7 @@ def sequence_sizes(dim: int, split: SizesLike | None = None, *, opset: int = 24)
     ()
     """
     rule = opset_rule("SplitToSequence", opset)
-    return _plan_sequence(_read_dim(dim, rule), read_sizes(split, rule, allow_scalar=True), rule)
+    return _sequence_plan(_read_dim(dim, rule), read_sizes(split, rule, allow_scalar=True), rule)
 
 
 def plan_split(
@@ -519,6 +519,35 @@ def _even_example(dim: int | None, count: int) -> str:
     return f"[{', '.join(map(str, head))}{', ...' if count > 8 else ''}]"
 
 
+#: Plans of more parts than this are computed on every call and never cached: the cache would
+#: keep each such tuple of sizes (and its key's) alive, 80 MB for ten million parts. Below it,
+#: a full cache holds at most 4096 plans of 32 KiB.
+_MAX_CACHED_PARTS = 2**12
+
+
+def _split_plan(
+    dim: int, sizes: tuple[int, ...] | None, count: int | None, rule: OpsetRule
+) -> tuple[int, ...]:
+    """Split's plan for an int dim: from the cache, unless it has too many parts to keep."""
+    if (count or 0) > _MAX_CACHED_PARTS or len(sizes or ()) > _MAX_CACHED_PARTS:
+        return plan_split(dim, sizes, count, rule, INT_ARITHMETIC)
+    return _plan_split(dim, sizes, count, rule)
+
+
+def _sequence_plan(
+    dim: int, split: int | tuple[int, ...] | None, rule: OpsetRule
+) -> tuple[int, ...]:
+    """SplitToSequence's plan for an int dim: from the cache, unless it has too many parts."""
+    if isinstance(split, tuple):
+        parts = len(split)
+    else:
+        chunk = _DEFAULT_CHUNK if split is None else split
+        parts = INT_ARITHMETIC.ceil_div(dim, chunk) if chunk > 0 else 0
+    if parts > _MAX_CACHED_PARTS:
+        return _sequence_sizes(dim, split, rule)
+    return _plan_sequence(dim, split, rule)
+
+
 @lru_cache(maxsize=4096)
 def _plan_split(
     dim: int, sizes: tuple[int, ...] | None, count: int | None, rule: OpsetRule
@@ -526,10 +555,12 @@ def _plan_split(
     return plan_split(dim, sizes, count, rule, INT_ARITHMETIC)
 
 
-@lru_cache(maxsize=4096)
-def _plan_sequence(
+def _sequence_sizes(
     dim: int, split: int | tuple[int, ...] | None, rule: OpsetRule
 ) -> tuple[int, ...]:
     sizes = plan_sequence(dim, split, rule, INT_ARITHMETIC)
     assert sizes is not None, "an int dim always gives a known number of parts"
     return sizes
+
+
+_plan_sequence = lru_cache(maxsize=4096)(_sequence_sizes)

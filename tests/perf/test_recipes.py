@@ -229,6 +229,27 @@ def test_repeated_split_on_an_uncached_path_plans_once_and_hits_after() -> None:
     assert (info.hits, info.misses) == (3, 1)
 
 
+def test_a_plan_of_many_parts_is_computed_but_never_kept() -> None:
+    many = planner._MAX_CACHED_PARTS + 1
+    for _ in range(2):
+        assert splitops.split_sizes(0, num_outputs=many) == (0,) * many
+        assert splitops.split_sizes(many, [1] * many, opset=13) == (1,) * many
+        assert splitops.sequence_sizes(many) == (1,) * many
+        assert splitops.sequence_sizes(2 * many, 2) == (2,) * many
+        assert splitops.sequence_sizes(many, [1] * many) == (1,) * many
+    assert planner._plan_split.cache_info().currsize == 0
+    assert planner._plan_sequence.cache_info().currsize == 0
+
+
+def test_a_plan_of_up_to_the_cached_number_of_parts_is_kept() -> None:
+    limit = planner._MAX_CACHED_PARTS
+    for _ in range(3):
+        assert splitops.split_sizes(limit, num_outputs=limit) == (1,) * limit
+        assert splitops.sequence_sizes(2 * limit, 2) == (2,) * limit
+    assert planner._plan_split.cache_info()[:2] == (2, 1)
+    assert planner._plan_sequence.cache_info()[:2] == (2, 1)
+
+
 def test_repeated_torch_split_plans_once_and_hits_after() -> None:
     torch = pytest.importorskip("torch")
     x = torch.zeros((4, 6))

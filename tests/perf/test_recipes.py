@@ -1,7 +1,7 @@
 """The numpy fast path: a repeated call reuses the first call's recipe, and nothing else changes.
 
-numpy's ``np.split`` at the planner's running sums is the oracle for every part; errors are
-compared with the ones a fresh (uncached) call raises.
+numpy's ``np.split`` at bounds worked out here from the spec's wording is the oracle for every
+part; errors are compared with the ones a fresh (uncached) call raises.
 """
 
 from __future__ import annotations
@@ -30,8 +30,29 @@ def _expected(x: Any, sizes: tuple[int, ...], axis: int) -> list[Any]:
     return np.split(x, np.cumsum(sizes)[:-1], axis=axis) if sizes else []
 
 
+def _split18_bounds(dim: int, count: int) -> list[int] | None:
+    """Where Split-18 cuts: after every ``ceil(dim / count)`` elements, the last part taking
+    the rest; ``None`` when that rest would be below 0 (the spec's rejection)."""
+    chunk = -(-dim // count)
+    bounds = [chunk * i for i in range(1, count)]
+    return None if bounds and bounds[-1] > dim else bounds
+
+
+def _sequence_bounds(dim: int, split: Any) -> list[int]:
+    """Where SplitToSequence cuts: after every element (no split), every ``split`` elements
+    (a chunk length, the rest last), or at the running sums of the sizes."""
+    if split is None:
+        return list(range(1, dim))
+    if isinstance(split, int):
+        return list(range(split, dim, split))
+    return np.cumsum(split)[:-1].tolist()
+
+
 def _assert_parts(parts: Any, x: Any, sizes: tuple[int, ...], axis: int, *, copy: bool) -> None:
-    expected = _expected(x, sizes, axis)
+    _assert_parts_equal(parts, x, _expected(x, sizes, axis), copy=copy)
+
+
+def _assert_parts_equal(parts: Any, x: Any, expected: list[Any], *, copy: bool) -> None:
     assert len(parts) == len(expected)
     if copy:  # cut from one buffer, but no two parts overlap
         for first, second in itertools.pairwise(parts):
@@ -59,15 +80,15 @@ def _inputs() -> Iterator[Any]:
 @pytest.mark.parametrize("copy", [False, True])
 def test_repeated_split_gives_numpys_parts_every_time(x: Any, num_outputs: int, copy: bool) -> None:
     for axis in (0, 1, -1):
-        dim = x.shape[axis]
-        try:
-            sizes = splitops.split_sizes(dim, num_outputs=num_outputs)
-        except splitops.SplitError:
-            continue
+        bounds = _split18_bounds(x.shape[axis], num_outputs)
         for _ in range(3):
+            if bounds is None:
+                with pytest.raises(splitops.SplitError, match="cannot split a dim"):
+                    splitops.split(x, num_outputs=num_outputs, axis=axis, copy=copy)
+                continue
             parts = splitops.split(x, num_outputs=num_outputs, axis=axis, copy=copy)
             assert isinstance(parts, tuple)
-            _assert_parts(parts, x, sizes, axis % x.ndim, copy=copy)
+            _assert_parts_equal(parts, x, np.split(x, bounds, axis=axis), copy=copy)
 
 
 @pytest.mark.parametrize("split", [None, 1, 4, 7, [3, 0, 21], (24,)])
@@ -86,8 +107,8 @@ def test_repeated_split_to_sequence_gives_numpys_parts_every_time(
                 np.testing.assert_array_equal(part, x[:, i], strict=True)
                 assert np.shares_memory(part, x) != copy
         else:
-            sizes = splitops.sequence_sizes(24, split)
-            _assert_parts(parts, x, sizes, 1, copy=copy)
+            expected = np.split(x, _sequence_bounds(24, split), axis=1)
+            _assert_parts_equal(parts, x, expected, copy=copy)
 
 
 def test_split_to_sequence_keepdims_zero_on_1d_input_gives_0d_arrays() -> None:

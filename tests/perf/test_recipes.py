@@ -135,6 +135,37 @@ def test_many_equal_parts_come_from_a_grouped_view_of_any_layout(axis: int, copy
         np.testing.assert_array_equal(np.stack(parts, axis=axis), x, strict=True)
 
 
+def _layouts(length: int) -> dict[str, Any]:
+    """Inputs of shape (2, length), cut along axis 1, in three memory layouts."""
+    values = np.arange(2 * 2 * length, dtype=np.float32)
+    return {
+        "contiguous": values[: 2 * length].reshape(2, length),
+        "strided": values.reshape(2, 2 * length)[:, ::2],
+        "transposed": values[: 2 * length].reshape(length, 2).T,
+    }
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "transposed"])
+@pytest.mark.parametrize("copy", [False, True])
+@pytest.mark.parametrize("tail", [False, True], ids=["equal", "tail"])
+@pytest.mark.parametrize("count", [63, 64, 65])
+def test_equal_parts_around_the_grouped_threshold_are_numpys_slices(
+    count: int, tail: bool, copy: bool, layout: str
+) -> None:
+    # count parts of 3, and with a tail one more part of 1: Split-18 gives ceil((3n+1)/(n+1))=3.
+    length = 3 * count + tail
+    x = _layouts(length)[layout]
+    expected = [x[:, 3 * i : 3 * i + 3] for i in range(count)] + [x[:, 3 * count :]] * tail
+    for _ in range(2):
+        parts = splitops.split(x, num_outputs=count + tail, axis=1, copy=copy)
+        _assert_parts_equal(parts, x, expected, copy=copy)
+        sequence = splitops.split_to_sequence(x, 3, axis=1, copy=copy)
+        _assert_parts_equal(sequence, x, expected, copy=copy)
+    recipe = recipes.SPLIT_RECIPES[(x.dtype, x.shape, 1, None, count + tail, 18, copy)]
+    grouped = getattr(recipe, "func", None) is recipes._grouped
+    assert grouped == (count >= recipes.GROUPED_FROM)
+
+
 def test_views_of_a_read_only_input_stay_read_only() -> None:
     x = np.arange(12.0).reshape(2, 6)
     x.flags.writeable = False

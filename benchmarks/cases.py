@@ -5,6 +5,8 @@
 >>> small = cpu_cases(quick=False)[0]
 >>> small.shape, small.sizes()
 ((2, 6), (3, 3))
+>>> [(case.id, case.chunk, case.parts) for case in cpu_cases(quick=True) if case.group == "parts"]
+[('parts-2', 500, 2), ('parts-100', 10, 100)]
 """
 
 from __future__ import annotations
@@ -37,14 +39,17 @@ GROUPS = (
 
 @dataclass(frozen=True)
 class Case:
-    """One input and one call: Split into ``parts`` equal parts, or SplitToSequence."""
+    """One input and one call: Split with ``num_outputs``, or SplitToSequence with ``chunk``.
+
+    The sizes of the parts, their number and their common length all come from the planner.
+    """
 
     id: str
     group: str
     op: str  # "Split" or "SplitToSequence"
     shape: tuple[int, ...]
     axis: int
-    parts: int
+    num_outputs: int | None = None  # Split's attribute
     chunk: int | None = None  # SplitToSequence's scalar split; None: parts of length 1
     copy: bool = False
     device: str = "cpu"
@@ -60,8 +65,18 @@ class Case:
     def sizes(self) -> tuple[int, ...]:
         """The part sizes, from splitops' planner (the one place that decides them)."""
         if self.op == "Split":
-            return splitops.split_sizes(self.dim, num_outputs=self.parts)
+            return splitops.split_sizes(self.dim, num_outputs=self.num_outputs)
         return splitops.sequence_sizes(self.dim, self.chunk)
+
+    @property
+    def parts(self) -> int:
+        """The number of parts."""
+        return len(self.sizes())
+
+    @property
+    def part_length(self) -> int:
+        """The length of the first part: every part's, as every case cuts equal parts."""
+        return self.sizes()[0]
 
     def describe(self) -> str:
         call = f"{self.op} of {self.shape} {DTYPE} ({human_bytes(self.nbytes)}) on axis "
@@ -76,6 +91,7 @@ class Case:
             "shape": list(self.shape),
             "dtype": DTYPE,
             "axis": self.axis,
+            "num_outputs": self.num_outputs,
             "parts": self.parts,
             "chunk": self.chunk,
             "copy": self.copy,
@@ -104,7 +120,7 @@ def _size_cases(sizes: list[int], *, device: str = "cpu") -> list[Case]:
                     op="Split",
                     shape=(count,),
                     axis=0,
-                    parts=2,
+                    num_outputs=2,
                     copy=copy,
                     device=device,
                 )
@@ -121,15 +137,20 @@ def cpu_cases(*, quick: bool) -> list[Case]:
     sizes = [2**10, 2**16] if quick else [2**10, 2**16, 2**22, 2**28]
     counts = [2, 100] if quick else [2, 10, 100, 1000, 10_000, 100_000]
     cases = [
-        Case("small", "small", "Split", (2, 6), axis=1, parts=2),
-        Case("many-parts", "many-parts", "SplitToSequence", (rows, 16), axis=0, parts=rows),
+        Case("small", "small", "Split", (2, 6), axis=1, num_outputs=2),
+        Case("many-parts", "many-parts", "SplitToSequence", (rows, 16), axis=0),
     ]
     cases += _size_cases(sizes)
+    # A chunk that cuts the rows into n parts: the length of Split's n equal parts.
     cases += [
-        Case(f"parts-{n}", "parts", "SplitToSequence", (rows, 16), 0, parts=n, chunk=rows // n)
+        Case(f"parts-{n}", "parts", "SplitToSequence", (rows, 16), 0, chunk=_equal_part(rows, n))
         for n in counts
     ]
     return cases
+
+
+def _equal_part(dim: int, count: int) -> int:
+    return splitops.split_sizes(dim, num_outputs=count)[0]
 
 
 def gpu_cases(*, quick: bool) -> list[Case]:

@@ -17,7 +17,6 @@ from .cases import Case
 from .peers import (
     Peer,
     copied,
-    part_length,
     pinned_torch,
     session_options,
     splitops_statement,
@@ -127,7 +126,7 @@ GPU_PEERS = (
         "torch.split",
         "torch",
         _on_gpu,
-        lambda case: copied(f"torch.split(t, {part_length(case)})", case, "p.clone()"),
+        lambda case: copied(f"torch.split(t, {case.part_length})", case, "p.clone()"),
         _with_torch_device,
         torch_parts,
         _torch_cuda,

@@ -33,7 +33,7 @@ def one_node_model(case: Case) -> onnx.ModelProto:
     initializers = []
     if case.op == "Split":
         names = [f"part{i}" for i in range(case.parts)]
-        node = helper.make_node("Split", ["x"], names, axis=case.axis, num_outputs=case.parts)
+        node = helper.make_node("Split", ["x"], names, axis=case.axis, num_outputs=case.num_outputs)
         outputs = [
             helper.make_tensor_value_info(name, TensorProto.FLOAT, _part_shape(case, size))
             for name, size in zip(names, case.sizes(), strict=True)

@@ -67,14 +67,9 @@ def _keywords(case: Case, *, copy: bool = True) -> str:
 def splitops_statement(case: Case, array: str = "x") -> str:
     """``splitops.split(x, num_outputs=2, axis=1)``: the call on the array named ``array``."""
     if case.op == "Split":
-        return f"splitops.split({array}, num_outputs={case.parts}{_keywords(case)})"
+        return f"splitops.split({array}, num_outputs={case.num_outputs}{_keywords(case)})"
     chunk = "" if case.chunk is None else f", {case.chunk}"
     return f"splitops.split_to_sequence({array}{chunk}{_keywords(case)})"
-
-
-def part_length(case: Case) -> int:
-    """The common length of the parts (every case cuts equal parts)."""
-    return case.dim // case.parts
 
 
 def _slicing_statement(case: Case) -> str:
@@ -87,7 +82,7 @@ def _slicing_statement(case: Case) -> str:
             last = "" if stop == case.dim else str(stop)
             cuts.append(f"x[{lead}{first}:{last}]")
         return ", ".join(cuts)
-    length = part_length(case)
+    length = case.part_length
     return f"[x[{lead}i:i + {length}] for i in range(0, {case.dim}, {length})]"
 
 
@@ -103,12 +98,12 @@ def _with_splitops(case: Case, x: Any) -> dict[str, Any]:
 
 
 def _with_out(case: Case, x: Any) -> dict[str, Any]:
-    shapes = [p.shape for p in splitops.split(x, num_outputs=case.parts, axis=case.axis)]
+    shapes = [p.shape for p in splitops.split(x, num_outputs=case.num_outputs, axis=case.axis)]
     return {"splitops": splitops, "x": x, "out": [np.empty(s, x.dtype) for s in shapes]}
 
 
 def _with_part_destinations(case: Case, x: Any) -> dict[str, Any]:
-    views = splitops.split(x, num_outputs=case.parts, axis=case.axis)
+    views = splitops.split(x, num_outputs=case.num_outputs, axis=case.axis)
     pairs = [(np.empty(view.shape, x.dtype), view) for view in views]
     return {"np": np, "pairs": pairs}
 
@@ -184,7 +179,7 @@ def torch_parts(value: Any, ns: dict[str, Any], case: Case) -> list[Any]:
 
 
 def _destination_parts(value: Any, ns: dict[str, Any], case: Case) -> list[Any]:
-    return list(splitops.split(ns["dst"], num_outputs=case.parts, axis=case.axis))
+    return list(splitops.split(ns["dst"], num_outputs=case.num_outputs, axis=case.axis))
 
 
 def _part_destinations(value: Any, ns: dict[str, Any], case: Case) -> list[Any]:
@@ -213,7 +208,7 @@ SPLITOPS_OUT = Peer(
     "splitops",
     lambda case: _on_cpu_copies(case) and case.op == "Split",
     lambda case: (
-        f"splitops.split(x, num_outputs={case.parts}{_keywords(case, copy=False)}, out=out)"
+        f"splitops.split(x, num_outputs={case.num_outputs}{_keywords(case, copy=False)}, out=out)"
     ),
     _with_out,
     as_list,
@@ -272,7 +267,7 @@ TORCH = Peer(
     "torch.split",
     "torch",
     _on_cpu,
-    lambda case: copied(f"torch.split(t, {part_length(case)}, dim={case.axis})", case, "p.clone()"),
+    lambda case: copied(f"torch.split(t, {case.part_length}, dim={case.axis})", case, "p.clone()"),
     _with_torch,
     torch_parts,
 )

@@ -85,7 +85,8 @@ def check_element_type(dtype: object, rule: OpsetRule, *, opset: int | None = No
         raise SplitTypeError(
             f"{where} does not accept dtype {dtype}: it is none of the "
             f"{len(ALL_ELEMENT_TYPES)} element types Split and SplitToSequence know. "
-            f"It takes {accepted}. Cast the input."
+            f"It takes {accepted}. Cast the input.",
+            rule="dtype",
         )
     later = [
         version
@@ -94,7 +95,8 @@ def check_element_type(dtype: object, rule: OpsetRule, *, opset: int | None = No
     ]
     hint = f"Use opset {min(later)} or later, or cast the input" if later else "Cast the input"
     raise SplitTypeError(
-        f"{where} does not accept {onnx_type} inputs; it takes {accepted}. {hint}."
+        f"{where} does not accept {onnx_type} inputs; it takes {accepted}. {hint}.",
+        rule="dtype",
     )
 
 
@@ -117,7 +119,8 @@ def check_split_dtype(dtype: object, rule: OpsetRule) -> None:
     allowed = "an integer or float array" if rule.split_may_be_float else "an integer array"
     raise SplitTypeError(
         f"{rule.name} split must be {allowed}; an array of dtype {dtype} was given. "
-        "Cast the sizes to int64."
+        "Cast the sizes to int64.",
+        rule="split-dtype",
     )
 
 
@@ -136,12 +139,16 @@ def check_split_input_type(split_dtype: object, input_type: str, rule: OpsetRule
     """
     allowed = frozenset({input_type}) if rule.split_input_types is None else rule.split_input_types
     if not allowed:
-        raise SplitError(f"{rule.name} has no split input; give the sizes as the split attribute.")
+        raise SplitError(
+            f"{rule.name} has no split input; give the sizes as the split attribute.",
+            rule="split-source",
+        )
     given = element_type(split_dtype)
     if given not in allowed:
         wanted = " or ".join(sorted(allowed))
         why = " (the input's type T)" if rule.split_input_types is None else ""
         raise SplitTypeError(
             f"{rule.name} takes its split input as {wanted}{why}; {given or split_dtype} was "
-            f"given. Cast the split tensor to {sorted(allowed)[-1]}."
+            f"given. Cast the split tensor to {sorted(allowed)[-1]}.",
+            rule="split-dtype",
         )

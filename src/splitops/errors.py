@@ -2,6 +2,9 @@
 
 >>> issubclass(SplitError, ValueError), issubclass(SplitTypeError, TypeError)
 (True, True)
+>>> error = SplitError("Split-13 split sizes [2, 2] sum to 4, ...", rule="split-sum")
+>>> error.rule, str(error)
+('split-sum', 'Split-13 split sizes [2, 2] sum to 4, ...')
 """
 
 from __future__ import annotations
@@ -10,7 +13,16 @@ __all__ = ["ModelLoadError", "OtherOperatorError", "SplitError", "SplitTypeError
 
 
 class SplitError(ValueError):
-    """A value that no version of the rules accepts: sizes, axis, counts, opset."""
+    """A value that no version of the rules accepts: sizes, axis, counts, opset.
+
+    ``rule`` is the short id of the broken rule ("split-sum", "axis", "dtype", ...) where the
+    error is raised, or ``""``; the model checker reports it, so that rewording a message
+    never changes it.
+    """
+
+    def __init__(self, *args: object, rule: str = "") -> None:
+        super().__init__(*args)
+        self.rule = rule
 
 
 class SplitTypeError(SplitError, TypeError):

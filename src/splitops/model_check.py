@@ -4,7 +4,7 @@ The checks are those of execution and inference: each node is read by its versio
 schema (:func:`~splitops.onnx_node.read_node`) and inferred from the types and constants
 around it (:func:`~splitops.shape_inference.infer_split_nodes`), so sizes are checked by
 the planner wherever shapes and constants decide them. This module only names the broken
-rule and separates the hint from the message.
+rule (the one each error carries) and separates the hint from the message.
 
 >>> from onnx import TensorProto, helper
 >>> graph = helper.make_graph(
@@ -20,7 +20,6 @@ main/s (Split-18) [num_outputs]: Split-18 cannot split a dim of 5 into 4 parts: 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from onnx import ModelProto
 
@@ -32,74 +31,37 @@ from .shape_inference import SplitNodeInference, infer_split_nodes
 __all__ = ["RULE_IDS", "check_model"]
 
 
-@dataclass(frozen=True)
-class _Rule:
-    #: The short id a Diagnostic carries.
-    id: str
-    #: The check of shape inference that finds it.
-    stage: str
-    #: What the error's message says when this rule is broken.
-    pattern: re.Pattern[str]
-    #: The hint when the message carries none.
-    hint: str
-
-
-def _rule(id_: str, stage: str, pattern: str, hint: str) -> _Rule:
-    return _Rule(id_, stage, re.compile(pattern), hint)
-
-
 _VERSIONS = "Check the node against its version's schema, or convert it to the model's opset"
 
-#: The rules, in the order they are tried; the first whose stage and pattern match names
-#: the problem. A problem no pattern matches keeps its stage as its rule.
-_RULES = (
-    _rule("opset", "schema", r"does not exist before opset", "Import a later default opset"),
-    _rule("attribute", "schema", r"has no attribute|refers to the function attribute", _VERSIONS),
-    _rule("attribute-type", "schema", r"attribute '\w+' must be", "Give the attribute its type"),
-    _rule("keepdims", "schema", r"keepdims must be", "Set keepdims to 0 or 1"),
-    _rule("inputs", "schema", r"optional split input", "Give the input tensor first"),
-    _rule(
-        "split-source",
-        "schema",
-        r"takes split as an attribute|takes split from the attribute",
-        _VERSIONS,
-    ),
-    _rule(
-        "split-or-num_outputs",
-        r"schema|sizes",
-        r"num_outputs attribute, not both|neither was given",
-        "Give either the split input or num_outputs",
-    ),
-    _rule("outputs", "schema", r"one output, a sequence|at most \d+ outputs", "Fix the outputs"),
-    _rule("rank", "axis", r"rank >= 1", "Reshape the input to rank 1 or more"),
-    _rule("axis", "axis", r"", "Pick an axis within the input's rank"),
-    _rule(
-        "num_outputs", "sizes", r"num_outputs must lie|cannot split a dim", "Pass explicit sizes"
-    ),
-    _rule("equal-parts", "sizes", r"cuts equal parts", "Pass explicit sizes"),
-    _rule(
-        "output-count",
-        "sizes",
-        r"outputs but|at least one output|needs the number of outputs",
-        "Give one output per part",
-    ),
-    _rule("split-chunk", "sizes", r"chunk length\) must be", "Pass a chunk length >= 1"),
-    _rule("split-negative", "sizes", r"must be >= 0", "Make every size >= 0"),
-    _rule("split-sum", "sizes", r"sum to", "Make the sizes add up to the axis length"),
-    _rule("split-empty", "sizes", r"at least one size", "Give at least one size"),
-    _rule("split-shape", "sizes", r"1-d list of sizes|scalar or 1-d", "Give split as a 1-d list"),
-    _rule(
-        "split-type",
-        "sizes",
-        r"must be integers|whole numbers|sequence of ints",
-        "Give the sizes as integers",
-    ),
-    _rule("dtype", "dtype", r"", "Use a later opset or cast the input"),
-    _rule("split-dtype", "split-dtype", r"", "Cast the split tensor to the version's type"),
-)
+#: The hint for each rule a Diagnostic may name, when the error's message carries none. The
+#: rule is the one the error names where it is raised (:attr:`SplitError.rule`).
+_HINTS = {
+    "opset": "Import a later default opset",
+    "attribute": _VERSIONS,
+    "attribute-type": "Give the attribute its type",
+    "keepdims": "Set keepdims to 0 or 1",
+    "inputs": "Give the input tensor first",
+    "split-source": _VERSIONS,
+    "split-or-num_outputs": "Give either the split input or num_outputs",
+    "outputs": "Fix the outputs",
+    "rank": "Reshape the input to rank 1 or more",
+    "axis": "Pick an axis within the input's rank",
+    "num_outputs": "Pass explicit sizes",
+    "equal-parts": "Pass explicit sizes",
+    "output-count": "Give one output per part",
+    "split-chunk": "Pass a chunk length >= 1",
+    "split-negative": "Make every size >= 0",
+    "split-sum": "Make the sizes add up to the axis length",
+    "split-empty": "Give at least one size",
+    "split-shape": "Give split as a 1-d list",
+    "split-type": "Give the sizes as integers",
+    "dtype": "Use a later opset or cast the input",
+    "split-dtype": "Cast the split tensor to the version's type",
+}
 
-#: Every rule id a Diagnostic may carry (the stages are the ids of unmatched problems).
-RULE_IDS = frozenset({rule.id for rule in _RULES} | {"schema", "sizes"})
+#: Every rule id a Diagnostic may carry: an error naming no rule of :data:`_HINTS` is
+#: named by the check that found it ("schema", "sizes", ...).
+RULE_IDS = frozenset(_HINTS) | {"schema", "sizes"}
 
 #: A hint inside an error message: a sentence in the imperative after the description.
 _HINT = re.compile(
@@ -130,9 +92,7 @@ def _diagnostic(record: SplitNodeInference, stage: str, error: SplitError) -> Di
     except SplitError:
         opset = record.opset
     text = str(error)
-    rule = next(
-        (r for r in _RULES if re.fullmatch(r.stage, stage) and r.pattern.search(text)), None
-    )
+    rule = error.rule if error.rule in _HINTS else stage
     found = _HINT.match(text)
     message, hint = (found["message"], found["hint"]) if found else (text, "")
     return Diagnostic(
@@ -140,7 +100,7 @@ def _diagnostic(record: SplitNodeInference, stage: str, error: SplitError) -> Di
         node=record.label,
         op=node.op_type,
         opset=opset,
-        rule=stage if rule is None else rule.id,
+        rule=rule,
         message=message.rstrip(".;:"),
-        hint=(hint or ("" if rule is None else rule.hint)).rstrip("."),
+        hint=(hint or _HINTS.get(rule, "")).rstrip("."),
     )

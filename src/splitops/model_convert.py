@@ -248,7 +248,7 @@ def _rewrite(body: Body, node: NodeProto, target: int, facts: _ModelFacts) -> _R
             return _Rewrite(body, node, new)
         return _rewrite_split(body, node, spec, target, facts, check_input_type)
     except SplitError as error:
-        raise type(error)(f"{body.label}: {node_error(node, error)}") from error
+        raise type(error)(f"{body.label}: {node_error(node, error)}", rule=error.rule) from error
 
 
 def _rewrite_split(

@@ -175,23 +175,24 @@ def node_label(node: NodeProto) -> str:
 
 
 def node_error(node: NodeProto, error: SplitError) -> SplitError:
-    """``error`` again, of the same class, with the node's name and op in front."""
+    """``error`` again, of the same class and rule, with the node's name and op in front."""
     prefix = f"node {node_label(node)!r} ({node.op_type}): "
     message = str(error)
     if message.startswith(prefix):
         return error
-    return type(error)(prefix + message)
+    return type(error)(prefix + message, rule=error.rule)
 
 
 def _run(spec: SplitNode, inputs: Sequence[Any | None]) -> list[Any]:
     if not inputs or inputs[0] is None:
-        raise SplitError(f"{spec.rule.name} needs its input tensor; none was given.")
+        raise SplitError(f"{spec.rule.name} needs its input tensor; none was given.", rule="inputs")
     x = inputs[0]
     for role, value in (("input tensor", x), ("split input", _at(inputs, 1))):
         if value is not None and not array_api_compat.is_array_api_obj(value):
             raise SplitTypeError(
                 f"{spec.rule.name} takes its {role} as an array (numpy, torch, ...); "
-                f"{type(value).__name__} was given."
+                f"{type(value).__name__} was given.",
+                rule="inputs",
             )
     split_value = None
     if spec.split_input is not None:
@@ -199,7 +200,8 @@ def _run(spec: SplitNode, inputs: Sequence[Any | None]) -> list[Any]:
         if split_value is None:
             raise SplitError(
                 f"{spec.rule.name} names the split input {spec.split_input!r} but no value "
-                "was given for it."
+                "was given for it.",
+                rule="inputs",
             )
         input_type = element_type(getattr(x, "dtype", None)) or ""
         check_split_input_type(getattr(split_value, "dtype", None), input_type, spec.rule)
@@ -225,18 +227,21 @@ def _attribute(node: NodeProto, rule: OpsetRule) -> dict[str, Any]:
         if name not in rule.attributes:
             raise SplitError(
                 f"{rule.name} has no attribute {name!r}; it takes "
-                f"{', '.join(sorted(rule.attributes))}."
+                f"{', '.join(sorted(rule.attributes))}.",
+                rule="attribute",
             )
         if attribute.ref_attr_name:
             raise SplitError(
                 f"{rule.name} attribute {name!r} refers to the function attribute "
-                f"{attribute.ref_attr_name!r}; resolve it before reading the node."
+                f"{attribute.ref_attr_name!r}; resolve it before reading the node.",
+                rule="attribute",
             )
         if attribute.type != _ATTRIBUTE_TYPES[name]:
             raise SplitTypeError(
                 f"{rule.name} attribute {name!r} must be "
                 f"{AttributeProto.AttributeType.Name(_ATTRIBUTE_TYPES[name])}; "
-                f"{AttributeProto.AttributeType.Name(attribute.type)} was given."
+                f"{AttributeProto.AttributeType.Name(attribute.type)} was given.",
+                rule="attribute-type",
             )
         values[name] = helper.get_attribute_value(attribute)
     return values
@@ -253,20 +258,23 @@ def _read_node(node: NodeProto, opset: int) -> SplitNode:
     if not 1 <= len(node.input) <= 2 or node.input[0] == "":
         raise SplitError(
             f"{rule.name} takes the input tensor and an optional split input; the node has "
-            f"inputs {list(node.input)}."
+            f"inputs {list(node.input)}.",
+            rule="inputs",
         )
     split_input = node.input[1] if len(node.input) == 2 and node.input[1] else None
     if split_input is not None and SplitSource.INPUT not in rule.split_sources:
         raise SplitError(
             f"{rule.name} takes split as an attribute, not as an input; the node has the split "
-            f"input {split_input!r}. Use the attribute, or convert the node to opset 13."
+            f"input {split_input!r}. Use the attribute, or convert the node to opset 13.",
+            rule="split-source",
         )
     split_attribute = None
     if "split" in attributes:
         if split_input is not None:
             raise SplitError(
                 f"{rule.name} takes split from the attribute or from the second input, not both; "
-                f"the node has split={list(attributes['split'])} and the input {split_input!r}."
+                f"the node has split={list(attributes['split'])} and the input {split_input!r}.",
+                rule="split-source",
             )
         sizes = read_sizes(attributes["split"], rule, allow_scalar=False)
         split_attribute = sizes if isinstance(sizes, tuple) else None
@@ -274,13 +282,17 @@ def _read_node(node: NodeProto, opset: int) -> SplitNode:
         raise SplitError(
             f"{rule.name} takes either the split input or the num_outputs attribute, not both; "
             f"the node has the split input {split_input!r} and "
-            f"num_outputs={attributes['num_outputs']}. Drop one of them."
+            f"num_outputs={attributes['num_outputs']}. Drop one of them.",
+            rule="split-or-num_outputs",
         )
     outputs = tuple(node.output)
     if rule.op == "SplitToSequence" and len(outputs) != 1:
-        raise SplitError(f"{rule.name} has one output, a sequence; the node lists {len(outputs)}.")
+        raise SplitError(
+            f"{rule.name} has one output, a sequence; the node lists {len(outputs)}.",
+            rule="outputs",
+        )
     if len(outputs) > MAX_PARTS:
-        raise SplitError(f"{rule.name} allows at most {MAX_PARTS} outputs.")
+        raise SplitError(f"{rule.name} allows at most {MAX_PARTS} outputs.", rule="outputs")
     return SplitNode(
         label=node_label(node),
         rule=rule,

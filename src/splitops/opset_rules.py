@@ -170,7 +170,7 @@ def opset_rule(op: str, opset: int) -> OpsetRule:
             raise TypeError
         number = operator.index(opset)
     except TypeError:
-        raise SplitTypeError(f"opset must be an int; {opset!r} was given.") from None
+        raise SplitTypeError(f"opset must be an int; {opset!r} was given.", rule="opset") from None
     return _opset_rule(op, number)
 
 
@@ -183,6 +183,7 @@ def _opset_rule(op: str, opset: int) -> OpsetRule:
     eligible = [v for v in versions if v <= opset]
     if not eligible:
         raise SplitError(
-            f"{op} does not exist before opset {versions[0]}; opset {opset} was given."
+            f"{op} does not exist before opset {versions[0]}; opset {opset} was given.",
+            rule="opset",
         )
     return OPSET_RULES[(op, eligible[-1])]

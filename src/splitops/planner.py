@@ -38,12 +38,16 @@ __all__ = [
     "plan_split",
     "read_keepdims",
     "read_sizes",
+    "sequence_part_length",
     "sequence_sizes",
     "split_sizes",
 ]
 
 #: The most outputs an ONNX node may have ("between 1 and 2147483647 outputs").
 MAX_PARTS = 2**31 - 1
+
+#: SplitToSequence without ``split`` cuts chunks of this length.
+_DEFAULT_CHUNK = 1
 
 #: What ``split`` may be on the pure side: an int, a whole float (Split-1 only), a sequence of
 #: those, or any object with ``tolist()`` (a numpy scalar or array) giving one of them.
@@ -144,7 +148,7 @@ def split_sizes(
     sizes = cast("tuple[int, ...] | None", read_sizes(split, rule, allow_scalar=False))
     count = _read_count(num_outputs, rule)
     if arithmetic is None or by_int:
-        return _plan_split(length, sizes, count, rule)
+        return _split_plan(cast(int, length), sizes, count, rule)
     return plan_split(dim, sizes, count, rule, arithmetic)
 
 
@@ -162,7 +166,7 @@ def sequence_sizes(dim: int, split: SizesLike | None = None, *, opset: int = 24)
     ()
     """
     rule = opset_rule("SplitToSequence", opset)
-    return _plan_sequence(_read_dim(dim, rule), read_sizes(split, rule, allow_scalar=True), rule)
+    return _sequence_plan(_read_dim(dim, rule), read_sizes(split, rule, allow_scalar=True), rule)
 
 
 def plan_split(
@@ -185,32 +189,37 @@ def plan_split(
         if sizes is not None and count is not None:
             raise SplitError(
                 f"{rule.name} takes either the split input or the num_outputs attribute, not "
-                f"both; split={_preview(sizes)} and num_outputs={count} were given."
+                f"both; split={_preview(sizes)} and num_outputs={count} were given.",
+                rule="split-or-num_outputs",
             )
         if sizes is None and count is None:
             raise SplitError(
                 f"{rule.name} needs either the split input (sizes) or the num_outputs "
-                "attribute (how many parts); neither was given."
+                "attribute (how many parts); neither was given.",
+                rule="split-or-num_outputs",
             )
     length = arithmetic.known(dim)
     if sizes is not None:
         if count is not None and count != len(sizes):
             raise SplitError(
                 f"{rule.name} has {count} outputs but split gives {len(sizes)} sizes "
-                f"{_preview(sizes)}: give one size per output."
+                f"{_preview(sizes)}: give one size per output.",
+                rule="output-count",
             )
         return _check_explicit(sizes, length, rule)
     if count is None:
         raise SplitError(
             f"{rule.name} without split sizes needs the number of outputs: pass num_outputs "
-            "(the node's output count) for equal parts."
+            "(the node's output count) for equal parts.",
+            rule="output-count",
         )
     if rule.part_count is PartCount.OUTPUTS:
         if length is not None and length % count:
             raise SplitError(
                 f"{rule.name} without split sizes cuts equal parts, and a dim of {length} does "
                 f"not divide into {count}. Pass explicit sizes, e.g. "
-                f"split={_even_example(length, count)}."
+                f"split={_even_example(length, count)}.",
+                rule="equal-parts",
             )
         return (arithmetic.exact_div(dim, count),) * count
     chunk = arithmetic.ceil_div(dim, count)
@@ -220,7 +229,8 @@ def plan_split(
         raise SplitError(
             f"{rule.name} cannot split a dim of {dim} into {count} parts: parts of "
             f"ceil({dim}/{count})={chunk} leave {rest} for the last. Pass explicit sizes, "
-            f"e.g. split={_even_example(length, count)}."
+            f"e.g. split={_even_example(length, count)}.",
+            rule="num_outputs",
         )
     return (chunk,) * (count - 1) + (last,)
 
@@ -241,18 +251,40 @@ def plan_sequence(
     """
     length = arithmetic.known(dim)
     if split is None:
-        return None if length is None else (1,) * length
+        split = _DEFAULT_CHUNK
     if isinstance(split, int):
         if split < 1:
             raise SplitError(
                 f"{rule.name} scalar split (the chunk length) must be >= 1; {split} was given. "
-                "Pass a positive chunk length, or a 1-d list of sizes for zero-size parts."
+                "Pass a positive chunk length, or a 1-d list of sizes for zero-size parts.",
+                rule="split-chunk",
             )
         if length is None:
             return None
         full, rest = divmod(length, split)
         return (split,) * full + ((rest,) if rest else ())
     return _check_explicit(split, length, rule)
+
+
+def sequence_part_length(
+    split: int | tuple[int, ...] | None, sizes: tuple[D | int, ...] | None
+) -> D | int | None:
+    """The length all of SplitToSequence's parts share, or ``None`` when they may differ.
+
+    ``split`` is as :func:`plan_sequence` takes it and ``sizes`` what it returned for that
+    split. Chunks of 1 (the default) are known to be the length even where the number of
+    parts is not; otherwise the planned sizes decide, when they are known.
+
+    >>> sequence_part_length(None, None), sequence_part_length(3, None)
+    (1, None)
+    >>> sequence_part_length(3, (3, 3)), sequence_part_length(3, (3, 3, 1))
+    (3, None)
+    """
+    if (_DEFAULT_CHUNK if split is None else split) == 1:
+        return 1
+    if not sizes or any(size != sizes[0] for size in sizes[1:]):
+        return None
+    return sizes[0]
 
 
 def read_sizes(
@@ -278,20 +310,23 @@ def read_sizes(
         if not allow_scalar:
             raise SplitError(
                 f"{rule.name} takes split as a 1-d list of sizes; the scalar {values!r} was "
-                f"given. Pass [{values!r}] for one part, or use num_outputs for equal parts."
+                f"given. Pass [{values!r}] for one part, or use num_outputs for equal parts.",
+                rule="split-shape",
             )
         return size
     if isinstance(values, (Set, Mapping)) or iter(values) is values:  # type: ignore[call-overload]
         raise SplitTypeError(
             f"{rule.name} split must be an ordered sequence of sizes (list, tuple, range or 1-d "
-            f"array); a {type(values).__name__} was given."
+            f"array); a {type(values).__name__} was given.",
+            rule="split-shape",
         )
     # numpy scalars and 0-d arrays inside a list count as the Python values they hold.
     items = [_host_value(v) for v in cast(Iterable[object], values)]
     if any(not _is_scalar(v) for v in items):
         raise SplitError(
             f"{rule.name} split must be a scalar or 1-d; a nested sequence was given "
-            f"({_preview(items)}). Flatten it to one list of sizes."
+            f"({_preview(items)}). Flatten it to one list of sizes.",
+            rule="split-shape",
         )
     return tuple(_read_size(v, rule) for v in items)
 
@@ -311,17 +346,21 @@ def check_output_count(
     splitops.errors.SplitError: Split-13 lists 3 outputs but split gives 2 sizes [2, 4]: ...
     """
     if listed < 1:
-        raise SplitError(f"{rule.name} needs at least one output; the node lists none.")
+        raise SplitError(
+            f"{rule.name} needs at least one output; the node lists none.", rule="output-count"
+        )
     if by_num_outputs:
         if listed > len(sizes):
             raise SplitError(
                 f"{rule.name} lists {listed} outputs but num_outputs is {len(sizes)}: a node may "
-                "omit trailing outputs, never add more. Raise num_outputs or drop outputs."
+                "omit trailing outputs, never add more. Raise num_outputs or drop outputs.",
+                rule="output-count",
             )
     elif listed != len(sizes):
         raise SplitError(
             f"{rule.name} lists {listed} outputs but split gives {len(sizes)} sizes "
-            f"{_preview(sizes)}: give one size per output."
+            f"{_preview(sizes)}: give one size per output.",
+            rule="output-count",
         )
 
 
@@ -331,16 +370,18 @@ def normalize_axis(axis: int, rank: int, op: str = "Split") -> int:
     >>> normalize_axis(-1, 3)
     2
     """
-    axis = _read_int(axis, f"{op} axis")
+    axis = _read_int(axis, f"{op} axis", "axis")
     if rank < 1:
         raise SplitError(
             f"{op} needs an input of rank >= 1; a rank-0 (scalar) input was given. "
-            "Reshape it to shape (1,) first."
+            "Reshape it to shape (1,) first.",
+            rule="rank",
         )
     if not -rank <= axis < rank:
         raise SplitError(
             f"{op} axis {axis} is out of range for an input of rank {rank}: "
-            f"it must lie in [{-rank}, {rank - 1}]."
+            f"it must lie in [{-rank}, {rank - 1}].",
+            rule="axis",
         )
     return axis + rank if axis < 0 else axis
 
@@ -354,7 +395,9 @@ def read_keepdims(keepdims: object) -> bool:
     value = keepdims if isinstance(keepdims, bool) else _as_index(keepdims)
     if value in (0, 1):
         return bool(value)
-    raise SplitError(f"SplitToSequence keepdims must be 0 or 1; {keepdims!r} was given.")
+    raise SplitError(
+        f"SplitToSequence keepdims must be 0 or 1; {keepdims!r} was given.", rule="keepdims"
+    )
 
 
 def drops_axis(split_given: bool, keepdims: bool) -> bool:
@@ -381,11 +424,11 @@ def _as_index(value: object) -> int | None:
         return None
 
 
-def _read_int(value: object, what: str) -> int:
+def _read_int(value: object, what: str, rule_id: str) -> int:
     index = _as_index(value)
     if index is None:
         raise SplitTypeError(
-            f"{what} must be an int; {value!r} ({type(value).__name__}) was given."
+            f"{what} must be an int; {value!r} ({type(value).__name__}) was given.", rule=rule_id
         )
     return index
 
@@ -408,7 +451,8 @@ def _read_size(value: object, rule: OpsetRule) -> int:
         return value
     if isinstance(value, bool):
         raise SplitTypeError(
-            f"{rule.name} split sizes must be integers; {value!r} (bool) was given."
+            f"{rule.name} split sizes must be integers; {value!r} (bool) was given.",
+            rule="split-type",
         )
     index = _as_index(value)
     if index is not None:
@@ -416,24 +460,28 @@ def _read_size(value: object, rule: OpsetRule) -> int:
     if isinstance(value, float):
         if not value.is_integer():
             raise SplitTypeError(
-                f"{rule.name} split sizes must be whole numbers; {value!r} was given."
+                f"{rule.name} split sizes must be whole numbers; {value!r} was given.",
+                rule="split-type",
             )
         if rule.split_may_be_float:
             return int(value)
         raise SplitTypeError(
             f"{rule.name} split sizes must be integers; the float {value!r} was given. "
-            "Only Split-1 types split like its input and takes whole-number floats."
+            "Only Split-1 types split like its input and takes whole-number floats.",
+            rule="split-type",
         )
     raise SplitTypeError(
-        f"{rule.name} split sizes must be integers; {value!r} ({type(value).__name__}) was given."
+        f"{rule.name} split sizes must be integers; {value!r} ({type(value).__name__}) was given.",
+        rule="split-type",
     )
 
 
 def _read_dim(dim: object, rule: OpsetRule) -> int:
-    length = _read_int(dim, f"{rule.name} dim (the length of the split axis)")
+    length = _read_int(dim, f"{rule.name} dim (the length of the split axis)", "dim")
     if length < 0:
         raise SplitError(
-            f"{rule.name} dim (the length of the split axis) must be >= 0; {length} was given."
+            f"{rule.name} dim (the length of the split axis) must be >= 0; {length} was given.",
+            rule="dim",
         )
     return length
 
@@ -441,30 +489,38 @@ def _read_dim(dim: object, rule: OpsetRule) -> int:
 def _read_count(num_outputs: object, rule: OpsetRule) -> int | None:
     if num_outputs is None:
         return None
-    count = _read_int(num_outputs, f"{rule.name} num_outputs")
+    count = _read_int(num_outputs, f"{rule.name} num_outputs", "num_outputs")
     if not 1 <= count <= MAX_PARTS:
         raise SplitError(
-            f"{rule.name} num_outputs must lie in [1, {MAX_PARTS}]; {count} was given."
+            f"{rule.name} num_outputs must lie in [1, {MAX_PARTS}]; {count} was given.",
+            rule="num_outputs",
         )
     return count
 
 
 def _check_explicit(sizes: tuple[int, ...], dim: int | None, rule: OpsetRule) -> tuple[int, ...]:
     if not sizes:
-        raise SplitError(f"{rule.name} split must hold at least one size; [] was given.")
+        raise SplitError(
+            f"{rule.name} split must hold at least one size; [] was given.", rule="split-empty"
+        )
     if len(sizes) > MAX_PARTS:
-        raise SplitError(f"{rule.name} allows at most {MAX_PARTS} parts; {len(sizes)} were given.")
+        raise SplitError(
+            f"{rule.name} allows at most {MAX_PARTS} parts; {len(sizes)} were given.",
+            rule="outputs",
+        )
     negative = [(i, s) for i, s in enumerate(sizes) if s < 0]
     if negative:
         i, s = negative[0]
         raise SplitError(
-            f"{rule.name} split sizes must be >= 0; {_preview(sizes)} has {s} at position {i}."
+            f"{rule.name} split sizes must be >= 0; {_preview(sizes)} has {s} at position {i}.",
+            rule="split-negative",
         )
     total = sum(sizes)
     if dim is not None and total != dim:
         raise SplitError(
             f"{rule.name} split sizes {_preview(sizes)} sum to {total}, but the axis "
-            f"length is {dim}: the sizes must add up to the length of the split axis."
+            f"length is {dim}: the sizes must add up to the length of the split axis.",
+            rule="split-sum",
         )
     return sizes
 
@@ -478,6 +534,35 @@ def _even_example(dim: int | None, count: int) -> str:
     return f"[{', '.join(map(str, head))}{', ...' if count > 8 else ''}]"
 
 
+#: Plans of more parts than this are computed on every call and never cached: the cache would
+#: keep each such tuple of sizes (and its key's) alive, 80 MB for ten million parts. Below it,
+#: a full cache holds at most 4096 plans of 32 KiB.
+_MAX_CACHED_PARTS = 2**12
+
+
+def _split_plan(
+    dim: int, sizes: tuple[int, ...] | None, count: int | None, rule: OpsetRule
+) -> tuple[int, ...]:
+    """Split's plan for an int dim: from the cache, unless it has too many parts to keep."""
+    if (count or 0) > _MAX_CACHED_PARTS or len(sizes or ()) > _MAX_CACHED_PARTS:
+        return plan_split(dim, sizes, count, rule, INT_ARITHMETIC)
+    return _plan_split(dim, sizes, count, rule)
+
+
+def _sequence_plan(
+    dim: int, split: int | tuple[int, ...] | None, rule: OpsetRule
+) -> tuple[int, ...]:
+    """SplitToSequence's plan for an int dim: from the cache, unless it has too many parts."""
+    if isinstance(split, tuple):
+        parts = len(split)
+    else:
+        chunk = _DEFAULT_CHUNK if split is None else split
+        parts = INT_ARITHMETIC.ceil_div(dim, chunk) if chunk > 0 else 0
+    if parts > _MAX_CACHED_PARTS:
+        return _sequence_sizes(dim, split, rule)
+    return _plan_sequence(dim, split, rule)
+
+
 @lru_cache(maxsize=4096)
 def _plan_split(
     dim: int, sizes: tuple[int, ...] | None, count: int | None, rule: OpsetRule
@@ -485,10 +570,12 @@ def _plan_split(
     return plan_split(dim, sizes, count, rule, INT_ARITHMETIC)
 
 
-@lru_cache(maxsize=4096)
-def _plan_sequence(
+def _sequence_sizes(
     dim: int, split: int | tuple[int, ...] | None, rule: OpsetRule
 ) -> tuple[int, ...]:
     sizes = plan_sequence(dim, split, rule, INT_ARITHMETIC)
     assert sizes is not None, "an int dim always gives a known number of parts"
     return sizes
+
+
+_plan_sequence = lru_cache(maxsize=4096)(_sequence_sizes)

@@ -91,7 +91,13 @@ from .onnx_types import (
     tensor_parts,
     type_text,
 )
-from .planner import drops_axis, normalize_axis, plan_sequence, read_sizes
+from .planner import (
+    drops_axis,
+    normalize_axis,
+    plan_sequence,
+    read_sizes,
+    sequence_part_length,
+)
 from .symbolic_dims import SYMBOLIC, format_dim, parse_dim, sympy  # sympy: an optional extra
 
 __all__ = [
@@ -176,7 +182,9 @@ def infer_shapes(model: ModelProto, *, strict: bool = True) -> ModelProto:
         if error is None:
             continue
         if strict and not record.in_branch:
-            raise type(error)(f"{record.graph}: {error}") from record.problems[0][1]
+            raise type(error)(f"{record.graph}: {error}", rule=error.rule) from record.problems[0][
+                1
+            ]
         reasons = SplitError(" ".join(str(problem) for _, problem in record.problems))
         warnings.warn(
             f"{record.graph}: {node_error(record.node, reasons)} "
@@ -465,11 +473,12 @@ def _infer_split(node: NodeProto, opset: int, scope: _Scope) -> _Outcome:
         return _Outcome(problems=(*problems, ("axis", error)))
     dim, named = _axis_dim(dims, axis)
     sizes: tuple[Any, ...] | None = None
-    chunk: object = 0  # SplitToSequence's split as read: None, a chunk length, or sizes
+    length: Any = None  # the length all of SplitToSequence's parts share, when known
     if spec.split_input is None or values is not None:
         try:
             sizes = _part_sizes(spec, dim, values)
-            chunk = read_sizes(host_sizes(values), rule, allow_scalar=True)
+            split = read_sizes(host_sizes(values), rule, allow_scalar=True)
+            length = sequence_part_length(split, sizes)
         except SplitError as error:
             problems.append(("sizes", error))
     if problems or not elem:
@@ -477,7 +486,7 @@ def _infer_split(node: NodeProto, opset: int, scope: _Scope) -> _Outcome:
     shape = None if dims is None else [dim_of(d) for d in dims]
     if spec.op == "Split":
         return _Outcome(tuple(_split_types(spec, elem, shape, axis, sizes, named)))
-    sequence = _sequence_type(spec, elem, shape, axis, sizes, chunk, named)
+    sequence = _sequence_type(spec, elem, shape, axis, length, named)
     return _Outcome(((spec.outputs[0], sequence),))
 
 
@@ -515,8 +524,7 @@ def _sequence_type(
     elem: int,
     shape: list[_Dim] | None,
     axis: int | None,
-    sizes: tuple[Any, ...] | None,
-    chunk: object,
+    length: Any,
     named: dict[Any, str],
 ) -> TypeProto:
     dims = None
@@ -524,13 +532,7 @@ def _sequence_type(
         if drops_axis(spec.split_input is not None, spec.keepdims):
             dims = [*shape[:axis], *shape[axis + 1 :]]
         else:
-            common = set(sizes or ())
-            if chunk is None or chunk == 1:
-                size: _Dim = 1
-            elif len(common) == 1:
-                size = _size_dim(common.pop(), named)
-            else:
-                size = None
+            size = None if length is None else _size_dim(length, named)
             dims = [*shape[:axis], size, *shape[axis + 1 :]]
     return helper.make_sequence_type_proto(helper.make_tensor_type_proto(elem, dims))
 

@@ -71,6 +71,7 @@ class _Rejection(NamedTuple):
 
     kind: str
     message: str
+    rule: str
 
 
 _ERRORS: dict[str, type[SplitError]] = {
@@ -136,7 +137,7 @@ def _planned(plan: Callable[..., _Plan]) -> Callable[..., _Plan | _Rejection]:
         try:
             return plan(*args)
         except SplitError as error:
-            return _Rejection(type(error).__name__, str(error))
+            return _Rejection(type(error).__name__, str(error), error.rule)
 
     mark = torch.compiler.assume_constant_result
     marked: Callable[..., _Plan | _Rejection] = mark(planned)  # type: ignore[no-untyped-call]
@@ -228,13 +229,13 @@ def _requested_count(split: object, num_outputs: object) -> int:
 
 
 @torch.library.custom_op("splitops::reject", mutates_args=())
-def _reject(x: torch.Tensor, kind: str, message: str) -> torch.Tensor:
+def _reject(x: torch.Tensor, kind: str, message: str, rule: str) -> torch.Tensor:
     """Raise the SplitError of a rejected call when the graph runs; ``x`` orders it there."""
-    raise _ERRORS[kind](message)
+    raise _ERRORS[kind](message, rule=rule)
 
 
 @_reject.register_fake
-def _reject_fake(x: torch.Tensor, kind: str, message: str) -> torch.Tensor:
+def _reject_fake(x: torch.Tensor, kind: str, message: str, rule: str) -> torch.Tensor:
     return torch.empty_like(x)
 
 
@@ -248,5 +249,5 @@ def _stand_ins(x: torch.Tensor, rejection: _Rejection, count: int) -> list[torch
     rejection when it runs before any of them could be used. A caller that needs more parts,
     or other shapes, than the arguments tell makes tracing fail instead.
     """
-    stand_in = _reject(x.detach(), rejection.kind, rejection.message)
+    stand_in = _reject(x.detach(), *rejection)
     return [stand_in] * count

@@ -198,6 +198,7 @@ def test_compiled_code_rejects_an_input_as_eager_mode_does(
         compiled(x)
     assert type(traced.value) is type(eager.value)
     assert str(traced.value) == str(eager.value)
+    assert traced.value.rule == eager.value.rule
 
 
 def _unpacks_the_parts(x: Any) -> Any:
@@ -225,6 +226,7 @@ def test_compiled_code_rejects_an_input_whatever_the_caller_does_with_the_parts(
             compiled(x)
         assert type(traced.value) is type(eager.value)
         assert str(traced.value) == str(eager.value)
+        assert traced.value.rule == eager.value.rule
 
 
 SIZES = np.array([2, 2])

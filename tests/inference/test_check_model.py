@@ -3,6 +3,7 @@ offending values and a hint; nodes found in subgraphs and local functions."""
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,9 +12,12 @@ import numpy as np
 import pytest
 from onnx import ModelProto, NodeProto, TensorProto, helper
 
-from splitops import check_model
+import splitops
+from splitops import SplitError, SplitTypeError, check_model
 from splitops.diagnostics import Diagnostic
 from splitops.model_check import RULE_IDS
+from splitops.onnx_node import read_node
+from splitops.shape_inference import infer_split_nodes
 
 F = TensorProto.FLOAT
 MakeModel = Callable[..., ModelProto]
@@ -179,6 +183,46 @@ def test_each_rule_gives_one_diagnostic_naming_it(case: RuleCase, make_model: Ma
     assert not diagnostic.message.startswith("node ")
     assert str(diagnostic).startswith(f"main/s ({case.node.op_type}-{case.version}) [{case.rule}]")
     assert diagnostic.as_dict()["rule"] == case.rule
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.rule}-{c.node.op_type}{c.opset}")
+def test_each_rule_is_named_by_the_error_where_it_is_raised(
+    case: RuleCase, make_model: MakeModel
+) -> None:
+    model = make_model([case.node], {"x": case.x}, opset=case.opset, constants=case.constants)
+    ((_, error),) = [problem for record in infer_split_nodes(model) for problem in record.problems]
+    assert error.rule == case.rule
+
+
+def test_a_negative_axis_length_is_no_negative_split_size() -> None:
+    # Both messages say "must be >= 0": the rule comes from where each error is raised.
+    with pytest.raises(SplitError) as dim:
+        splitops.split_sizes(-1, num_outputs=2)
+    with pytest.raises(SplitError) as size:
+        splitops.split_sizes(5, [-1, 6], opset=13)
+    assert "must be >= 0" in str(dim.value)
+    assert "must be >= 0" in str(size.value)
+    assert (dim.value.rule, size.value.rule) == ("dim", "split-negative")
+
+
+def test_the_node_prefix_keeps_the_error_class_and_rule() -> None:
+    node = _split(["x"], axis=0.5)
+    with pytest.raises(SplitError, match=r"^node 's' \(Split\): Split-11 attribute 'axis'") as info:
+        read_node(node, 11)
+    assert type(info.value) is SplitTypeError
+    assert info.value.rule == "attribute-type"
+
+
+def test_strict_inference_keeps_the_rule_of_the_node_error(make_model: MakeModel) -> None:
+    model = make_model([_split(["x"], split=[2, 2])], {"x": (F, [5])}, opset=2)
+    with pytest.raises(SplitError, match=r"^main: node 's'") as info:
+        splitops.infer_shapes(model)
+    assert info.value.rule == "split-sum"
+
+
+def test_the_rule_survives_pickling() -> None:
+    error = pickle.loads(pickle.dumps(SplitTypeError("Split-13 ...", rule="split-type")))
+    assert (type(error), str(error), error.rule) == (SplitTypeError, "Split-13 ...", "split-type")
 
 
 def test_every_rule_id_has_a_case() -> None:

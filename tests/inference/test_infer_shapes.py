@@ -124,6 +124,32 @@ def test_split_to_sequence_gives_a_sequence_type(
     assert shapes["chunks"] == ("seq", F, ["N", None])
 
 
+@pytest.mark.parametrize(
+    ("length", "split", "element"),
+    [
+        ("N", None, [1, 3]),  # parts of 1, however many
+        ("N", 1, [1, 3]),
+        ("N", 2, [None, 3]),  # a shorter last part if N is odd
+        ("N", [2, 2], [2, 3]),
+        ("N", [2, 3], [None, 3]),
+        (6, 2, [2, 3]),
+        (7, 2, [None, 3]),
+        (1, 2, [1, 3]),  # one part, all that is left
+        (0, None, [1, 3]),
+    ],
+)
+def test_sequence_element_shape_names_the_length_every_part_shares(
+    length: int | str, split: Any, element: list[Any], make_model: MakeModel, value_shapes: Shapes
+) -> None:
+    inputs = ["x"] if split is None else ["x", "k"]
+    constants = {} if split is None else {"k": np.array(split, np.int64)}
+    node = helper.make_node("SplitToSequence", inputs, ["parts"], axis=0)
+    model = make_model(
+        [node], {"x": (F, [length, 3])}, opset=11, constants=constants, outputs=["parts"]
+    )
+    assert value_shapes(infer_shapes(model))["parts"] == ("seq", F, element)
+
+
 def test_an_opaque_dim_param_passes_through_but_derives_nothing(
     make_model: MakeModel, value_shapes: Shapes
 ) -> None:

@@ -1,7 +1,7 @@
 """The numpy fast path: a repeated call reuses the first call's recipe, and nothing else changes.
 
-numpy's ``np.split`` at the planner's running sums is the oracle for every part; errors are
-compared with the ones a fresh (uncached) call raises.
+numpy's ``np.split`` at bounds worked out here from the spec's wording is the oracle for every
+part; errors are compared with the ones a fresh (uncached) call raises.
 """
 
 from __future__ import annotations
@@ -30,8 +30,29 @@ def _expected(x: Any, sizes: tuple[int, ...], axis: int) -> list[Any]:
     return np.split(x, np.cumsum(sizes)[:-1], axis=axis) if sizes else []
 
 
+def _split18_bounds(dim: int, count: int) -> list[int] | None:
+    """Where Split-18 cuts: after every ``ceil(dim / count)`` elements, the last part taking
+    the rest; ``None`` when that rest would be below 0 (the spec's rejection)."""
+    chunk = -(-dim // count)
+    bounds = [chunk * i for i in range(1, count)]
+    return None if bounds and bounds[-1] > dim else bounds
+
+
+def _sequence_bounds(dim: int, split: Any) -> list[int]:
+    """Where SplitToSequence cuts: after every element (no split), every ``split`` elements
+    (a chunk length, the rest last), or at the running sums of the sizes."""
+    if split is None:
+        return list(range(1, dim))
+    if isinstance(split, int):
+        return list(range(split, dim, split))
+    return np.cumsum(split)[:-1].tolist()
+
+
 def _assert_parts(parts: Any, x: Any, sizes: tuple[int, ...], axis: int, *, copy: bool) -> None:
-    expected = _expected(x, sizes, axis)
+    _assert_parts_equal(parts, x, _expected(x, sizes, axis), copy=copy)
+
+
+def _assert_parts_equal(parts: Any, x: Any, expected: list[Any], *, copy: bool) -> None:
     assert len(parts) == len(expected)
     if copy:  # cut from one buffer, but no two parts overlap
         for first, second in itertools.pairwise(parts):
@@ -59,15 +80,15 @@ def _inputs() -> Iterator[Any]:
 @pytest.mark.parametrize("copy", [False, True])
 def test_repeated_split_gives_numpys_parts_every_time(x: Any, num_outputs: int, copy: bool) -> None:
     for axis in (0, 1, -1):
-        dim = x.shape[axis]
-        try:
-            sizes = splitops.split_sizes(dim, num_outputs=num_outputs)
-        except splitops.SplitError:
-            continue
+        bounds = _split18_bounds(x.shape[axis], num_outputs)
         for _ in range(3):
+            if bounds is None:
+                with pytest.raises(splitops.SplitError, match="cannot split a dim"):
+                    splitops.split(x, num_outputs=num_outputs, axis=axis, copy=copy)
+                continue
             parts = splitops.split(x, num_outputs=num_outputs, axis=axis, copy=copy)
             assert isinstance(parts, tuple)
-            _assert_parts(parts, x, sizes, axis % x.ndim, copy=copy)
+            _assert_parts_equal(parts, x, np.split(x, bounds, axis=axis), copy=copy)
 
 
 @pytest.mark.parametrize("split", [None, 1, 4, 7, [3, 0, 21], (24,)])
@@ -86,8 +107,8 @@ def test_repeated_split_to_sequence_gives_numpys_parts_every_time(
                 np.testing.assert_array_equal(part, x[:, i], strict=True)
                 assert np.shares_memory(part, x) != copy
         else:
-            sizes = splitops.sequence_sizes(24, split)
-            _assert_parts(parts, x, sizes, 1, copy=copy)
+            expected = np.split(x, _sequence_bounds(24, split), axis=1)
+            _assert_parts_equal(parts, x, expected, copy=copy)
 
 
 def test_split_to_sequence_keepdims_zero_on_1d_input_gives_0d_arrays() -> None:
@@ -112,6 +133,37 @@ def test_many_equal_parts_come_from_a_grouped_view_of_any_layout(axis: int, copy
         parts = splitops.split_to_sequence(x, axis=axis, keepdims=0, copy=copy)
         assert len(parts) == 700
         np.testing.assert_array_equal(np.stack(parts, axis=axis), x, strict=True)
+
+
+def _layouts(length: int) -> dict[str, Any]:
+    """Inputs of shape (2, length), cut along axis 1, in three memory layouts."""
+    values = np.arange(2 * 2 * length, dtype=np.float32)
+    return {
+        "contiguous": values[: 2 * length].reshape(2, length),
+        "strided": values.reshape(2, 2 * length)[:, ::2],
+        "transposed": values[: 2 * length].reshape(length, 2).T,
+    }
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "transposed"])
+@pytest.mark.parametrize("copy", [False, True])
+@pytest.mark.parametrize("tail", [False, True], ids=["equal", "tail"])
+@pytest.mark.parametrize("count", [63, 64, 65])
+def test_equal_parts_around_the_grouped_threshold_are_numpys_slices(
+    count: int, tail: bool, copy: bool, layout: str
+) -> None:
+    # count parts of 3, and with a tail one more part of 1: Split-18 gives ceil((3n+1)/(n+1))=3.
+    length = 3 * count + tail
+    x = _layouts(length)[layout]
+    expected = [x[:, 3 * i : 3 * i + 3] for i in range(count)] + [x[:, 3 * count :]] * tail
+    for _ in range(2):
+        parts = splitops.split(x, num_outputs=count + tail, axis=1, copy=copy)
+        _assert_parts_equal(parts, x, expected, copy=copy)
+        sequence = splitops.split_to_sequence(x, 3, axis=1, copy=copy)
+        _assert_parts_equal(sequence, x, expected, copy=copy)
+    recipe = recipes.SPLIT_RECIPES[(x.dtype, x.shape, 1, None, count + tail, 18, copy)]
+    grouped = getattr(recipe, "func", None) is recipes._grouped
+    assert grouped == (count >= recipes.GROUPED_FROM)
 
 
 def test_views_of_a_read_only_input_stay_read_only() -> None:
@@ -227,6 +279,27 @@ def test_repeated_split_on_an_uncached_path_plans_once_and_hits_after() -> None:
         splitops.split(x, sizes, axis=1)
     info = planner._plan_split.cache_info()
     assert (info.hits, info.misses) == (3, 1)
+
+
+def test_a_plan_of_many_parts_is_computed_but_never_kept() -> None:
+    many = planner._MAX_CACHED_PARTS + 1
+    for _ in range(2):
+        assert splitops.split_sizes(0, num_outputs=many) == (0,) * many
+        assert splitops.split_sizes(many, [1] * many, opset=13) == (1,) * many
+        assert splitops.sequence_sizes(many) == (1,) * many
+        assert splitops.sequence_sizes(2 * many, 2) == (2,) * many
+        assert splitops.sequence_sizes(many, [1] * many) == (1,) * many
+    assert planner._plan_split.cache_info().currsize == 0
+    assert planner._plan_sequence.cache_info().currsize == 0
+
+
+def test_a_plan_of_up_to_the_cached_number_of_parts_is_kept() -> None:
+    limit = planner._MAX_CACHED_PARTS
+    for _ in range(3):
+        assert splitops.split_sizes(limit, num_outputs=limit) == (1,) * limit
+        assert splitops.sequence_sizes(2 * limit, 2) == (2,) * limit
+    assert planner._plan_split.cache_info()[:2] == (2, 1)
+    assert planner._plan_sequence.cache_info()[:2] == (2, 1)
 
 
 def test_repeated_torch_split_plans_once_and_hits_after() -> None:

@@ -16,7 +16,9 @@ True
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 import array_api_compat
@@ -240,9 +242,8 @@ def _check_input(
 
 def _cut(xp: Any, x: Any, axis: int, sizes: tuple[int, ...], *, copy: bool) -> list[Any]:
     if array_api_compat.is_torch_array(x):
-        from . import torch_parts
-
-        return torch_parts.cut(x, axis, sizes, copy=copy)
+        parts: list[Any] = _torch_parts().cut(x, axis, sizes, copy=copy)
+        return parts
     if type(x) is np.ndarray:
         return list(recipes.numpy_recipe(axis, sizes, copy=copy)(x))
     if copy and array_api_compat.is_cupy_array(x):
@@ -253,11 +254,18 @@ def _cut(xp: Any, x: Any, axis: int, sizes: tuple[int, ...], *, copy: bool) -> l
 
 def _unstack(xp: Any, x: Any, axis: int, *, copy: bool) -> list[Any]:
     if array_api_compat.is_torch_array(x):
-        from . import torch_parts
-
-        return torch_parts.unbind(x, axis, copy=copy)
+        parts: list[Any] = _torch_parts().unbind(x, axis, copy=copy)
+        return parts
     if type(x) is np.ndarray:
         return list(recipes.numpy_unstack_recipe(axis, copy=copy)(x))
     if copy and array_api_compat.is_cupy_array(x):
         return [part.copy() for part in generic.unstack(xp, x, axis, copy=False)]
     return generic.unstack(xp, x, axis, copy=copy)
+
+
+@functools.cache
+def _torch_parts() -> ModuleType:
+    """:mod:`splitops.torch_parts`, imported at the first tensor (it imports torch)."""
+    from . import torch_parts
+
+    return torch_parts

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .buffer_pool import buffer_pool
 from .generic import part_indices
 
 __all__ = [
@@ -202,9 +203,10 @@ def _copies(views: tuple[Any, ...], dtype: Any) -> tuple[Any, ...]:
 
     One allocation instead of one per part: glibc returns the memory of several mid-sized
     arrays to the system when they are freed, and the next call faults every page in again
-    (4 MiB cut in two took 4.6 ms that way, 0.1 ms from one buffer).
+    (4 MiB cut in two took 4.6 ms that way, 0.1 ms from one buffer). Large buffers come from
+    :data:`splitops.buffer_pool.buffer_pool`, which maps them once and reuses them.
     """
-    buffer = np.empty(sum(view.size for view in views), dtype)
+    buffer = buffer_pool.empty((sum(view.size for view in views),), dtype)
     copies = []
     start = 0
     for view in views:
@@ -240,7 +242,11 @@ def _to_front(x: Any, axis: int) -> Any:
 def _unstacked(x: Any, *, axis: int, copy: bool) -> tuple[Any, ...]:
     moved = _to_front(x, axis)
     # One C-ordered copy of the moved view: its rows are contiguous and share no memory with x.
-    rows = moved.copy() if copy else moved
+    if copy:
+        rows = buffer_pool.empty(moved.shape, moved.dtype)
+        np.copyto(rows, moved)
+    else:
+        rows = moved
     if rows.ndim == 1:  # iterating would give numpy scalars; x[i, ...] is a 0-d array
         return tuple([rows[i, ...] for i in range(rows.shape[0])])
     return tuple(rows)

@@ -1,0 +1,160 @@
+"""Memory for ``copy=True`` parts of numpy arrays, kept and handed out again once freed.
+
+A large new array costs more than the copy into it: the kernel maps and zero-fills each of its
+pages on first touch, and glibc gives blocks of 32 MiB and more back to the system as soon as
+they are freed, so the next call pays again (a 256 MiB ``copy=True`` took 40 ms where copying
+into memory already mapped took 24). onnxruntime avoids this with an arena that it never gives
+back. The pool does the same, within a bound: blocks of at least :attr:`BufferPool.min_bytes`
+are anonymous private memory maps (page aligned, transparent huge pages asked for where Linux
+has them), and a block whose parts are all gone waits in the pool for the next request of its
+size class, up to :attr:`BufferPool.max_idle_bytes` of idle blocks in all (least recently
+freed go first). Smaller requests are plain ``np.empty``: malloc reuses them cheaply.
+
+Arrays handed out are ordinary, writeable, C-contiguous ``numpy.ndarray`` objects whose chain
+of ``base`` objects ends at a :class:`PooledBuffer`: an ndarray subclass, which numpy never
+skips when it collapses a chain of views, so every view of such an array, however derived,
+keeps the block from the pool. Memory goes back only when nothing refers to it any more.
+
+>>> import numpy as np
+>>> pool = BufferPool(min_bytes=1 << 20)
+>>> a = pool.empty((1 << 18,), np.float32)          # 1 MiB: from a block of the pool
+>>> type(a.base).__name__, a.flags.c_contiguous, a.flags.writeable
+('PooledBuffer', True, True)
+>>> tail = a[1:]
+>>> del a                                            # tail still refers to the block
+>>> pool.idle_bytes
+0
+>>> del tail
+>>> pool.idle_bytes                                  # one 2 MiB block, idle
+2097152
+>>> b = pool.empty((1 << 18,), np.float32)          # the same block again
+>>> pool.hits, pool.misses, pool.idle_bytes
+(1, 1, 0)
+"""
+
+from __future__ import annotations
+
+import math
+import mmap
+import threading
+import weakref
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+__all__ = ["BLOCK_BYTES", "BufferPool", "PooledBuffer", "buffer_pool"]
+
+#: Blocks are whole multiples of this (2 MiB, the x86-64 and arm64 huge page): a request is
+#: served by an idle block of its rounded size, and huge pages can back every block entirely.
+BLOCK_BYTES = 2 << 20
+
+# Private, so that a forked child writing to a part does not write into the parent's part.
+_MAP_FLAGS = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
+
+
+class PooledBuffer(np.ndarray):
+    """The bytes of one request, on a block of a :class:`BufferPool`: the ``base`` of its parts.
+
+    numpy collapses a view of a view to the first base that owns its data or whose type
+    differs from the new view's; parts are plain ndarrays, so their views stop at this object
+    and keep it, and with it the block, alive.
+    """
+
+
+class BufferPool:
+    """Page-aligned memory blocks for new arrays, reused once every array on a block is gone.
+
+    ``min_bytes``: smaller requests are plain ``np.empty``. ``max_idle_bytes``: the most memory
+    kept for reuse while nothing refers to it; ``0`` keeps none (every block is unmapped when
+    freed). Both can be changed at any time. Thread-safe.
+    """
+
+    def __init__(self, *, min_bytes: int = 1 << 20, max_idle_bytes: int = 1 << 30) -> None:
+        self.min_bytes = min_bytes
+        self.max_idle_bytes = max_idle_bytes
+        #: Requests served by an idle block, and requests that mapped a new one.
+        self.hits = 0
+        self.misses = 0
+        # Idle blocks by size, the size class freed least recently first.
+        self._idle: OrderedDict[int, list[mmap.mmap]] = OrderedDict()
+        self._idle_bytes = 0
+        # Reentrant: a block can come back (a finalizer run by the garbage collector) while
+        # this thread is inside empty() or clear().
+        self._lock = threading.RLock()
+
+    @property
+    def idle_bytes(self) -> int:
+        """Bytes of the blocks waiting in the pool."""
+        return self._idle_bytes
+
+    def empty(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray[Any, Any]:
+        """A new C-contiguous array of ``shape`` and ``dtype``; its values are not set."""
+        dtype = np.dtype(dtype)
+        nbytes = math.prod(shape) * dtype.itemsize
+        if nbytes < self.min_bytes or dtype.hasobject:
+            return np.empty(shape, dtype)
+        size = -(-nbytes // BLOCK_BYTES) * BLOCK_BYTES
+        block = self._take(size)
+        lease = np.ndarray.__new__(PooledBuffer, (nbytes,), np.uint8, buffer=block)
+        finalizer = weakref.finalize(lease, self._give_back, size, block)
+        finalizer.atexit = False
+        array: np.ndarray[Any, Any] = np.ndarray(shape, dtype, buffer=lease)
+        return array
+
+    def clear(self) -> int:
+        """Unmap every idle block; return how many bytes that was."""
+        with self._lock:
+            released = self._idle_bytes
+            self._idle.clear()
+            self._idle_bytes = 0
+        return released
+
+    def _take(self, size: int) -> mmap.mmap:
+        with self._lock:
+            blocks = self._idle.get(size)
+            if blocks:
+                block = blocks.pop()
+                if not blocks:
+                    del self._idle[size]
+                self._idle_bytes -= size
+                self.hits += 1
+                return block
+            self.misses += 1
+        try:
+            return _new_block(size)
+        except OSError:
+            self.clear()  # idle blocks may be what the system is short of
+            try:
+                return _new_block(size)
+            except OSError as error:
+                raise MemoryError(
+                    f"cannot map {size} bytes for the parts of copy=True: {error.strerror}. "
+                    "Free memory, or copy into arrays you allocate with out=."
+                ) from error
+
+    def _give_back(self, size: int, block: mmap.mmap) -> None:
+        with self._lock:
+            if size > self.max_idle_bytes:
+                return  # unmapped when the last reference to it goes
+            while self._idle_bytes + size > self.max_idle_bytes:
+                oldest_size, blocks = next(iter(self._idle.items()))
+                blocks.pop(0)
+                if not blocks:
+                    del self._idle[oldest_size]
+                self._idle_bytes -= oldest_size
+            self._idle.setdefault(size, []).append(block)
+            self._idle.move_to_end(size)
+            self._idle_bytes += size
+
+
+def _new_block(size: int) -> mmap.mmap:
+    block = mmap.mmap(-1, size, flags=_MAP_FLAGS) if _MAP_FLAGS else mmap.mmap(-1, size)
+    advice = getattr(mmap, "MADV_HUGEPAGE", None)
+    if advice is not None:
+        block.madvise(advice)
+    return block
+
+
+#: The pool that ``copy=True`` takes the memory of numpy parts from.
+buffer_pool = BufferPool()

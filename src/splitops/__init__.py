@@ -13,7 +13,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .buffer_pool import BufferPool, buffer_pool
+from .buffers import BufferPool, buffer_pool
 from .errors import SplitError, SplitTypeError
 from .kernels import split, split_to_sequence
 from .opset_rules import OPSET_RULES, OpsetRule, opset_rule

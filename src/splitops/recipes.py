@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .buffer_pool import buffer_pool
+from .buffers import buffer_pool
 from .generic import part_indices
 
 __all__ = [
@@ -204,7 +204,7 @@ def _copies(views: tuple[Any, ...], dtype: Any) -> tuple[Any, ...]:
     One allocation instead of one per part: glibc returns the memory of several mid-sized
     arrays to the system when they are freed, and the next call faults every page in again
     (4 MiB cut in two took 4.6 ms that way, 0.1 ms from one buffer). Large buffers come from
-    :data:`splitops.buffer_pool.buffer_pool`, which maps them once and reuses them.
+    :data:`splitops.buffer_pool`, which maps them once and reuses them.
     """
     buffer = buffer_pool.empty((sum(view.size for view in views),), dtype)
     copies = []

@@ -20,7 +20,7 @@ import pytest
 
 import splitops
 from splitops import recipes
-from splitops.buffer_pool import BLOCK_BYTES, BufferPool, PooledBuffer
+from splitops.buffers import BLOCK_BYTES, BufferPool, PooledBuffer
 
 MiB = 1 << 20
 

@@ -28,8 +28,8 @@ keeps the block from the pool. Memory goes back only when nothing refers to it a
 >>> pool.idle_bytes                                  # one 2 MiB block, idle
 2097152
 >>> b = pool.empty((1 << 18,), np.float32)          # the same block again
->>> pool.hits, pool.misses, pool.idle_bytes
-(1, 1, 0)
+>>> pool
+BufferPool(min_bytes=1048576, max_idle_bytes=1073741824, idle_bytes=0, hits=1, misses=1)
 """
 
 from __future__ import annotations
@@ -82,6 +82,12 @@ class BufferPool:
         # Reentrant: a block can come back (a finalizer run by the garbage collector) while
         # this thread is inside empty() or clear().
         self._lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        return (
+            f"BufferPool(min_bytes={self.min_bytes}, max_idle_bytes={self.max_idle_bytes}, "
+            f"idle_bytes={self._idle_bytes}, hits={self.hits}, misses={self.misses})"
+        )
 
     @property
     def idle_bytes(self) -> int:

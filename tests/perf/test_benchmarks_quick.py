@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CPU_PEERS = {
     "splitops",
     "splitops out=",
+    "splitops new memory",
     "onnxruntime",
     "onnx.reference",
     "np.split",

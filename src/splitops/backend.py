@@ -128,9 +128,13 @@ class SplitopsRep(BackendRep):
         else:
             values = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
             if len(values) > len(self.input_names):
-                raise ValueError(
-                    f"the model takes {len(self.input_names)} inputs {self.input_names}; "
-                    f"{len(values)} were given."
+                count = len(self.input_names)
+                raise SplitError(
+                    f"the model takes {count} input{'' if count == 1 else 's'} "
+                    f"{self.input_names}; "
+                    f"{len(values)} were given. Pass one array per graph input, or a dict by "
+                    "name.",
+                    rule="model-inputs",
                 )
             feeds = dict(zip(self.input_names, values))  # noqa: B905 (optional inputs may be left out)
         return tuple(self.evaluator.run(None, feeds))

@@ -412,7 +412,7 @@ def test_more_arrays_than_the_model_has_inputs_is_a_split_error_naming_them() ->
     node = helper.make_node("Split", ["x"], ["a", "b"], axis=1, num_outputs=2)
     built = model([node], [value("x")], ["a", "b"])
     prepared = backend.prepare(built)
-    with pytest.raises(SplitError, match=r"takes 1 inputs \['x'\]; 2 were given") as caught:
+    with pytest.raises(SplitError, match=r"takes 1 input \['x'\]; 2 were given") as caught:
         prepared.run([X, X])
     assert caught.value.rule == "model-inputs"
     np.testing.assert_array_equal(prepared.run([X])[1], X[:, 3:], strict=True)

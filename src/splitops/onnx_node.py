@@ -47,6 +47,7 @@ __all__ = [
     "node_label",
     "read_node",
     "run_node",
+    "run_read_node",
 ]
 
 #: The names of ONNX's own operator domain.
@@ -152,7 +153,14 @@ def run_node(node: NodeProto, inputs: Sequence[Any | None], *, opset: int) -> li
     """
     if not isinstance(node, NodeProto):
         raise SplitTypeError(f"run_node needs an onnx.NodeProto; {type(node).__name__} was given.")
-    spec = read_node(node, opset)
+    return run_read_node(node, read_node(node, opset), inputs)
+
+
+def run_read_node(node: NodeProto, spec: SplitNode, inputs: Sequence[Any | None]) -> list[Any]:
+    """:func:`run_node` for a node already read: ``spec`` is ``read_node(node, opset)``.
+
+    Callers that run one node many times (the body of a Loop) read it once.
+    """
     try:
         return _run(spec, inputs)
     except SplitError as error:

@@ -21,7 +21,7 @@ from typing import Any
 from onnx import NodeProto, helper
 from onnx.reference.op_run import OpRun
 
-from .onnx_node import run_node
+from .onnx_node import SplitNode, read_node, run_read_node
 
 __all__ = ["reference_ops"]
 
@@ -53,9 +53,18 @@ class _SplitopsOp(OpRun):
         return self._run_node(self.onnx_node, args)
 
     def _run_node(self, node: NodeProto, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        if node is not self.onnx_node:  # linked attributes resolved for this call
+            return tuple(run_read_node(node, read_node(node, self._opset()), list(args)))
+        # The node itself never changes: read it once, at its first run (a Loop body's node
+        # runs once per iteration). A node that fails to read is read, and fails, every time.
+        spec: SplitNode | None = self.__dict__.get("_spec")
+        if spec is None:
+            spec = self._spec = read_node(node, self._opset())
+        return tuple(run_read_node(node, spec, list(args)))
+
+    def _opset(self) -> int:
         opsets: dict[str, int] = self.run_params["opsets"]
-        opset = opsets.get("", opsets.get("ai.onnx", 0))
-        return tuple(run_node(node, list(args), opset=opset))
+        return opsets.get("", opsets.get("ai.onnx", 0))
 
 
 class Split(_SplitopsOp):

@@ -19,7 +19,7 @@ from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, TensorPr
 from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
-from splitops import SplitError, SplitTypeError, backend, reference_ops
+from splitops import SplitError, SplitTypeError, backend, onnx_reference, reference_ops
 
 FLOAT = TensorProto.FLOAT
 X = np.arange(12, dtype=np.float32).reshape(2, 6)
@@ -153,6 +153,25 @@ def test_split_in_loop_body_runs_on_splitops_every_iteration() -> None:
     outputs, calls = run_counting(loop_model(thirds(axis=0)), feeds)
     assert_parts(outputs, [np.stack([row[i : i + 2]] * 3) for i in (0, 2, 4)])
     assert calls == {"Split": 3}
+
+
+def test_a_loop_body_node_is_read_by_its_rules_once_not_every_iteration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reads: Counter[str] = Counter()
+    read_node = onnx_reference.read_node
+
+    def counting_read_node(node: onnx.NodeProto, opset: int) -> Any:
+        reads[node.name] += 1
+        return read_node(node, opset)
+
+    monkeypatch.setattr(onnx_reference, "read_node", counting_read_node)
+    row = X[0]
+    feeds = {"trips": np.array(5), "cond": np.array(True), "x": row}
+    outputs, calls = run_counting(loop_model(thirds(axis=0)), feeds)
+    assert_parts(outputs, [np.stack([row[i : i + 2]] * 5) for i in (0, 2, 4)])
+    assert calls == {"Split": 5}
+    assert reads == {"cut": 1}
 
 
 def test_split_in_scan_body_runs_on_splitops_for_every_row() -> None:

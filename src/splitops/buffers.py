@@ -34,6 +34,7 @@ BufferPool(min_bytes=1048576, max_idle_bytes=1073741824, idle_bytes=0, hits=1, m
 
 from __future__ import annotations
 
+import contextlib
 import math
 import mmap
 import threading
@@ -98,7 +99,7 @@ class BufferPool:
         """A new C-contiguous array of ``shape`` and ``dtype``; its values are not set."""
         dtype = np.dtype(dtype)
         nbytes = math.prod(shape) * dtype.itemsize
-        if nbytes < self.min_bytes or dtype.hasobject:
+        if nbytes < max(self.min_bytes, 1) or dtype.hasobject:
             return np.empty(shape, dtype)
         size = -(-nbytes // BLOCK_BYTES) * BLOCK_BYTES
         block = self._take(size)
@@ -158,7 +159,8 @@ def _new_block(size: int) -> mmap.mmap:
     block = mmap.mmap(-1, size, flags=_MAP_FLAGS) if _MAP_FLAGS else mmap.mmap(-1, size)
     advice = getattr(mmap, "MADV_HUGEPAGE", None)
     if advice is not None:
-        block.madvise(advice)
+        with contextlib.suppress(OSError):  # a kernel without transparent huge pages
+            block.madvise(advice)
     return block
 
 

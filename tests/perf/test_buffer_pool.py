@@ -8,6 +8,7 @@ never be visible, above all never as a part whose memory a later call overwrites
 from __future__ import annotations
 
 import gc
+import mmap
 import os
 import pickle
 import threading
@@ -108,6 +109,15 @@ def test_a_block_is_not_reused_while_anything_refers_to_it(
     np.testing.assert_array_equal(np.array(kept, copy=True), before, strict=True)
 
 
+def test_two_requests_never_share_one_idle_block() -> None:
+    pool = BufferPool(min_bytes=MiB)
+    pool.empty((BLOCK_BYTES,), np.uint8)  # freed at once: one idle block
+    first = pool.empty((BLOCK_BYTES,), np.uint8)
+    second = pool.empty((BLOCK_BYTES,), np.uint8)
+    assert not np.shares_memory(first, second)
+    assert (pool.hits, pool.misses) == (1, 2)
+
+
 def test_torch_tensors_from_parts_keep_their_block() -> None:
     torch = pytest.importorskip("torch")
     pool = BufferPool(min_bytes=MiB)
@@ -156,6 +166,31 @@ def test_max_idle_bytes_zero_keeps_nothing_and_clear_unmaps_idle_blocks() -> Non
     assert pool.idle_bytes == 4 * MiB
     assert pool.clear() == 4 * MiB
     assert pool.idle_bytes == 0
+
+
+@pytest.mark.parametrize("min_bytes", [0, -1])
+def test_an_empty_request_is_a_plain_array_whatever_min_bytes(min_bytes: int) -> None:
+    pool = BufferPool(min_bytes=min_bytes)
+    array = pool.empty((0, 3), np.float32)
+    assert array.shape == (0, 3)
+    assert array.dtype == np.float32
+    assert (pool.hits, pool.misses) == (0, 0)
+
+
+def test_an_empty_copy_is_a_plain_array_when_every_size_is_pooled(pool: BufferPool) -> None:
+    pool.min_bytes = 0
+    parts = splitops.split(np.zeros((0, 4), np.float32), num_outputs=2, axis=1, copy=True)
+    assert [p.shape for p in parts] == [(0, 2), (0, 2)]
+
+
+@pytest.mark.skipif(not hasattr(mmap.mmap, "madvise"), reason="needs mmap.madvise")
+def test_a_kernel_that_rejects_the_huge_page_advice_still_gets_pooled_arrays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Linux without transparent huge pages answers MADV_HUGEPAGE with EINVAL, as it answers -1.
+    monkeypatch.setattr(mmap, "MADV_HUGEPAGE", -1, raising=False)
+    array = BufferPool(min_bytes=MiB).empty((MiB,), np.uint8)
+    assert _pooled(array)
 
 
 def test_object_arrays_are_never_pooled() -> None:

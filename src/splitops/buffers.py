@@ -39,7 +39,7 @@ import math
 import mmap
 import threading
 import weakref
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from typing import Any
 
 import numpy as np
@@ -73,15 +73,17 @@ class BufferPool:
 
     def __init__(self, *, min_bytes: int = 1 << 20, max_idle_bytes: int = 1 << 30) -> None:
         self.min_bytes = min_bytes
-        self.max_idle_bytes = max_idle_bytes
         #: Requests served by an idle block, and requests that mapped a new one.
         self.hits = 0
         self.misses = 0
+        self._max_idle_bytes = max_idle_bytes
         # Idle blocks by size, the size class freed least recently first.
         self._idle: OrderedDict[int, list[mmap.mmap]] = OrderedDict()
         self._idle_bytes = 0
-        # Reentrant: a block can come back (a finalizer run by the garbage collector) while
-        # this thread is inside empty() or clear().
+        # Blocks given back while this thread is changing the pool (a finalizer that the garbage
+        # collector or a signal handler runs in the middle of it): filed once the change is done.
+        self._returned: deque[tuple[int, mmap.mmap]] = deque()
+        self._changing = False
         self._lock = threading.RLock()
 
     def __repr__(self) -> str:
@@ -94,6 +96,17 @@ class BufferPool:
     def idle_bytes(self) -> int:
         """Bytes of the blocks waiting in the pool."""
         return self._idle_bytes
+
+    @property
+    def max_idle_bytes(self) -> int:
+        """The most bytes of idle blocks kept; lowering it unmaps the least recently freed."""
+        return self._max_idle_bytes
+
+    @max_idle_bytes.setter
+    def max_idle_bytes(self, value: int) -> None:
+        with self._lock:
+            self._max_idle_bytes = value
+            self._settle()
 
     def empty(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray[Any, Any]:
         """A new C-contiguous array of ``shape`` and ``dtype``; its values are not set."""
@@ -113,20 +126,14 @@ class BufferPool:
         """Unmap every idle block; return how many bytes that was."""
         with self._lock:
             released = self._idle_bytes
-            self._idle.clear()
-            self._idle_bytes = 0
-        return released
+            self._settle(keep=0)
+            return released - self._idle_bytes
 
     def _take(self, size: int) -> mmap.mmap:
+        block = self._settle(take=size)
+        if block is not None:
+            return block
         with self._lock:
-            blocks = self._idle.get(size)
-            if blocks:
-                block = blocks.pop()
-                if not blocks:
-                    del self._idle[size]
-                self._idle_bytes -= size
-                self.hits += 1
-                return block
             self.misses += 1
         try:
             return _new_block(size)
@@ -141,18 +148,50 @@ class BufferPool:
                 ) from error
 
     def _give_back(self, size: int, block: mmap.mmap) -> None:
+        self._returned.append((size, block))
+        self._settle()
+
+    def _settle(self, *, take: int = 0, keep: int | None = None) -> mmap.mmap | None:
+        """Take an idle block of ``take`` bytes, if any, and file the blocks given back; then
+        unmap the least recently freed until at most ``keep`` bytes (max_idle_bytes) are idle."""
         with self._lock:
-            if size > self.max_idle_bytes:
-                return  # unmapped when the last reference to it goes
-            while self._idle_bytes + size > self.max_idle_bytes:
-                oldest_size, blocks = next(iter(self._idle.items()))
-                blocks.pop(0)
-                if not blocks:
-                    del self._idle[oldest_size]
-                self._idle_bytes -= oldest_size
-            self._idle.setdefault(size, []).append(block)
-            self._idle.move_to_end(size)
-            self._idle_bytes += size
+            if self._changing:
+                return None  # called from a finalizer run inside this thread's own change
+            self._changing = True
+            try:
+                block = self._reuse(take)
+                while self._returned:
+                    size, returned = self._returned.popleft()
+                    if size <= self._max_idle_bytes:
+                        self._evict(self._max_idle_bytes - size)
+                        self._idle.setdefault(size, []).append(returned)
+                        self._idle.move_to_end(size)
+                        self._idle_bytes += size
+                self._evict(self._max_idle_bytes if keep is None else keep)
+            finally:
+                self._changing = False
+            if self._returned:  # given back after the last look, before the change ended
+                self._settle(keep=keep)
+            return block
+
+    def _reuse(self, size: int) -> mmap.mmap | None:
+        blocks = self._idle.get(size)
+        if not blocks:
+            return None
+        block = blocks.pop()
+        if not blocks:
+            del self._idle[size]
+        self._idle_bytes -= size
+        self.hits += 1
+        return block
+
+    def _evict(self, keep: int) -> None:
+        while self._idle and self._idle_bytes > keep:
+            size, blocks = next(iter(self._idle.items()))
+            blocks.pop(0)
+            if not blocks:
+                del self._idle[size]
+            self._idle_bytes -= size
 
 
 def _new_block(size: int) -> mmap.mmap:

@@ -8,12 +8,15 @@ never be visible, above all never as a part whose memory a later call overwrites
 from __future__ import annotations
 
 import gc
+import inspect
 import mmap
 import os
 import pickle
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -168,6 +171,28 @@ def test_max_idle_bytes_zero_keeps_nothing_and_clear_unmaps_idle_blocks() -> Non
     assert pool.idle_bytes == 0
 
 
+def test_lowering_max_idle_bytes_unmaps_the_least_recently_freed_at_once() -> None:
+    pool = BufferPool(min_bytes=MiB, max_idle_bytes=16 * MiB)
+    first, second, last = (pool.empty((BLOCK_BYTES,), np.uint8) for _ in range(3))
+    last_address = last.ctypes.data
+    del first, second, last  # in this order
+    assert pool.idle_bytes == 3 * BLOCK_BYTES
+    pool.max_idle_bytes = BLOCK_BYTES
+    assert pool.idle_bytes == BLOCK_BYTES
+    assert pool.empty((BLOCK_BYTES,), np.uint8).ctypes.data == last_address
+    pool.max_idle_bytes = 0
+    assert pool.idle_bytes == 0
+
+
+def test_max_idle_bytes_set_to_zero_keeps_nothing_even_after_blocks_were_kept() -> None:
+    pool = BufferPool(min_bytes=MiB, max_idle_bytes=16 * MiB)
+    first, second = pool.empty((4 * MiB,), np.uint8), pool.empty((4 * MiB,), np.uint8)
+    del first
+    pool.max_idle_bytes = 0
+    del second
+    assert pool.idle_bytes == 0
+
+
 @pytest.mark.parametrize("min_bytes", [0, -1])
 def test_an_empty_request_is_a_plain_array_whatever_min_bytes(min_bytes: int) -> None:
     pool = BufferPool(min_bytes=min_bytes)
@@ -191,6 +216,74 @@ def test_a_kernel_that_rejects_the_huge_page_advice_still_gets_pooled_arrays(
     monkeypatch.setattr(mmap, "MADV_HUGEPAGE", -1, raising=False)
     array = BufferPool(min_bytes=MiB).empty((MiB,), np.uint8)
     assert _pooled(array)
+
+
+def _blocks_ready(pool: BufferPool) -> int:
+    """How many 2 MiB blocks the pool hands out without mapping; idle_bytes must say as much."""
+    idle = pool.idle_bytes
+    hits = pool.hits
+    taken = [pool.empty((BLOCK_BYTES,), np.uint8) for _ in range(idle // BLOCK_BYTES)]
+    assert pool.hits - hits == len(taken)
+    assert pool.idle_bytes == 0
+    return len(taken)
+
+
+OPERATIONS: dict[str, Callable[[BufferPool, list[Any]], Any]] = {
+    "give back and evict": lambda pool, held: held.clear(),
+    "take": lambda pool, held: pool.empty((BLOCK_BYTES,), np.uint8),
+    "clear": lambda pool, held: pool.clear(),
+    "lower max_idle_bytes": lambda pool, held: setattr(pool, "max_idle_bytes", BLOCK_BYTES),
+}
+
+
+def _give_back_at_line(
+    line: int, operation: Callable[[BufferPool, list[Any]], Any]
+) -> BufferPool | None:
+    """Run ``operation`` on a full pool, freeing one more block before its ``line``-th line;
+    None if the pool's code ran fewer lines."""
+    pool = BufferPool(min_bytes=MiB, max_idle_bytes=2 * BLOCK_BYTES)
+    idle = [pool.empty((BLOCK_BYTES,), np.uint8) for _ in range(2)]
+    held = [pool.empty((BLOCK_BYTES,), np.uint8)]
+    inside = [pool.empty((BLOCK_BYTES,), np.uint8)]
+    del idle  # the pool is full
+    source = inspect.getsourcefile(BufferPool)
+    events = 0
+
+    def trace(frame: FrameType, event: str, arg: object) -> Any:
+        nonlocal events
+        if frame.f_code.co_filename != source:
+            return None
+        if event == "line":
+            if events == line:
+                inside.clear()  # the last reference: its finalizer runs here
+            events += 1
+        return trace
+
+    previous = sys.gettrace()
+    sys.settrace(trace)
+    try:
+        result = operation(pool, held)
+    finally:
+        sys.settrace(previous)
+    del result, held
+    return None if inside else pool
+
+
+@pytest.mark.parametrize("operation", OPERATIONS.values(), ids=OPERATIONS.keys())
+def test_a_block_given_back_at_any_line_of_the_pool_leaves_it_consistent(
+    monkeypatch: pytest.MonkeyPatch, operation: Callable[[BufferPool, list[Any]], Any]
+) -> None:
+    # The garbage collector (at any bytecode from Python 3.12) and signal handlers can run a
+    # finalizer, and so give a block back, in the middle of the pool's own code.
+    unraisable: list[str] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: unraisable.append(repr(u.exc_value)))
+    line = 0
+    while (pool := _give_back_at_line(line, operation)) is not None:
+        assert unraisable == []
+        assert pool.idle_bytes <= pool.max_idle_bytes
+        _blocks_ready(pool)
+        line += 1
+    assert line > 3
 
 
 def test_object_arrays_are_never_pooled() -> None:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import math
 import mmap
+import os
 import threading
 import weakref
 from collections import OrderedDict, deque
@@ -77,6 +78,10 @@ class BufferPool:
         self.hits = 0
         self.misses = 0
         self._max_idle_bytes = max_idle_bytes
+        self._start_empty()
+        _POOLS.add(self)
+
+    def _start_empty(self) -> None:
         # Idle blocks by size, the size class freed least recently first.
         self._idle: OrderedDict[int, list[mmap.mmap]] = OrderedDict()
         self._idle_bytes = 0
@@ -202,6 +207,19 @@ def _new_block(size: int) -> mmap.mmap:
             block.madvise(advice)
     return block
 
+
+_POOLS: weakref.WeakSet[BufferPool] = weakref.WeakSet()
+
+
+def _start_empty_in_child() -> None:
+    # A thread of the parent may have been inside a pool at the fork: its lock stays held and
+    # its blocks half filed in the child. The child starts with empty pools instead.
+    for pool in _POOLS:
+        pool._start_empty()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_start_empty_in_child)
 
 #: The pool that ``copy=True`` takes the memory of numpy parts from.
 buffer_pool = BufferPool()

@@ -12,6 +12,7 @@ import inspect
 import mmap
 import os
 import pickle
+import signal
 import sys
 import threading
 import warnings
@@ -284,6 +285,41 @@ def test_a_block_given_back_at_any_line_of_the_pool_leaves_it_consistent(
         _blocks_ready(pool)
         line += 1
     assert line > 3
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_a_child_forked_while_another_thread_is_in_the_pool_can_use_it() -> None:
+    pool = BufferPool(min_bytes=MiB)
+    pool.empty((BLOCK_BYTES,), np.uint8)
+    inside, leave = threading.Event(), threading.Event()
+
+    def stay_inside() -> None:
+        with pool._lock:  # as a thread that gives a block back does
+            inside.set()
+            leave.wait()
+
+    thread = threading.Thread(target=stay_inside)
+    thread.start()
+    inside.wait()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # forking with threads: Python 3.12+ and jax warn
+            child = os.fork()
+        if child == 0:  # pragma: no cover - runs in the child
+            code = 1
+            try:
+                signal.alarm(10)  # a child stuck on the parent's lock dies of SIGALRM
+                array = pool.empty((BLOCK_BYTES,), np.uint8)
+                array[...] = 1
+                del array
+                code = 0 if pool.idle_bytes == BLOCK_BYTES else 2
+            finally:
+                os._exit(code)
+    finally:
+        leave.set()
+        thread.join()
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_object_arrays_are_never_pooled() -> None:

@@ -11,9 +11,11 @@ size class, up to :attr:`BufferPool.max_idle_bytes` of idle blocks in all (least
 freed go first). Smaller requests are plain ``np.empty``: malloc reuses them cheaply.
 
 Arrays handed out are ordinary, writeable, C-contiguous ``numpy.ndarray`` objects whose chain
-of ``base`` objects ends at a :class:`PooledBuffer`: an ndarray subclass, which numpy never
-skips when it collapses a chain of views, so every view of such an array, however derived,
-keeps the block from the pool. Memory goes back only when nothing refers to it any more.
+of ``base`` objects passes a :class:`PooledBuffer` and ends on a ctypes array made for the
+request alone. numpy collapses a chain of views only through arrays, never past the last one,
+so every view of such an array, however derived, keeps that ctypes array, and so does
+whatever reads the memory through a base (a memoryview, ``np.frombuffer``): the block goes
+back to the pool only when nothing refers to it any more.
 
 >>> import numpy as np
 >>> pool = BufferPool(min_bytes=1 << 20)
@@ -35,6 +37,7 @@ BufferPool(min_bytes=1048576, max_idle_bytes=1073741824, idle_bytes=0, hits=1, m
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import math
 import mmap
 import os
@@ -58,9 +61,8 @@ _MAP_FLAGS = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
 class PooledBuffer(np.ndarray):
     """The bytes of one request, on a block of a :class:`BufferPool`: the ``base`` of its parts.
 
-    numpy collapses a view of a view to the first base that owns its data or whose type
-    differs from the new view's; parts are plain ndarrays, so their views stop at this object
-    and keep it, and with it the block, alive.
+    Its own ``base`` is the request's span of the block, on which the block's return to the
+    pool waits.
     """
 
 
@@ -121,9 +123,12 @@ class BufferPool:
             return np.empty(shape, dtype)
         size = -(-nbytes // BLOCK_BYTES) * BLOCK_BYTES
         block = self._take(size)
-        lease = np.ndarray.__new__(PooledBuffer, (nbytes,), np.uint8, buffer=block)
-        finalizer = weakref.finalize(lease, self._give_back, size, block)
+        # Every chain of bases ends on this object, made for this request alone: whatever keeps
+        # any of its memory (an array, a memoryview of a base) keeps it, and the block, alive.
+        span = (ctypes.c_ubyte * size).from_buffer(block)
+        finalizer = weakref.finalize(span, self._give_back, size, block)
         finalizer.atexit = False
+        lease = np.ndarray.__new__(PooledBuffer, (nbytes,), np.uint8, buffer=span)
         array: np.ndarray[Any, Any] = np.ndarray(shape, dtype, buffer=lease)
         return array
 

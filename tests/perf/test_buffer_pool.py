@@ -40,11 +40,16 @@ def pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[BufferPool]:
     fresh.clear()
 
 
-def _pooled(array: Any) -> bool:
-    """Whether ``array``'s chain of bases ends on a block of a pool."""
+def _lease(array: Any) -> Any:
+    """The :class:`PooledBuffer` that ``array``'s chain of bases ends on, else None."""
     while isinstance(array, np.ndarray) and not isinstance(array, PooledBuffer):
         array = array.base
-    return isinstance(array, PooledBuffer)
+    return array if isinstance(array, PooledBuffer) else None
+
+
+def _pooled(array: Any) -> bool:
+    """Whether ``array``'s chain of bases ends on a block of a pool."""
+    return _lease(array) is not None
 
 
 def _large(seed: int, rows: int = 1024) -> Any:
@@ -94,6 +99,10 @@ KEEPERS: dict[str, Callable[[Any], Any]] = {
     "memoryview": memoryview,
     "as_strided": lambda p: np.lib.stride_tricks.as_strided(p, shape=(2, 2), strides=(8, 4)),
     "frombuffer": lambda p: np.frombuffer(p, dtype=np.float32),
+    "view typed as the lease": lambda p: p.view(PooledBuffer),
+    "the lease": _lease,
+    "the bytes under the lease": lambda p: np.frombuffer(_lease(p).base, dtype=np.uint8),
+    "memoryview under the lease": lambda p: memoryview(_lease(p).base),
 }
 
 

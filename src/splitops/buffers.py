@@ -7,8 +7,9 @@ into memory already mapped took 24). onnxruntime avoids this with an arena that 
 back. The pool does the same, within a bound: blocks of at least :attr:`BufferPool.min_bytes`
 are anonymous private memory maps (page aligned, transparent huge pages asked for where Linux
 has them), and a block whose parts are all gone waits in the pool for the next request of its
-size class, up to :attr:`BufferPool.max_idle_bytes` of idle blocks in all (least recently
-freed go first). Smaller requests are plain ``np.empty``: malloc reuses them cheaply.
+size class, up to :attr:`BufferPool.max_idle_bytes` of idle blocks in all (the size class
+freed least recently goes first). Smaller requests are plain ``np.empty``: malloc reuses them
+cheaply.
 
 Arrays handed out are ordinary, writeable, C-contiguous ``numpy.ndarray`` objects whose chain
 of ``base`` objects passes a :class:`PooledBuffer` and ends on a ctypes array made for the
@@ -53,6 +54,9 @@ __all__ = ["BLOCK_BYTES", "BufferPool", "PooledBuffer", "buffer_pool"]
 #: Blocks are whole multiples of this (2 MiB, the x86-64 and arm64 huge page): a request is
 #: served by an idle block of its rounded size, and huge pages can back every block entirely.
 BLOCK_BYTES = 2 << 20
+
+# numpy's NPY_NEEDS_INIT: np.empty sets such arrays (objects, unicode strings) to a value.
+_NEEDS_INIT = 0x08
 
 # Private, so that a forked child writing to a part does not write into the parent's part.
 _MAP_FLAGS = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
@@ -119,8 +123,8 @@ class BufferPool:
         """A new C-contiguous array of ``shape`` and ``dtype``; its values are not set."""
         dtype = np.dtype(dtype)
         nbytes = math.prod(shape) * dtype.itemsize
-        if nbytes < max(self.min_bytes, 1) or dtype.hasobject:
-            return np.empty(shape, dtype)
+        if nbytes < max(self.min_bytes, 1) or dtype.flags & _NEEDS_INIT:
+            return np.empty(shape, dtype)  # numpy fills these (objects: None, strings: zeros)
         size = -(-nbytes // BLOCK_BYTES) * BLOCK_BYTES
         block = self._take(size)
         # Every chain of bases ends on this object, made for this request alone: whatever keeps

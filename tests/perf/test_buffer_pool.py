@@ -338,6 +338,16 @@ def test_object_arrays_are_never_pooled() -> None:
     assert array[-1] is None
 
 
+def test_unicode_arrays_are_never_pooled_and_start_empty_as_numpy_gives_them() -> None:
+    pool = BufferPool(min_bytes=8)
+    dirty = pool.empty((MiB,), np.uint32)
+    dirty[:] = ord("x")
+    del dirty
+    array = pool.empty((MiB // 4, 4), "U1")
+    assert not _pooled(array)
+    assert set(array.ravel().tolist()) == {""}
+
+
 def test_a_mapping_the_system_refuses_is_a_memory_error_that_says_what_to_do() -> None:
     with pytest.raises(MemoryError, match=r"cannot map \d+ bytes .* out="):
         BufferPool().empty((1 << 60,), np.uint8)

@@ -2,8 +2,8 @@
 
 A large new array costs more than the copy into it: the kernel maps and zero-fills each of its
 pages on first touch, and glibc gives blocks of 32 MiB and more back to the system as soon as
-they are freed, so the next call pays again (a 256 MiB ``copy=True`` took 40 ms where copying
-into memory already mapped took 24). onnxruntime avoids this with an arena that it never gives
+they are freed, so the next call pays again (a 256 MiB ``copy=True`` took 38 ms where copying
+into memory already mapped took 22). onnxruntime avoids this with an arena that it never gives
 back. The pool does the same, within a bound: blocks of at least :attr:`BufferPool.min_bytes`
 are anonymous private memory maps (page aligned, transparent huge pages asked for where Linux
 has them), and a block whose parts are all gone waits in the pool for the next request of its

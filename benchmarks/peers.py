@@ -164,6 +164,10 @@ def _with_torch(case: Case, x: Any) -> dict[str, Any]:
     return {"torch": torch, "t": torch.from_numpy(x)}
 
 
+def _with_splitops_torch(case: Case, x: Any) -> dict[str, Any]:
+    return {"splitops": splitops, **_with_torch(case, x)}
+
+
 # Parts as numpy ---------------------------------------------------------------------------
 
 
@@ -284,6 +288,16 @@ TORCH = Peer(
     torch_parts,
 )
 
+# splitops on the same memory as a torch tensor (torch.from_numpy copies nothing): torch's path.
+SPLITOPS_TORCH = Peer(
+    "splitops on torch",
+    "torch",
+    _on_cpu,
+    lambda case: splitops_statement(case, "t"),
+    _with_splitops_torch,
+    torch_parts,
+)
+
 #: Every CPU peer, in the order of the report's columns.
 CPU_PEERS = (
     SPLITOPS,
@@ -292,6 +306,7 @@ CPU_PEERS = (
     NP_SPLIT,
     SLICING,
     TORCH,
+    SPLITOPS_TORCH,
     SPLITOPS_OUT,
     SPLITOPS_NEW_MEMORY,
     NP_COPYTO,

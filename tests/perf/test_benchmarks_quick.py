@@ -26,6 +26,7 @@ CPU_PEERS = {
     "np.copyto",
     "np.copyto per part",
     "torch.split",
+    "splitops on torch",
 }
 
 

@@ -75,20 +75,28 @@ def _pooled_copies(parts: list[torch.Tensor]) -> list[torch.Tensor]:
     torch maps and faults in every page of a new large tensor (cutting 256 MiB in two took
     123 ms with ``clone``, 20 ms on memory the pool had mapped before). The tensors hold the
     numpy array under them, which holds the pool's block (see :mod:`splitops.buffers`).
+
+    Each copy has a storage of its own, spanning its bytes alone, as a clone has: growing one
+    (``resize_``, an ``out=`` argument) raises instead of writing into the next, pickling one
+    writes its bytes alone, and changing one in place leaves the others' version counters,
+    which autograd checks, alone. An empty part is a clone: torch resizes an empty ``out=``.
     """
     import numpy as np
 
     from .buffers import buffer_pool
 
     itemsize = parts[0].element_size()
-    counts = [part.numel() for part in parts]
-    memory = buffer_pool.empty((sum(counts) * itemsize,), np.uint8)
-    flat = torch.from_numpy(memory).view(parts[0].dtype)
+    sizes = [part.numel() * itemsize for part in parts]
+    memory = buffer_pool.empty((sum(sizes),), np.uint8)
     copies = []
     start = 0
-    for part, count in zip(parts, counts, strict=True):
-        copy = flat[start : start + count].view(part.shape)
-        copy.copy_(part)
+    for part, size in zip(parts, sizes, strict=True):
+        if size:
+            span = torch.from_numpy(memory[start : start + size])
+            copy = span.view(part.dtype).view(part.shape)
+            copy.copy_(part)
+        else:
+            copy = part.clone(memory_format=torch.contiguous_format)
         copies.append(copy)
-        start += count
+        start += size
     return copies

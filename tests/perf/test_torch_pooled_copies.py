@@ -7,6 +7,7 @@ input or with each other); the pool is used only where torch would not notice th
 from __future__ import annotations
 
 import gc
+import pickle
 from collections.abc import Iterator
 from typing import Any
 
@@ -111,3 +112,40 @@ def test_compiled_copies_match_eager_ones(pool: BufferPool) -> None:
     assert torch.equal(torch.cat(parts), x)
     assert all(_disjoint(span, _spans([x])[0]) for span in _spans(parts))
     assert pool.misses == 0
+
+
+def test_an_empty_pooled_part_resized_by_out_leaves_the_other_parts_alone(
+    pool: BufferPool,
+) -> None:
+    empty, full = splitops.split(torch.rand(1024, 1024), [0, 1024], copy=True)
+    before = full.clone()
+    torch.add(torch.zeros(1024), 5.0, out=empty)  # torch resizes an empty out= silently
+    assert torch.equal(empty, torch.full((1024,), 5.0))
+    assert torch.equal(full, before)
+    assert pool.misses == 1
+
+
+def test_a_pooled_part_cannot_grow_into_the_next_one(pool: BufferPool) -> None:
+    first, second = splitops.split(torch.rand(1024, 1024), num_outputs=2, copy=True)
+    before = second.clone()
+    with pytest.raises(RuntimeError, match="not resizable"):
+        first.resize_(1024, 1024)
+    assert torch.equal(second, before)
+
+
+def test_a_pooled_part_pickles_only_its_own_bytes(pool: BufferPool) -> None:
+    first, _ = splitops.split(torch.rand(1024, 1024), num_outputs=2, copy=True)
+    assert first.untyped_storage().nbytes() == first.nbytes
+    assert len(pickle.dumps(first)) < first.nbytes + 4096
+
+
+def test_an_in_place_change_of_one_pooled_part_leaves_the_gradients_of_another_alone(
+    pool: BufferPool,
+) -> None:
+    first, second = splitops.split(torch.rand(1024, 1024), num_outputs=2, copy=True)
+    weights = torch.rand(512, 1024, requires_grad=True)
+    loss = (second * weights).sum()
+    first.add_(1)  # with clone, each part counts its own versions
+    loss.backward()
+    assert weights.grad is not None
+    assert torch.equal(weights.grad, second)

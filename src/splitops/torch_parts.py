@@ -42,9 +42,10 @@ def _poolable(parts: list[torch.Tensor]) -> bool:
     """Whether the copies of ``parts`` go on the buffer pool rather than through ``clone``.
 
     Large, plain, strided CPU tensors in eager mode outside autograd only: a traced or
-    compiled graph must record torch ops (``torch.jit.trace`` would keep the pool's memory as
-    a constant), a copy that needs gradients keeps clone's history, and tensors wrapped by a
-    transform (``torch.func.vmap``) have no memory of their own to copy.
+    compiled graph must record torch ops (``torch.jit.trace``, ``make_fx`` or any other
+    ``TorchDispatchMode`` would keep the pool's memory as a constant), a copy that needs
+    gradients keeps clone's history, and tensors wrapped by a transform (``torch.func.vmap``)
+    have no memory of their own to copy.
     """
     from .buffers import buffer_pool
 
@@ -58,6 +59,7 @@ def _poolable(parts: list[torch.Tensor]) -> bool:
         or (part.requires_grad and torch.is_grad_enabled())
         or torch.compiler.is_compiling()
         or jit.is_tracing()
+        or torch._C._len_torch_dispatch_stack() > 0
     ):
         return False
     if sum(p.numel() for p in parts) * part.element_size() < buffer_pool.min_bytes:

@@ -149,3 +149,15 @@ def test_an_in_place_change_of_one_pooled_part_leaves_the_gradients_of_another_a
     loss.backward()
     assert weights.grad is not None
     assert torch.equal(weights.grad, second)
+
+
+def test_a_graph_recorded_by_make_fx_clones_instead_of_keeping_pool_memory(
+    pool: BufferPool,
+) -> None:
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    graph = make_fx(lambda t: splitops.split(t, num_outputs=2, copy=True))(torch.rand(1 << 19))
+    assert "_tensor_constant" not in graph.code
+    assert pool.misses == 0
+    x = torch.rand(1 << 19)
+    assert torch.equal(torch.cat(graph(x)), x)

@@ -161,3 +161,13 @@ def test_a_graph_recorded_by_make_fx_clones_instead_of_keeping_pool_memory(
     assert pool.misses == 0
     x = torch.rand(1 << 19)
     assert torch.equal(torch.cat(graph(x)), x)
+
+
+def test_parts_under_min_bytes_on_average_are_clones_which_cost_less_per_part(
+    pool: BufferPool,
+) -> None:
+    x = torch.rand(1 << 16, 16)  # 4 MiB in parts of 64 bytes
+    parts = splitops.split_to_sequence(x, axis=0, copy=True)
+    assert pool.misses == 0
+    assert len(parts) == 1 << 16
+    assert all(torch.equal(part, row) for part, row in zip(parts, x.split(1), strict=True))

@@ -44,8 +44,9 @@ def _poolable(parts: list[torch.Tensor]) -> bool:
     Large parts (``buffer_pool.min_bytes`` on average) of plain, strided CPU tensors, in
     eager mode outside autograd only: a traced or compiled graph must record torch ops
     (``torch.jit.trace``, ``make_fx`` or any other ``TorchDispatchMode`` would keep the pool's
-    memory as a constant), a copy that needs gradients keeps clone's history, and tensors
-    wrapped by a transform (``torch.func.vmap``) have no memory of their own to copy.
+    memory as a constant), a copy that needs gradients keeps clone's history, and under a
+    ``torch.func`` transform tensors are wrapped: they have no memory of their own to copy
+    (``vmap``, ``grad``), or new tensors are wrapped too (``functionalize``).
     """
     from .buffers import buffer_pool
 
@@ -60,6 +61,7 @@ def _poolable(parts: list[torch.Tensor]) -> bool:
         or torch.compiler.is_compiling()
         or jit.is_tracing()
         or torch._C._len_torch_dispatch_stack() > 0
+        or torch._C._functorch.peek_interpreter_stack() is not None
     ):
         return False
     # The pool saves the page faults of large parts; a small part costs clone less than the
@@ -84,6 +86,9 @@ def _pooled_copies(parts: list[torch.Tensor]) -> list[torch.Tensor]:
     (``resize_``, an ``out=`` argument) raises instead of writing into the next, pickling one
     writes its bytes alone, and changing one in place leaves the others' version counters,
     which autograd checks, alone. An empty part is a clone: torch resizes an empty ``out=``.
+    No copy is a view (``set_``, as ``torch.load`` rebuilds tensors, rather than ``view``):
+    autograd forbids in-place changes of views made under ``no_grad`` or returned by a
+    custom ``autograd.Function``, and a clone allows them.
     """
     import numpy as np
 
@@ -96,8 +101,9 @@ def _pooled_copies(parts: list[torch.Tensor]) -> list[torch.Tensor]:
     start = 0
     for part, size in zip(parts, sizes, strict=True):
         if size:
-            span = torch.from_numpy(memory[start : start + size])
-            copy = span.view(part.dtype).view(part.shape)
+            storage = torch.from_numpy(memory[start : start + size]).untyped_storage()
+            # No strides given (()): torch sets contiguous ones for the shape.
+            copy = torch.empty(0, dtype=part.dtype, device="cpu").set_(storage, 0, part.shape, ())
             copy.copy_(part)
         else:
             copy = part.clone(memory_format=torch.contiguous_format)

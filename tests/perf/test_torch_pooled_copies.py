@@ -171,3 +171,59 @@ def test_parts_under_min_bytes_on_average_are_clones_which_cost_less_per_part(
     assert pool.misses == 0
     assert len(parts) == 1 << 16
     assert all(torch.equal(part, row) for part, row in zip(parts, x.split(1), strict=True))
+
+
+def test_copies_made_under_no_grad_can_be_changed_in_place_with_grad_mode_on(
+    pool: BufferPool,
+) -> None:
+    x = torch.rand(1 << 20, requires_grad=True)
+    with torch.no_grad():
+        first, _ = splitops.split(x, num_outputs=2, copy=True)
+    weights = torch.rand(1 << 19, requires_grad=True)
+    first.mul_(weights).sum().backward()  # autograd forbids this on views made under no_grad
+    assert weights.grad is not None
+    assert torch.equal(weights.grad, x.detach()[: 1 << 19])
+    assert pool.misses == 1
+
+
+class _Halves(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, x: Any) -> Any:
+        return splitops.split(x, num_outputs=2, copy=True)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        return torch.cat(grads)
+
+
+def test_copies_returned_by_a_custom_autograd_function_can_be_changed_in_place(
+    pool: BufferPool,
+) -> None:
+    x = torch.rand(1 << 20, requires_grad=True)
+    first, second = _Halves.apply(x)  # forward runs with grad mode off: the pool's copies
+    first.mul_(2)  # autograd forbids this on views that a function returns
+    (first.sum() + second.sum()).backward()
+    assert x.grad is not None
+    assert torch.equal(x.grad, torch.cat([torch.full((1 << 19,), 2.0), torch.ones(1 << 19)]))
+    assert pool.misses == 1
+
+
+@pytest.mark.parametrize("captured", [False, True], ids=["argument", "captured"])
+def test_copies_under_functionalize_are_clones(pool: BufferPool, captured: bool) -> None:
+    x = torch.rand(1 << 20)
+
+    def halves(t: Any) -> Any:  # a captured tensor is no functional tensor, torch.empty is
+        return [part * 1 for part in splitops.split(x if captured else t, num_outputs=2, copy=True)]
+
+    first, second = torch.func.functionalize(halves)(x)
+    assert torch.equal(torch.cat([first, second]), x)
+    assert pool.misses == 0
+
+
+def test_copies_stay_on_the_cpu_whatever_the_default_device(pool: BufferPool) -> None:
+    x = torch.rand(1 << 20)
+    with torch.device("meta"):  # the default device of new tensors, as set_default_device sets
+        parts = splitops.split(x, num_outputs=2, copy=True)
+    assert [part.device.type for part in parts] == ["cpu", "cpu"]
+    assert torch.equal(torch.cat(parts), x)
+    assert pool.misses == 1

@@ -79,7 +79,7 @@ def _pooled_copies(parts: list[torch.Tensor]) -> list[torch.Tensor]:
     """Contiguous copies of ``parts`` cut one after the other from one buffer of the pool.
 
     torch maps and faults in every page of a new large tensor (cutting 256 MiB in two took
-    123 ms with ``clone``, 20 ms on memory the pool had mapped before). The tensors hold the
+    123 ms with ``clone``, 22 ms on memory the pool had mapped before). The tensors hold the
     numpy array under them, which holds the pool's block (see :mod:`splitops.buffers`).
 
     Each copy has a storage of its own, spanning its bytes alone, as a clone has: growing one

@@ -32,6 +32,7 @@ from .libraries import (
     axis_length,
     compiled_torch_split,
     compiled_torch_split_to_sequence,
+    is_plain_torch_tensor,
     reject_unreadable,
     torch_is_compiling,
 )
@@ -81,7 +82,7 @@ def split(
     if out is not None:
         views = _split(x, split, axis=axis, num_outputs=num_outputs, opset=opset)
         return tuple(write_into(x, views, out, opset_rule("Split", opset).name))
-    key = None
+    key = torch_key = None
     if type(x) is _NDARRAY:
         # Repeated calls reuse what the first identical call planned (see splitops.recipes).
         try:
@@ -108,6 +109,12 @@ def split(
         return compiled_torch_split(
             x, split, axis=axis, num_outputs=num_outputs, opset=opset, copy=copy
         )
+    elif is_plain_torch_tensor(x):
+        # Repeated calls reuse the checked plan; torch cuts at every call (tracing records it).
+        torch_key = recipes.split_key(x, split, axis, num_outputs, opset, copy)
+        plan = recipes.TORCH_SPLIT_PLANS.get(torch_key) if torch_key is not None else None
+        if plan is not None:
+            return tuple(_torch_parts().cut(x, plan[0], plan[1], copy=copy))
     rule = opset_rule("Split", opset)
     xp, axis = _check_input(x, axis, rule, opset, copy)
     if num_outputs is not None and type(num_outputs) is not int:
@@ -119,7 +126,10 @@ def split(
         recipe = recipes.numpy_recipe(axis, sizes, copy=copy)
         recipes.remember(recipes.SPLIT_RECIPES, key, recipe)
         return recipes.reuse_split(recipe, x, split, axis, num_outputs, opset, copy)
-    return tuple(_cut(xp, x, axis, sizes, copy=copy))
+    parts = tuple(_cut(xp, x, axis, sizes, copy=copy))
+    if torch_key is not None:
+        recipes.remember(recipes.TORCH_SPLIT_PLANS, torch_key, (axis, sizes, False))
+    return parts
 
 
 _split = split  # for split() itself, where the argument ``split`` hides the function
@@ -153,10 +163,19 @@ def split_to_sequence(
         return compiled_torch_split_to_sequence(
             x, split, axis=axis, keepdims=keepdims, opset=opset, copy=copy
         )
-    key = recipes.sequence_key(x, split, axis, keepdims, opset, copy)
-    recipe = recipes.SEQUENCE_RECIPES.get(key) if key is not None else None
-    if recipe is not None:
-        return list(recipe(x))
+    key = torch_key = None
+    if type(x) is _NDARRAY:
+        key = recipes.sequence_key(x, split, axis, keepdims, opset, copy)
+        recipe = recipes.SEQUENCE_RECIPES.get(key) if key is not None else None
+        if recipe is not None:
+            return list(recipe(x))
+    elif is_plain_torch_tensor(x):
+        torch_key = recipes.sequence_key(x, split, axis, keepdims, opset, copy)
+        plan = recipes.TORCH_SEQUENCE_PLANS.get(torch_key) if torch_key is not None else None
+        if plan is not None:
+            if plan[2]:
+                return list(_torch_parts().unbind(x, plan[0], copy=copy))
+            return list(_torch_parts().cut(x, plan[0], plan[1], copy=copy))
     rule = opset_rule("SplitToSequence", opset)
     xp, axis = _check_input(x, axis, rule, opset, copy)
     keep = read_keepdims(keepdims)
@@ -168,9 +187,10 @@ def split_to_sequence(
         else:
             recipe = recipes.numpy_recipe(axis, sizes, copy=copy)
         return list(recipes.remember(recipes.SEQUENCE_RECIPES, key, recipe)(x))
-    if unstack:
-        return _unstack(xp, x, axis, copy=copy)
-    return _cut(xp, x, axis, sizes, copy=copy)
+    parts = _unstack(xp, x, axis, copy=copy) if unstack else _cut(xp, x, axis, sizes, copy=copy)
+    if torch_key is not None:
+        recipes.remember(recipes.TORCH_SEQUENCE_PLANS, torch_key, (axis, sizes, unstack))
+    return parts
 
 
 def host_sizes(split: object) -> object:

@@ -102,6 +102,17 @@ def torch_is_compiling(x: object) -> bool:
     return torch is not None and isinstance(x, torch.Tensor) and torch.compiler.is_compiling()
 
 
+def is_plain_torch_tensor(x: object) -> bool:
+    """Whether ``x`` is exactly a ``torch.Tensor`` (no subclass), without importing torch.
+
+    >>> import numpy as np
+    >>> is_plain_torch_tensor(np.zeros(3))
+    False
+    """
+    torch = sys.modules.get("torch")
+    return torch is not None and type(x) is torch.Tensor
+
+
 def compiled_torch_split(x: Any, split: object, **options: Any) -> tuple[Any, ...]:
     """:func:`splitops.split` of a tensor inside ``torch.compile`` (see :mod:`torch_compile`)."""
     from . import torch_compile

@@ -7,7 +7,8 @@ planner would return the same sizes, so neither is redone.
 
 Keys hold only exact ints, bools, ``None`` and tuples of ints, because a dict finds ``True``
 under ``1`` and ``2.0`` under ``2`` while the rules reject a bool axis or a float size: such
-calls always take the checked path. In front of the Split table, :data:`LAST_SPLIT` keeps per
+calls always take the checked path. Calls on plain torch tensors keep their plan (axis and
+sizes) under the same keys, and torch cuts at every call. In front of the Split table, :data:`LAST_SPLIT` keeps per
 shape the arguments and recipe of the last call, compared by identity (no hashing, and a bool
 is never the int it equals): small Splits repeated in a loop cost little more than the slicing.
 
@@ -36,8 +37,11 @@ __all__ = [
     "MAX_RECIPES",
     "SEQUENCE_RECIPES",
     "SPLIT_RECIPES",
+    "TORCH_SEQUENCE_PLANS",
+    "TORCH_SPLIT_PLANS",
     "LastSplit",
     "Recipe",
+    "TorchPlan",
     "cacheable_sizes",
     "forget",
     "numpy_recipe",
@@ -75,6 +79,17 @@ LAST_SPLIT: dict[Hashable, LastSplit] = {}
 #: SplitToSequence calls: (dtype, shape, axis, split, keepdims, opset, copy) -> recipe.
 SEQUENCE_RECIPES: dict[Hashable, Recipe] = {}
 
+#: What a checked call on a plain torch tensor planned: the axis (>= 0), the sizes, and for
+#: SplitToSequence whether the axis is dropped. Keyed as the numpy tables are; the cutting
+#: itself is torch's, at every call, so that tracing records it.
+TorchPlan = tuple[int, tuple[int, ...], bool]
+
+#: Split calls on plain torch tensors: the SPLIT_RECIPES key -> plan.
+TORCH_SPLIT_PLANS: dict[Hashable, TorchPlan] = {}
+
+#: SplitToSequence calls on plain torch tensors: the SEQUENCE_RECIPES key -> plan.
+TORCH_SEQUENCE_PLANS: dict[Hashable, TorchPlan] = {}
+
 _Entry = TypeVar("_Entry")
 
 # Stands for a split list in LAST_SPLIT: a list may change between calls, so it never matches.
@@ -91,7 +106,14 @@ def remember(table: dict[Hashable, _Entry], key: Hashable, entry: _Entry) -> _En
 
 def forget() -> None:
     """Drop every recipe: the next call of each kind is checked and planned again."""
-    for table in (SPLIT_RECIPES, LAST_SPLIT, SEQUENCE_RECIPES):
+    tables: tuple[dict[Hashable, Any], ...] = (
+        SPLIT_RECIPES,
+        LAST_SPLIT,
+        SEQUENCE_RECIPES,
+        TORCH_SPLIT_PLANS,
+        TORCH_SEQUENCE_PLANS,
+    )
+    for table in tables:
         table.clear()
 
 
@@ -140,10 +162,11 @@ def reuse_split(
 
 
 def sequence_key(
-    x: object, split: object, axis: object, keepdims: object, opset: object, copy: object
+    x: Any, split: object, axis: object, keepdims: object, opset: object, copy: object
 ) -> tuple[Any, ...] | None:
-    """The SEQUENCE_RECIPES key of a SplitToSequence call, or ``None`` when it has none."""
-    if type(x) is not np.ndarray or type(axis) is not int or type(opset) is not int:
+    """The SEQUENCE_RECIPES key of a SplitToSequence call on ``x`` (a numpy array or a plain
+    torch tensor), or ``None`` when it has none."""
+    if type(axis) is not int or type(opset) is not int:
         return None
     if type(keepdims) not in (bool, int) or type(copy) is not bool:
         return None

@@ -302,11 +302,58 @@ def test_a_plan_of_up_to_the_cached_number_of_parts_is_kept() -> None:
     assert planner._plan_sequence.cache_info()[:2] == (2, 1)
 
 
-def test_repeated_torch_split_plans_once_and_hits_after() -> None:
+def test_repeated_torch_calls_reuse_their_plan_and_do_not_reach_the_planner() -> None:
     torch = pytest.importorskip("torch")
-    x = torch.zeros((4, 6))
+    x = torch.arange(24.0).reshape(4, 6)
     for _ in range(4):
-        splitops.split(x, num_outputs=2, axis=1)
-        splitops.split_to_sequence(x, 4, axis=1)
-    assert planner._plan_split.cache_info()[:2] == (3, 1)
-    assert planner._plan_sequence.cache_info()[:2] == (3, 1)
+        halves = splitops.split(x, num_outputs=2, axis=1)
+        chunks = splitops.split_to_sequence(x, 4, axis=1)
+        rows = splitops.split_to_sequence(x, keepdims=0)
+        assert [p.tolist() for p in halves] == [p.tolist() for p in torch.split(x, 3, dim=1)]
+        assert [p.tolist() for p in chunks] == [p.tolist() for p in torch.split(x, 4, dim=1)]
+        assert [p.tolist() for p in rows] == [p.tolist() for p in x.unbind(0)]
+    assert planner._plan_split.cache_info()[:2] == (0, 1)
+    assert planner._plan_sequence.cache_info()[:2] == (0, 2)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"axis": True},
+        {"num_outputs": 2.0},
+        {"split": (True, 5), "num_outputs": None, "opset": 13},
+    ],
+    ids=repr,
+)
+def test_cached_torch_call_never_lets_an_equal_but_invalid_argument_through(
+    bad: dict[str, Any],
+) -> None:
+    torch = pytest.importorskip("torch")
+    x = torch.zeros((2, 6))
+    valid: dict[str, Any] = {"axis": 1, "num_outputs": 2, "opset": 18}
+    call = {**valid, **bad}
+    fresh = _message(lambda: splitops.split(x, **call))
+    splitops.split(x, **valid)
+    splitops.split(x, (1, 5), axis=1, opset=13)
+    assert _message(lambda: splitops.split(x, **call)) == fresh
+
+
+def test_cached_torch_call_still_rejects_a_dtype_or_keepdims_the_version_does_not_take() -> None:
+    torch = pytest.importorskip("torch")
+    floats = torch.zeros((2, 6))
+    splitops.split(floats, [3, 3], axis=1, opset=11)
+    with pytest.raises(splitops.SplitTypeError, match="Split-11 does not accept bfloat16"):
+        splitops.split(floats.to(torch.bfloat16), [3, 3], axis=1, opset=11)
+    fresh = _message(lambda: splitops.split_to_sequence(floats, keepdims=1.0))
+    splitops.split_to_sequence(floats, keepdims=1)
+    assert _message(lambda: splitops.split_to_sequence(floats, keepdims=1.0)) == fresh
+
+
+def test_torch_split_list_changed_between_calls_is_planned_again() -> None:
+    torch = pytest.importorskip("torch")
+    x = torch.arange(6)
+    sizes = [2, 4]
+    assert [p.tolist() for p in splitops.split(x, sizes)] == [[0, 1], [2, 3, 4, 5]]
+    sizes[:] = [3, 4]
+    with pytest.raises(splitops.SplitError, match="sum to 7"):
+        splitops.split(x, sizes)

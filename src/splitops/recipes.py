@@ -8,9 +8,10 @@ planner would return the same sizes, so neither is redone.
 Keys hold only exact ints, bools, ``None`` and tuples of ints, because a dict finds ``True``
 under ``1`` and ``2.0`` under ``2`` while the rules reject a bool axis or a float size: such
 calls always take the checked path. Calls on plain torch tensors keep their plan (axis and
-sizes) under the same keys, and torch cuts at every call. In front of the Split table, :data:`LAST_SPLIT` keeps per
-shape the arguments and recipe of the last call, compared by identity (no hashing, and a bool
-is never the int it equals): small Splits repeated in a loop cost little more than the slicing.
+sizes) under the same keys, and torch cuts at every call. In front of the Split table,
+:data:`LAST_SPLIT` keeps per shape the arguments and recipe of the last call, compared by
+identity (no hashing, and a bool is never the int it equals): small Splits repeated in a loop
+cost little more than the slicing.
 
 >>> import numpy as np
 >>> recipe = numpy_recipe(1, (3, 3), copy=False)

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
+
+from . import buffers
 
 __all__ = ["cut", "unbind"]
 
@@ -48,8 +51,6 @@ def _poolable(parts: list[torch.Tensor]) -> bool:
     ``torch.func`` transform tensors are wrapped: they have no memory of their own to copy
     (``vmap``, ``grad``), or new tensors are wrapped too (``functionalize``).
     """
-    from .buffers import buffer_pool
-
     part = parts[0]
     jit: Any = torch.jit  # its is_tracing is neither exported nor typed in torch's stubs
     if (
@@ -65,8 +66,10 @@ def _poolable(parts: list[torch.Tensor]) -> bool:
     ):
         return False
     # The pool saves the page faults of large parts; a small part costs clone less than the
-    # pool's work per part (100000 parts of 64 bytes took twice as long on the pool).
-    if sum(p.numel() for p in parts) * part.element_size() < buffer_pool.min_bytes * len(parts):
+    # pool's work per part (100000 parts of 64 bytes took twice as long on the pool). Sizes
+    # are read after the checks above: under jit.trace they are traced values.
+    total = sum(p.numel() for p in parts) * part.element_size()
+    if total < buffers.buffer_pool.min_bytes * len(parts):
         return False
     try:
         part.data_ptr()
@@ -90,13 +93,9 @@ def _pooled_copies(parts: list[torch.Tensor]) -> list[torch.Tensor]:
     autograd forbids in-place changes of views made under ``no_grad`` or returned by a
     custom ``autograd.Function``, and a clone allows them.
     """
-    import numpy as np
-
-    from .buffers import buffer_pool
-
     itemsize = parts[0].element_size()
     sizes = [part.numel() * itemsize for part in parts]
-    memory = buffer_pool.empty((sum(sizes),), np.uint8)
+    memory = buffers.buffer_pool.empty((sum(sizes),), np.uint8)
     copies = []
     start = 0
     for part, size in zip(parts, sizes, strict=True):

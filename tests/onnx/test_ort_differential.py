@@ -34,6 +34,12 @@ from splitops.opset_rules import opset_rule
 
 ort = pytest.importorskip("onnxruntime")
 
+#: onnxruntime 1.32 fixed three departures (9 into 4 and num_outputs=1 on an empty axis are
+#: accepted, a constant scalar split of 0 is rejected instead of killing the process) and
+#: began rejecting a Split-18 node that lists fewer outputs than num_outputs. The tests below
+#: pin each behaviour on both sides of that release.
+ORT_1_32 = tuple(int(part) for part in ort.__version__.split(".")[:2]) >= (1, 32)
+
 CASES = 5000 if os.environ.get("SPLITOPS_FULL") == "1" else 1000
 SEED = 20240611
 
@@ -383,31 +389,41 @@ def _shapes(values: list[Any]) -> list[tuple[int, ...]]:
     return [tuple(np.asarray(v).shape) for v in values]
 
 
-def test_onnxruntime_rejects_9_into_4_which_split18_allows() -> None:
+def test_onnxruntime_rejects_9_into_4_which_split18_allows_until_1_32() -> None:
     """Split-18: ceil(9/4) = 3, so the parts are 3, 3, 3 and an empty last part."""
     case = Case("Split", 18, (9,), 0, "float", num_outputs=4, outputs=4)
     x = np.arange(9, dtype=np.float32)
-    assert "Invalid value in 'split'" in _ort_error(case, x)
     parts = splitops.run_node(make_node(case), [x], opset=18)
     assert [p.tolist() for p in parts] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], []]
+    if ORT_1_32:
+        assert [p.tolist() for p in run_onnxruntime(case, x)] == [p.tolist() for p in parts]
+    else:
+        assert "Invalid value in 'split'" in _ort_error(case, x)
 
 
-def test_onnxruntime_rejects_num_outputs_1_on_an_empty_axis() -> None:
+def test_onnxruntime_rejects_num_outputs_1_on_an_empty_axis_until_1_32() -> None:
     """Split-18 with num_outputs=1 on an axis of length 0 has one empty part."""
     case = Case("Split", 18, (2, 0), 1, "float", num_outputs=1, outputs=1)
     x = np.zeros((2, 0), dtype=np.float32)
-    assert "Invalid num_outputs value of 1" in _ort_error(case, x)
     parts = splitops.run_node(make_node(case), [x], opset=18)
     assert _shapes(parts) == [(2, 0)]
+    if ORT_1_32:
+        assert _shapes(run_onnxruntime(case, x)) == [(2, 0)]
+    else:
+        assert "Invalid num_outputs value of 1" in _ort_error(case, x)
 
 
-def test_onnxruntime_ignores_num_outputs_when_trailing_outputs_are_omitted() -> None:
-    """A Split-18 node may list fewer outputs than num_outputs; the parts stay the same size."""
+def test_onnxruntime_departs_when_trailing_outputs_are_omitted() -> None:
+    """A Split-18 node may list fewer outputs than num_outputs; the parts stay the same size.
+    onnxruntime cut as many parts as listed outputs until 1.31, and rejects the node since."""
     case = Case("Split", 18, (8,), 0, "float", num_outputs=4, outputs=2)
     x = np.arange(8, dtype=np.float32)
-    assert _shapes(run_onnxruntime(case, x)) == [(4,), (4,)]
     parts = splitops.run_node(make_node(case), [x], opset=18)
     assert [p.tolist() for p in parts] == [[0, 1], [2, 3]]
+    if ORT_1_32:
+        assert "Number of outputs (2) does not match num_outputs (4)" in _ort_error(case, x)
+    else:
+        assert _shapes(run_onnxruntime(case, x)) == [(4,), (4,)]
 
 
 def test_onnxruntime_applies_keepdims_to_a_scalar_split() -> None:
@@ -464,14 +480,20 @@ ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGFPE"), reason="needs POSIX signals")
-def test_onnxruntime_dies_on_a_scalar_split_of_0() -> None:
-    """A constant chunk length of 0 kills onnxruntime with SIGFPE while it builds the session
-    (a division by zero), so it runs in a subprocess; splitops raises SplitError. (Given as a
-    graph input instead, onnxruntime raises an error at run time.)"""
+def test_onnxruntime_dies_on_a_scalar_split_of_0_until_1_32() -> None:
+    """A constant chunk length of 0 kills onnxruntime before 1.32 with SIGFPE while it builds
+    the session (a division by zero), so it runs in a subprocess; 1.32 rejects the model.
+    splitops raises SplitError. (Given as a graph input instead, onnxruntime raises an error
+    at run time.)"""
     result = subprocess.run(
         [sys.executable, "-c", _SIGFPE_SCRIPT], capture_output=True, timeout=120, check=False
     )
-    assert result.returncode == -signal.SIGFPE, result.stderr.decode(errors="replace")[-2000:]
+    stderr = result.stderr.decode(errors="replace")
+    if ORT_1_32:
+        assert result.returncode == 1, stderr[-2000:]
+        assert "Scalar input 'split' must be greater than zero" in stderr
+    else:
+        assert result.returncode == -signal.SIGFPE, stderr[-2000:]
     node = helper.make_node("SplitToSequence", ["x", "split"], ["seq"], name="chunks")
     x = np.zeros(4, np.float32)
     with pytest.raises(SplitError, match=r"'chunks' \(SplitToSequence\).*must be >= 1"):

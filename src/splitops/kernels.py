@@ -114,7 +114,7 @@ def split(
         torch_key = recipes.split_key(x, split, axis, num_outputs, opset, copy)
         plan = recipes.TORCH_SPLIT_PLANS.get(torch_key) if torch_key is not None else None
         if plan is not None:
-            return tuple(_torch_parts().cut(x, plan[0], plan[1], copy=copy))
+            return tuple(_torch_planned(x, plan, copy=copy))
     rule = opset_rule("Split", opset)
     xp, axis = _check_input(x, axis, rule, opset, copy)
     if num_outputs is not None and type(num_outputs) is not int:
@@ -173,9 +173,7 @@ def split_to_sequence(
         torch_key = recipes.sequence_key(x, split, axis, keepdims, opset, copy)
         plan = recipes.TORCH_SEQUENCE_PLANS.get(torch_key) if torch_key is not None else None
         if plan is not None:
-            if plan[2]:
-                return list(_torch_parts().unbind(x, plan[0], copy=copy))
-            return list(_torch_parts().cut(x, plan[0], plan[1], copy=copy))
+            return _torch_planned(x, plan, copy=copy)
     rule = opset_rule("SplitToSequence", opset)
     xp, axis = _check_input(x, axis, rule, opset, copy)
     keep = read_keepdims(keepdims)
@@ -262,8 +260,7 @@ def _check_input(
 
 def _cut(xp: Any, x: Any, axis: int, sizes: tuple[int, ...], *, copy: bool) -> list[Any]:
     if array_api_compat.is_torch_array(x):
-        parts: list[Any] = _torch_parts().cut(x, axis, sizes, copy=copy)
-        return parts
+        return _torch_cut(x, axis, sizes, copy=copy)
     if type(x) is np.ndarray:
         return list(recipes.numpy_recipe(axis, sizes, copy=copy)(x))
     if copy and array_api_compat.is_cupy_array(x):
@@ -274,13 +271,30 @@ def _cut(xp: Any, x: Any, axis: int, sizes: tuple[int, ...], *, copy: bool) -> l
 
 def _unstack(xp: Any, x: Any, axis: int, *, copy: bool) -> list[Any]:
     if array_api_compat.is_torch_array(x):
-        parts: list[Any] = _torch_parts().unbind(x, axis, copy=copy)
-        return parts
+        return _torch_unbound(x, axis, copy=copy)
     if type(x) is np.ndarray:
         return list(recipes.numpy_unstack_recipe(axis, copy=copy)(x))
     if copy and array_api_compat.is_cupy_array(x):
         return [part.copy() for part in generic.unstack(xp, x, axis, copy=False)]
     return generic.unstack(xp, x, axis, copy=copy)
+
+
+def _torch_planned(x: Any, plan: recipes.TorchPlan, *, copy: bool) -> list[Any]:
+    """The parts of the torch tensor ``x`` by a plan an earlier, checked call made."""
+    axis, sizes, unstack = plan
+    if unstack:
+        return _torch_unbound(x, axis, copy=copy)
+    return _torch_cut(x, axis, sizes, copy=copy)
+
+
+def _torch_cut(x: Any, axis: int, sizes: tuple[int, ...], *, copy: bool) -> list[Any]:
+    parts: list[Any] = _torch_parts().cut(x, axis, sizes, copy=copy)
+    return parts
+
+
+def _torch_unbound(x: Any, axis: int, *, copy: bool) -> list[Any]:
+    parts: list[Any] = _torch_parts().unbind(x, axis, copy=copy)
+    return parts
 
 
 @functools.cache

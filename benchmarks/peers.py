@@ -219,17 +219,6 @@ SPLITOPS_OUT = Peer(
     as_list,
 )
 
-# copy=True as if every call found the pool empty: the memory of the last call's parts is
-# unmapped first, as glibc unmaps a large array when it is freed. What the pool saves.
-SPLITOPS_NEW_MEMORY = Peer(
-    "splitops new memory",
-    "splitops",
-    _on_cpu_copies,
-    lambda case: f"splitops.buffer_pool.clear(), {splitops_statement(case)}",
-    _with_splitops,
-    lambda value, ns, case: list(value[1]),
-)
-
 NP_COPYTO = Peer(
     "np.copyto",
     "numpy",
@@ -308,7 +297,6 @@ CPU_PEERS = (
     TORCH,
     SPLITOPS_TORCH,
     SPLITOPS_OUT,
-    SPLITOPS_NEW_MEMORY,
     NP_COPYTO,
     NP_COPYTO_PARTS,
 )

@@ -191,7 +191,7 @@ def _lines(ax: Any, measured: Measured, group: str, x_of: Any, label: Any) -> No
 def write(
     measured: Measured,
     targets: list[Target],
-    cache: dict[str, Any],
+    counted: dict[str, Any],
     out: Path,
     *,
     machine: dict[str, Any],
@@ -208,7 +208,7 @@ def write(
         "checks": measured.checks,
         "medians_s": measured.medians,
         "values_s": measured.values,
-        "planning_cache": cache,
+        "counted": counted,
         "targets": [t.as_json() for t in targets],
     }
     (out / "results.json").write_text(json.dumps(document, indent=1) + "\n")

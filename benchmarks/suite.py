@@ -7,7 +7,8 @@ times everything in this process with a fixed, small number of loops: a smoke te
 whole pipeline (checks, table, JSON, plots) whose timings mean little.
 
 Exit status: 0, or 1 when a peer's parts differ from splitops'. Targets print PASS or FAIL and
-never change the exit status: they are measurements, not assertions.
+never change the exit status: they are measurements, not assertions. A quick run prints ``n/a``
+for the timed targets, whose figures it does not measure.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from . import checks as checks_module
 from . import targets
 from .cases import Case, cpu_cases, gpu_cases, make_input
 from .peers import CPU_PEERS, SPLITOPS, Peer
@@ -39,6 +41,10 @@ PROCESSES, VALUES, WARMUPS, MIN_TIME = 1, 5, 1, 0.05
 
 #: Paired target measurements: rounds, and about how long each side runs per round.
 PAIRED_ROUNDS, QUICK_PAIRED_ROUNDS, PAIRED_SECONDS = 21, 3, 0.02
+
+#: The counted targets: copy=True of this many bytes, and this many calls per thread.
+MEMORY_BYTES, QUICK_MEMORY_BYTES = 512 << 20, 64 << 20
+THREAD_CALLS, QUICK_THREAD_CALLS = 20_000, 500
 
 #: The quick run, in this process: a fixed number of loops, one value after one warmup.
 QUICK_PYPERF_ARGS = ["--worker", "--loops=5", "--warmups=1", "--values=1"]
@@ -284,13 +290,18 @@ def main(argv: Sequence[str]) -> int:
 
     print("Timing each target's two sides in alternation ...")
     paired = paired_ratios(measured, QUICK_PAIRED_ROUNDS if quick else PAIRED_ROUNDS)
-    cache = targets.planning_cache_check()
-    results = targets.evaluate(measured, paired, cache)
+    print("Counting: the plan cache, memory given back, threads ...")
+    checks = {
+        "plan_cache": checks_module.plan_cache_check(),
+        "memory": checks_module.memory_check(QUICK_MEMORY_BYTES if quick else MEMORY_BYTES),
+        "threads": checks_module.threads_check(calls=QUICK_THREAD_CALLS if quick else THREAD_CALLS),
+    }
+    results = targets.evaluate(measured, paired, checks, quick=quick)
     out = args.out or (RESULTS / "quick" if quick else RESULTS)
     summary = report.write(
         measured,
         results,
-        cache,
+        checks,
         out,
         machine=machine.collect(),
         settings={

@@ -8,7 +8,7 @@ a ``console`` block shows each command's output under its ``$ `` line. The rules
    must equal the ``text`` block exactly. Where that text holds a traceback, the block must
    raise: the lines before ``Traceback (most recent call last):`` are what it prints first,
    the line ``  ...`` stands for the frames, and the rest is the exception as Python prints
-   it (``splitops.errors.SplitError: message``).
+   it (``splitops.SplitError: message``).
 2. A ``python`` block without an expected output runs, and must not raise, when it is
    self-contained: it names no ``.onnx`` file (the reader's own model, as in
    ``onnx.load("model.onnx")``) and reads no name that it does not define. Any other is

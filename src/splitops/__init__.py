@@ -6,6 +6,11 @@ zero-copy on any array API library.
 (2, 2, 2, 1)
 >>> [p.shape for p in splitops.split(np.zeros((2, 7)), num_outputs=4, axis=1)]
 [(2, 2), (2, 2), (2, 2), (2, 1)]
+
+The layers, each a subpackage: :mod:`splitops.core` (the rules: pure Python),
+:mod:`splitops.arrays` (cutting arrays), :mod:`splitops.onnx` (protobufs: nodes, models,
+inference, the backend), and :mod:`splitops.cli` (the command). What this module exports is
+the API; the layers' private modules are not.
 """
 
 from __future__ import annotations
@@ -13,29 +18,42 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .buffers import BufferPool, buffer_pool
-from .errors import SplitError, SplitTypeError
-from .kernels import split, split_to_sequence
-from .opset_rules import OPSET_RULES, OpsetRule, opset_rule
-from .planner import sequence_sizes, split_sizes
+from .arrays import split, split_to_sequence
+from .core import (
+    OPSET_RULES,
+    ModelLoadError,
+    OpsetRule,
+    OtherOperatorError,
+    Rule,
+    SplitError,
+    SplitopsError,
+    SplitTypeError,
+    opset_rule,
+    sequence_sizes,
+    split_sizes,
+)
 
 if TYPE_CHECKING:
-    from . import backend
-    from .model_check import check_model
-    from .model_convert import convert_model
-    from .model_io import load_model
-    from .onnx_node import run_node
-    from .onnx_reference import reference_ops
-    from .shape_inference import infer_shapes
+    from .onnx import backend
+    from .onnx._check import check_model
+    from .onnx._convert import convert_model
+    from .onnx._diagnostics import Diagnostic
+    from .onnx._inference import infer_shapes
+    from .onnx._io import load_model, save_model
+    from .onnx._node import run_node
+    from .onnx._reference import reference_ops
 
 __all__ = [
     "OPSET_RULES",
-    "BufferPool",
+    "Diagnostic",
+    "ModelLoadError",
     "OpsetRule",
+    "OtherOperatorError",
+    "Rule",
     "SplitError",
     "SplitTypeError",
+    "SplitopsError",
     "backend",
-    "buffer_pool",
     "check_model",
     "convert_model",
     "infer_shapes",
@@ -43,6 +61,7 @@ __all__ = [
     "opset_rule",
     "reference_ops",
     "run_node",
+    "save_model",
     "sequence_sizes",
     "split",
     "split_sizes",
@@ -51,13 +70,15 @@ __all__ = [
 
 # The ONNX layer imports onnx; it loads on first use so that `import splitops` stays light.
 _LAZY = {
-    "backend": ("splitops.backend", None),
-    "run_node": ("splitops.onnx_node", "run_node"),
-    "reference_ops": ("splitops.onnx_reference", "reference_ops"),
-    "infer_shapes": ("splitops.shape_inference", "infer_shapes"),
-    "check_model": ("splitops.model_check", "check_model"),
-    "convert_model": ("splitops.model_convert", "convert_model"),
-    "load_model": ("splitops.model_io", "load_model"),
+    "backend": ("splitops.onnx.backend", None),
+    "run_node": ("splitops.onnx._node", "run_node"),
+    "reference_ops": ("splitops.onnx._reference", "reference_ops"),
+    "infer_shapes": ("splitops.onnx._inference", "infer_shapes"),
+    "check_model": ("splitops.onnx._check", "check_model"),
+    "Diagnostic": ("splitops.onnx._diagnostics", "Diagnostic"),
+    "convert_model": ("splitops.onnx._convert", "convert_model"),
+    "load_model": ("splitops.onnx._io", "load_model"),
+    "save_model": ("splitops.onnx._io", "save_model"),
 }
 
 
@@ -69,6 +90,10 @@ def __getattr__(name: str) -> Any:
     value = module if attribute is None else getattr(module, attribute)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 __version__ = "0.1.0"

@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 from onnx import ModelProto, TensorProto, TypeProto, ValueInfoProto
 
-from .errors import ModelLoadError, OtherOperatorError, SplitError
-from .onnx_graphs import constant_value, default_opset, fed_inputs, split_nodes, value_types
-from .onnx_node import node_label, read_node
+from .core import ModelLoadError, OtherOperatorError, SplitError
+from .onnx._graphs import constant_value, default_opset, fed_inputs, split_nodes, value_types
+from .onnx._node import node_label, read_node
 
 __all__ = ["EXIT_CODE_MEANINGS", "ExitCode", "build_parser", "main"]
 
@@ -208,7 +208,7 @@ def _fail(error: object, code: ExitCode) -> int:
 
 
 def _load(args: argparse.Namespace) -> ModelProto:
-    from .model_io import load_model
+    from .onnx._io import load_model
 
     return load_model(args.model, trust_external_data=args.trust_external_data)
 
@@ -242,7 +242,7 @@ def _infer(args: argparse.Namespace) -> ExitCode:
     for line in split_output_types(inferred):
         print(line)
     if args.output is not None:
-        from .model_io import save_model
+        from .onnx._io import save_model
 
         save_model(inferred, args.output)
         print(f"wrote {args.output}", file=sys.stderr)
@@ -262,7 +262,7 @@ def split_output_types(model: ModelProto) -> list[str]:
     main/s (Split-18) a: tensor(float) [N, 2]
     main/s (Split-18) b: tensor(float) [N, 2]
     """
-    from .opset_rules import opset_rule
+    from .core import opset_rule
 
     types = value_types(model)
     lines = []
@@ -287,21 +287,21 @@ def describe_type(type_proto: TypeProto | None) -> str:
     >>> describe_type(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
     'tensor(float) ?'
     """
-    from .onnx_types import shape_text, type_text
+    from .onnx._types import shape_text, type_text
 
     name = type_text(type_proto)
     return "?" if name is None else f"{name} {shape_text(type_proto) or '?'}"
 
 
 def _element_name(data_type: int) -> str:
-    from .onnx_types import element_name
+    from .onnx._types import element_name
 
     return "?" if data_type == TensorProto.UNDEFINED else element_name(data_type)
 
 
 def _convert(args: argparse.Namespace) -> ExitCode:
-    from .model_convert import convert_model
-    from .model_io import save_model
+    from .onnx._convert import convert_model
+    from .onnx._io import save_model
 
     model = _load(args)
     converted = convert_model(model, args.opset)
@@ -326,7 +326,7 @@ def _run(args: argparse.Namespace) -> ExitCode:
     for line in _describe_split_nodes(model):
         print(line)
     feeds = _feeds(model, args)
-    from . import backend
+    from .onnx import backend
 
     try:
         results = backend.prepare(model).run(feeds)
@@ -423,13 +423,14 @@ def _given_input(info: ValueInfoProto, file: Path) -> np.ndarray:
     declared = info.type.tensor_type
     if not info.type.HasField("tensor_type"):
         return array
-    from .dtypes import element_type
+    from .arrays import element_of
 
-    wanted, got = _element_name(declared.elem_type), element_type(array.dtype)
+    wanted, got = _element_name(declared.elem_type), str(element_of(array.dtype))
+    got = getattr(element_of(array.dtype), "onnx_name", got)
     if declared.elem_type and got != wanted:
         raise _BadInputError(
             f"--input {info.name}: the model declares {wanted}, but {file} holds "
-            f"{got or array.dtype}. Cast the array to {wanted} first."
+            f"{got}. Cast the array to {wanted} first."
         )
     if declared.HasField("shape"):
         dims = declared.shape.dim
@@ -468,10 +469,10 @@ def _generated_input(
     info: ValueInfoProto, shape: tuple[int, ...], rng: np.random.Generator
 ) -> np.ndarray:
     """Seeded random values: whole numbers from -9 to 9 (0 to 9 unsigned), bools, words."""
-    from .onnx_types import numpy_dtype
+    from .onnx._types import element_of_code, numpy_dtype
 
     try:
-        dtype = numpy_dtype(info.type.tensor_type.elem_type)
+        dtype = numpy_dtype(element_of_code(info.type.tensor_type.elem_type))
     except SplitError as error:
         raise _BadInputError(f"input {info.name}: {error} Pass it with --input.") from error
     if dtype.kind == "O":
@@ -483,8 +484,8 @@ def _generated_input(
 
 
 def _split(args: argparse.Namespace) -> ExitCode:
-    from .kernels import split, split_to_sequence
-    from .opset_rules import opset_rule
+    from .arrays import split, split_to_sequence
+    from .core import opset_rule
 
     x = _load_npy(args.file)
     op = args.op or ("SplitToSequence" if args.chunk is not None else "Split")

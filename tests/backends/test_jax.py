@@ -46,10 +46,10 @@ def test_jit_with_static_sizes_gives_numpy_values(
 @pytest.mark.parametrize(
     ("function", "argument", "what"),
     [
-        (lambda x, s: split(x, s, axis=1), np.array([2, 5]), "split sizes"),
-        (lambda x, s: split(x, [s, 7 - s], axis=1), 2, "split sizes"),
+        (lambda x, s: split(x, s, axis=1), np.array([2, 5]), "Split-18 split sizes"),
+        (lambda x, s: split(x, [s, 7 - s], axis=1), 2, "Split-18 split sizes"),
         (lambda x, n: split(x, num_outputs=n, axis=1), 3, "Split-18 num_outputs"),
-        (lambda x, s: split_to_sequence(x, s, axis=1), 2, "split sizes"),
+        (lambda x, s: split_to_sequence(x, s, axis=1), 2, "SplitToSequence-24 split sizes"),
     ],
     ids=["array", "list_of_scalars", "count", "sequence_chunk"],
 )

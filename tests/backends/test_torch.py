@@ -55,6 +55,18 @@ def test_copy_true_gives_contiguous_tensors_in_their_own_storage() -> None:
     assert torch.equal(parts[0], x[:, :2])
 
 
+def test_a_copy_grown_by_out_never_writes_into_another_copy() -> None:
+    # Copies are clones, each on a storage of its own: torch may grow one (resizing an out=
+    # argument), and writing into it leaves every other part alone.
+    a, b = split(torch.zeros(2, 1 << 10, dtype=torch.float64), num_outputs=2, copy=True)
+    b.fill_(5.0)
+    with pytest.warns(UserWarning, match="resized"):
+        torch.add(torch.ones(2, 1 << 10, dtype=torch.float64), 1, out=a)
+    assert a.shape == (2, 1 << 10)
+    a.zero_()
+    assert torch.equal(b, torch.full((1, 1 << 10), 5.0, dtype=torch.float64))
+
+
 def test_parts_of_a_meta_tensor_stay_on_the_meta_device() -> None:
     x = torch.empty(3, 5, device="meta")
     parts = [*split(x, [2, 3], axis=1), *split_to_sequence(x, axis=0, keepdims=0, copy=True)]

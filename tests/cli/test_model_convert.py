@@ -20,10 +20,9 @@ import onnxruntime as ort
 import pytest
 from onnx import ModelProto, TensorProto, helper, numpy_helper
 
-from splitops import backend
-from splitops.errors import OtherOperatorError, SplitError
-from splitops.model_convert import convert_model
-from splitops.onnx_graphs import default_opset, split_nodes
+from splitops import OtherOperatorError, SplitError, backend
+from splitops.onnx._convert import convert_model
+from splitops.onnx._graphs import default_opset, split_nodes
 
 F = TensorProto.FLOAT
 TARGETS = [1, 2, 10, 11, 12, 13, 17, 18, 23, 24]

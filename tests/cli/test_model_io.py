@@ -12,10 +12,10 @@ import onnx
 import pytest
 from onnx import ModelProto, TensorProto, helper, numpy_helper
 
-from splitops.errors import ModelLoadError, SplitError
+from splitops import ModelLoadError, SplitError
 from splitops.examples import EXAMPLE_MODEL
-from splitops.model_convert import convert_model
-from splitops.model_io import MAX_MODEL_PARTS, load_model, save_model
+from splitops.onnx._convert import convert_model
+from splitops.onnx._io import MAX_MODEL_PARTS, load_model, save_model
 
 WEIGHTS = np.arange(6, dtype=np.float32)
 

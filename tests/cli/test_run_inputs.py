@@ -14,7 +14,7 @@ from onnx import ModelProto, TensorProto, helper
 from splitops.cli import MAX_GENERATED_ELEMENTS, main
 from splitops.examples import EXAMPLE_MODEL
 from splitops.examples.build import build_example
-from splitops.model_io import save_model
+from splitops.onnx._io import save_model
 
 Build = Callable[..., ModelProto]
 

@@ -16,7 +16,7 @@ import pytest
 
 import splitops
 from splitops import SplitTypeError
-from splitops.dtypes import element_type
+from splitops.arrays import element_of
 
 # ONNX name -> a 2x4 numpy array of that type (strings twice: str and object arrays).
 SAMPLES: dict[str, Any] = {
@@ -71,7 +71,7 @@ def run(op: str, opset: int, x: Any) -> list[Any]:
 
 def test_sixteen_element_types() -> None:
     assert len(ALL) == 16
-    assert all(element_type(x.dtype) == name.split(" ")[0] for name, x in SAMPLES.items())
+    assert all(element_of(x.dtype) == name.split(" ")[0] for name, x in SAMPLES.items())
 
 
 def test_matrix_covers_every_type_at_every_version() -> None:
@@ -137,7 +137,7 @@ def test_dtype_outside_the_sixteen_is_rejected(op: str, opset: int, dtype: Any) 
 @pytest.mark.parametrize("values", [[1, 2, 3, 4], [1.5, None, "a", b"b"]], ids=["ints", "mixed"])
 def test_object_arrays_are_strings_without_inspecting_elements(values: list[Any]) -> None:
     x = np.array([values, values], dtype=object)
-    assert element_type(x.dtype) == "string"
+    assert element_of(x.dtype) == "string"
     with pytest.raises(SplitTypeError, match=r"Split-1 does not accept string inputs"):
         run("Split", 1, x)
     parts = run("Split", 13, x)
@@ -147,6 +147,6 @@ def test_object_arrays_are_strings_without_inspecting_elements(values: list[Any]
 @pytest.mark.parametrize("dtype", ["S2", np.dtypes.StringDType()], ids=["bytes", "StringDType"])
 def test_bytes_and_stringdtype_arrays_are_strings(dtype: Any) -> None:
     x = np.array([["a", "bc", "", "d"]] * 2).astype(dtype)
-    assert element_type(x.dtype) == "string"
+    assert element_of(x.dtype) == "string"
     parts = run("SplitToSequence", 24, x)
     assert [p.tolist() for p in parts] == [x[:, i : i + 1].tolist() for i in range(4)]

@@ -15,7 +15,7 @@ import pytest
 
 import splitops
 from splitops import SplitError, SplitTypeError
-from splitops.opset_rules import OPSET_RULES, SplitSource
+from splitops.core import OPSET_RULES, SplitSource
 
 if TYPE_CHECKING:
     from .conftest import AssertCut

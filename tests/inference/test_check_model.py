@@ -13,11 +13,9 @@ import pytest
 from onnx import ModelProto, NodeProto, TensorProto, helper
 
 import splitops
-from splitops import SplitError, SplitTypeError, check_model
-from splitops.diagnostics import Diagnostic
-from splitops.model_check import RULE_IDS
-from splitops.onnx_node import read_node
-from splitops.shape_inference import infer_split_nodes
+from splitops import Diagnostic, Rule, SplitError, SplitTypeError, check_model
+from splitops.onnx._inference import infer_split_nodes
+from splitops.onnx._node import read_node
 
 F = TensorProto.FLOAT
 MakeModel = Callable[..., ModelProto]
@@ -220,13 +218,38 @@ def test_strict_inference_keeps_the_rule_of_the_node_error(make_model: MakeModel
     assert info.value.rule == "split-sum"
 
 
-def test_the_rule_survives_pickling() -> None:
-    error = pickle.loads(pickle.dumps(SplitTypeError("Split-13 ...", rule="split-type")))
-    assert (type(error), str(error), error.rule) == (SplitTypeError, "Split-13 ...", "split-type")
+def test_the_rule_and_hint_survive_pickling() -> None:
+    raised = SplitTypeError("Split-13 sizes.", rule=Rule.SPLIT_TYPE, hint="Pass ints.")
+    error = pickle.loads(pickle.dumps(raised))
+    assert (type(error), str(error), error.rule, error.hint) == (
+        SplitTypeError,
+        "Split-13 sizes. Pass ints.",
+        Rule.SPLIT_TYPE,
+        "Pass ints",
+    )
 
 
-def test_every_rule_id_has_a_case() -> None:
-    assert {c.rule for c in CASES} == RULE_IDS - {"schema", "sizes"}
+#: Rules that no node of a model can break: they are about the array functions' arguments, a
+#: whole model's inputs, or a conversion's target.
+NOT_NODE_RULES = {
+    Rule.ARGUMENT, Rule.ARRAY, Rule.UNKNOWN_LENGTH, Rule.CONCRETE, Rule.OUT, Rule.LIMIT,
+    Rule.OPERATOR, Rule.DIM, Rule.MODEL_INPUTS, Rule.CONVERSION,
+}  # fmt: skip
+
+
+def test_every_rule_a_node_can_break_has_a_case() -> None:
+    assert {c.rule for c in CASES} == {rule.id for rule in Rule} - NOT_NODE_RULES
+
+
+def test_each_diagnostic_takes_rule_and_hint_from_the_error_as_data(
+    make_model: MakeModel,
+) -> None:
+    model = make_model([_split(["x"], num_outputs=4)], {"x": (F, [5])}, opset=18)
+    ((_, error),) = [problem for record in infer_split_nodes(model) for problem in record.problems]
+    (diagnostic,) = check_model(model)
+    assert error.rule is Rule.NUM_OUTPUTS
+    assert diagnostic.hint == error.hint == "Pass explicit sizes, e.g. split=[2, 1, 1, 1]"
+    assert diagnostic.message == error.message.rstrip(".")
 
 
 def test_a_clean_model_gives_no_diagnostics(make_model: MakeModel) -> None:
@@ -305,5 +328,5 @@ def test_a_node_in_an_uncalled_function_is_checked_as_far_as_it_can_be(
 
 
 def test_diagnostics_are_the_shared_record() -> None:
-    assert check_model.__module__ == "splitops.model_check"
+    assert check_model.__module__ == "splitops.onnx._check"
     assert Diagnostic.__dataclass_fields__.keys() >= {"graph", "node", "rule", "hint"}

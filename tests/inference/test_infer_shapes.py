@@ -14,13 +14,13 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper, shape_inference
 
 import splitops
 from splitops import SplitError, SplitTypeError, infer_shapes
-from splitops.shape_inference import (
+from splitops.onnx._inference import (
     SplitInferenceWarning,
     SplitOutputDescription,
     describe_split_outputs,
     infer_split_nodes,
 )
-from splitops.symbolic_dims import format_dim, parse_dim
+from splitops.onnx._symbolic import format_dim, parse_dim
 
 F = TensorProto.FLOAT
 MakeModel = Callable[..., ModelProto]

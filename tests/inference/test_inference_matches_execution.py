@@ -14,9 +14,9 @@ import sympy
 from onnx import NodeProto, helper
 
 from splitops import SplitError, run_node
-from splitops.onnx_types import ONNX_ELEMENT_TYPES
-from splitops.opset_rules import opset_rule
-from splitops.shape_inference import infer_split_nodes
+from splitops.arrays import element_of, numpy_dtype
+from splitops.core import ElementType, opset_rule
+from splitops.onnx._inference import infer_split_nodes
 
 VERSIONS = [
     ("Split", 1),
@@ -46,15 +46,13 @@ class Case:
 
     @property
     def elem(self) -> int:
-        return ONNX_ELEMENT_TYPES[_type_name(self.x.dtype)][0]
+        element = element_of(self.x.dtype)
+        assert isinstance(element, ElementType)
+        return element.code
 
     def run(self, x: np.ndarray[Any, Any]) -> list[Any]:
         inputs = [x] if self.split is None else [x, self.split]
         return run_node(self.node, inputs, opset=self.opset)
-
-
-def _type_name(dtype: np.dtype[Any]) -> str:
-    return next(name for name, (_, held) in ONNX_ELEMENT_TYPES.items() if held == dtype)
 
 
 def _random_split_case(opset: int, rng: random.Random) -> Case:
@@ -121,7 +119,9 @@ def _random_input(
     shape = [rng.randint(0, 3) for _ in range(rank)]
     shape[axis] = dim
     elem = rng.choice([t for t in ELEMENT_TYPES if t in allowed])
-    return np.zeros(shape, dtype=ONNX_ELEMENT_TYPES[elem][1])
+    element = ElementType.from_name(elem)
+    assert element is not None
+    return np.zeros(shape, dtype=numpy_dtype(element))
 
 
 def random_case(op: str, opset: int, seed: int) -> Case:

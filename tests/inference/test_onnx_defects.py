@@ -11,7 +11,7 @@ import pytest
 from onnx import ModelProto, TensorProto, helper, shape_inference
 
 from splitops import SplitError, infer_shapes, run_node
-from splitops.shape_inference import SplitInferenceWarning
+from splitops.onnx._inference import SplitInferenceWarning
 
 F = TensorProto.FLOAT
 

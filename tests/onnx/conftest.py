@@ -9,7 +9,7 @@ from unittest import mock
 
 import pytest
 
-from splitops import onnx_reference
+from splitops.onnx import _reference as onnx_reference
 
 
 @pytest.fixture

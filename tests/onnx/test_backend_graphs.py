@@ -19,7 +19,8 @@ from onnx import AttributeProto, FunctionProto, GraphProto, ModelProto, TensorPr
 from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
-from splitops import SplitError, SplitTypeError, backend, onnx_reference, reference_ops
+from splitops import SplitError, SplitTypeError, backend, reference_ops
+from splitops.onnx import _reference as onnx_reference
 
 FLOAT = TensorProto.FLOAT
 X = np.arange(12, dtype=np.float32).reshape(2, 6)

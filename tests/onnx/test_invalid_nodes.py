@@ -13,7 +13,7 @@ from onnx import ModelProto, helper, numpy_helper
 
 import splitops
 from splitops import SplitError, SplitTypeError, backend
-from splitops.onnx_types import tensor_type_of
+from splitops.onnx._types import code_of_dtype
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ INVALID = [
         13,
         3,
         split=np.array([2, 4]),
-        match="lists 3 outputs but split gives 2 sizes",
+        match="has 3 outputs but split gives 2 sizes",
     ),
     Invalid(
         "output count differs from the split attribute",
@@ -48,7 +48,7 @@ INVALID = [
         11,
         2,
         {"split": [1, 2, 3]},
-        match="lists 2 outputs but split gives 3 sizes",
+        match="has 2 outputs but split gives 3 sizes",
     ),
     Invalid(
         "more outputs than num_outputs",
@@ -241,11 +241,11 @@ def _node(case: Invalid) -> Any:
 def _model(case: Invalid) -> ModelProto:
     node = _node(case)
     rank = case.x.ndim
-    inputs = [helper.make_tensor_value_info("x", tensor_type_of(case.x.dtype), case.x.shape)]
+    inputs = [helper.make_tensor_value_info("x", code_of_dtype(case.x.dtype), case.x.shape)]
     if case.split is not None:
-        split_type = tensor_type_of(case.split.dtype)
+        split_type = code_of_dtype(case.split.dtype)
         inputs.append(helper.make_tensor_value_info("split", split_type, case.split.shape))
-    element = tensor_type_of(case.x.dtype)
+    element = code_of_dtype(case.x.dtype)
     if case.op == "Split":
         outputs = [helper.make_tensor_value_info(n, element, [None] * rank) for n in node.output]
     else:

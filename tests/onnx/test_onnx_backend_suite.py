@@ -27,9 +27,10 @@ import pytest
 from onnx import ModelProto
 from onnx.backend.test.loader import load_model_tests
 
-from splitops import backend, onnx_reference
-from splitops.onnx_graphs import iter_bodies, iter_nodes
-from splitops.onnx_node import DEFAULT_DOMAINS
+from splitops import backend
+from splitops.onnx import _reference as onnx_reference
+from splitops.onnx._graphs import iter_bodies, iter_nodes
+from splitops.onnx._node import DEFAULT_DOMAINS
 
 SPLIT_OPS = frozenset({"Split", "SplitToSequence"})
 #: The kinds of test ``onnx.backend.test.runner.Runner`` loads, in its order.

@@ -29,8 +29,7 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper
 
 import splitops
 from splitops import SplitError, backend
-from splitops.onnx_types import tensor_type
-from splitops.opset_rules import opset_rule
+from splitops.core import ElementType, opset_rule
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -234,8 +233,14 @@ def input_values(case: Case) -> np.ndarray[Any, Any]:
     return values.astype(dtype).reshape(case.shape)
 
 
+def _code(name: str) -> int:
+    element = ElementType.from_name(name)
+    assert element is not None
+    return element.code
+
+
 def _numpy_type(name: str) -> np.dtype[Any]:
-    return helper.tensor_dtype_to_np_dtype(tensor_type(name))
+    return helper.tensor_dtype_to_np_dtype(_code(name))
 
 
 def split_value(case: Case) -> np.ndarray[Any, Any] | None:
@@ -259,7 +264,7 @@ def make_node(case: Case) -> Any:
 
 def make_model(case: Case) -> ModelProto:
     node = make_node(case)
-    element = tensor_type(case.dtype)
+    element = _code(case.dtype)
     graph_inputs = [helper.make_tensor_value_info("x", element, case.shape)]
     initializers = []
     split = split_value(case)
@@ -267,7 +272,7 @@ def make_model(case: Case) -> ModelProto:
         if case.split_as_initializer:
             initializers.append(numpy_helper.from_array(split, "split"))
         else:
-            split_type = tensor_type(case.split_dtype)
+            split_type = _code(case.split_dtype)
             graph_inputs.append(helper.make_tensor_value_info("split", split_type, split.shape))
     unknown = [None] * len(case.shape)
     if case.op == "Split":

@@ -18,7 +18,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CPU_PEERS = {
     "splitops",
     "splitops out=",
-    "splitops new memory",
     "onnxruntime",
     "onnx.reference",
     "np.split",
@@ -51,19 +50,13 @@ def test_quick_benchmark_run_checks_every_peer_and_writes_its_results(tmp_path: 
     checks = [status for row in results["checks"].values() for status in row.values()]
     assert checks
     assert set(checks) == {"ok"}
-    assert {t["id"] for t in results["targets"]} == {
-        "1a",
-        "1b",
-        "2a",
-        "2b",
-        "3",
-        "4a",
-        "4a'",
-        "4b",
-        "4c",
-        "4d",
-        "5",
-    }
+    targets = {t["id"]: t["status"] for t in results["targets"]}
+    assert set(targets) == {"1a", "1b", "2a", "2b", "3", "4a", "4b", "4b'", "4c", "5", "6", "7"}
+    # Timings of a quick run measure nothing: no verdict; the counted targets keep theirs.
+    assert {targets[t] for t in targets if t not in {"5", "6", "7"}} == {"n/a"}
+    assert targets["5"] == targets["7"] == "PASS"
+    assert targets["6"] in {"PASS", "n/a"}
+    assert "FAIL" not in done.stdout
     assert all(
         peer in results["medians_s"][case]
         for case, peers in results["peers"].items()
@@ -83,7 +76,7 @@ def _benchmarks_module(name: str) -> Any:
         os.environ.update(environment)
 
 
-@pytest.mark.parametrize("module", ["cases", "onnx_models", "peers", "machine", "units"])
+@pytest.mark.parametrize("module", ["cases", "checks", "onnx_models", "peers", "machine", "units"])
 def test_benchmark_module_examples_run(module: str) -> None:
     result = doctest.testmod(_benchmarks_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0

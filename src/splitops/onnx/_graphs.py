@@ -34,8 +34,8 @@ from onnx import (
     numpy_helper,
 )
 
-from .onnx_node import DEFAULT_DOMAINS, is_split_node, node_label
-from .onnx_types import has_type
+from ._node import DEFAULT_DOMAINS, is_split_node, node_label
+from ._types import has_type
 
 __all__ = [
     "Body",

@@ -21,22 +21,29 @@ from typing import Any, overload
 import array_api_compat
 from onnx import AttributeProto, NodeProto, helper
 
-from .dtypes import check_split_input_type, element_type
-from .errors import SplitError, SplitTypeError
-from .kernels import host_sizes, split, split_to_sequence
-from .opset_rules import OpsetRule, PartCount, SplitSource, opset_rule
-from .planner import (
+from ..arrays import element_of, host_sizes, split, split_to_sequence
+from ..core import (
     INT_ARITHMETIC,
     MAX_PARTS,
-    D,
     DimArithmetic,
+    ElementType,
+    OpsetRule,
+    PartCount,
+    Rule,
+    SplitError,
+    SplitSource,
+    SplitTypeError,
     check_output_count,
+    check_split_arguments,
+    check_split_input_type,
     normalize_axis,
+    opset_rule,
     read_keepdims,
     read_sizes,
     sequence_sizes,
     split_sizes,
 )
+from ..core._planner import D
 
 __all__ = [
     "DEFAULT_DOMAINS",
@@ -108,14 +115,12 @@ class SplitNode:
         """
         opset = self.rule.since_version
         if self.op == "SplitToSequence":
-            return sequence_sizes(dim, host_sizes(split_values), opset=opset)
+            return sequence_sizes(dim, host_sizes(split_values, self.op, opset), opset=opset)
         dims = arithmetic or INT_ARITHMETIC
-        sizes_given = self.split_attribute if self.split_input is None else split_values
         if self.has_sizes:
-            # num_outputs goes along so that the planner rejects a node giving both.
-            given = host_sizes(sizes_given)
+            given = self.split_attribute if self.split_input is None else split_values
             sizes = split_sizes(
-                dim, given, num_outputs=self.num_outputs, opset=opset, arithmetic=dims
+                dim, host_sizes(given, self.op, opset), opset=opset, arithmetic=dims
             )
             check_output_count(sizes, len(self.outputs), self.rule, by_num_outputs=False)
             return sizes
@@ -152,7 +157,10 @@ def run_node(node: NodeProto, inputs: Sequence[Any | None], *, opset: int) -> li
     [(2, 2), (2, 2), (2, 1)]
     """
     if not isinstance(node, NodeProto):
-        raise SplitTypeError(f"run_node needs an onnx.NodeProto; {type(node).__name__} was given.")
+        raise SplitTypeError(
+            f"run_node needs an onnx.NodeProto; {type(node).__name__} was given.",
+            rule=Rule.OPERATOR,
+        )
     return run_read_node(node, read_node(node, opset), inputs)
 
 
@@ -183,24 +191,22 @@ def node_label(node: NodeProto) -> str:
 
 
 def node_error(node: NodeProto, error: SplitError) -> SplitError:
-    """``error`` again, of the same class and rule, with the node's name and op in front."""
-    prefix = f"node {node_label(node)!r} ({node.op_type}): "
-    message = str(error)
-    if message.startswith(prefix):
-        return error
-    return type(error)(prefix + message, rule=error.rule)
+    """``error`` again, of the same class, rule and hint, with the node's name and op in front."""
+    return error.in_context(f"node {node_label(node)!r} ({node.op_type}): ")
 
 
 def _run(spec: SplitNode, inputs: Sequence[Any | None]) -> list[Any]:
     if not inputs or inputs[0] is None:
-        raise SplitError(f"{spec.rule.name} needs its input tensor; none was given.", rule="inputs")
+        raise SplitError(
+            f"{spec.rule.name} needs its input tensor; none was given.", rule=Rule.INPUTS
+        )
     x = inputs[0]
     for role, value in (("input tensor", x), ("split input", _at(inputs, 1))):
         if value is not None and not array_api_compat.is_array_api_obj(value):
             raise SplitTypeError(
                 f"{spec.rule.name} takes its {role} as an array (numpy, torch, ...); "
                 f"{type(value).__name__} was given.",
-                rule="inputs",
+                rule=Rule.INPUTS,
             )
     split_value = None
     if spec.split_input is not None:
@@ -209,10 +215,14 @@ def _run(spec: SplitNode, inputs: Sequence[Any | None]) -> list[Any]:
             raise SplitError(
                 f"{spec.rule.name} names the split input {spec.split_input!r} but no value "
                 "was given for it.",
-                rule="inputs",
+                rule=Rule.INPUTS,
             )
-        input_type = element_type(getattr(x, "dtype", None)) or ""
-        check_split_input_type(getattr(split_value, "dtype", None), input_type, spec.rule)
+        input_element = element_of(getattr(x, "dtype", None))
+        check_split_input_type(
+            element_of(getattr(split_value, "dtype", None)),
+            input_element if isinstance(input_element, ElementType) else None,
+            spec.rule,
+        )
     opset = spec.rule.since_version
     if spec.op == "SplitToSequence":
         return [
@@ -236,20 +246,21 @@ def _attribute(node: NodeProto, rule: OpsetRule) -> dict[str, Any]:
             raise SplitError(
                 f"{rule.name} has no attribute {name!r}; it takes "
                 f"{', '.join(sorted(rule.attributes))}.",
-                rule="attribute",
+                rule=Rule.ATTRIBUTE,
             )
         if attribute.ref_attr_name:
             raise SplitError(
                 f"{rule.name} attribute {name!r} refers to the function attribute "
-                f"{attribute.ref_attr_name!r}; resolve it before reading the node.",
-                rule="attribute",
+                f"{attribute.ref_attr_name!r}.",
+                rule=Rule.ATTRIBUTE,
+                hint="Resolve it before reading the node.",
             )
         if attribute.type != _ATTRIBUTE_TYPES[name]:
             raise SplitTypeError(
                 f"{rule.name} attribute {name!r} must be "
                 f"{AttributeProto.AttributeType.Name(_ATTRIBUTE_TYPES[name])}; "
                 f"{AttributeProto.AttributeType.Name(attribute.type)} was given.",
-                rule="attribute-type",
+                rule=Rule.ATTRIBUTE_TYPE,
             )
         values[name] = helper.get_attribute_value(attribute)
     return values
@@ -259,7 +270,8 @@ def _read_node(node: NodeProto, opset: int) -> SplitNode:
     if not is_split_node(node):
         raise SplitError(
             f"splitops runs Split and SplitToSequence of the default domain; "
-            f"{node.domain or 'ai.onnx'}.{node.op_type} was given."
+            f"{node.domain or 'ai.onnx'}.{node.op_type} was given.",
+            rule=Rule.OPERATOR,
         )
     rule = opset_rule(node.op_type, opset)
     attributes = _attribute(node, rule)
@@ -267,14 +279,15 @@ def _read_node(node: NodeProto, opset: int) -> SplitNode:
         raise SplitError(
             f"{rule.name} takes the input tensor and an optional split input; the node has "
             f"inputs {list(node.input)}.",
-            rule="inputs",
+            rule=Rule.INPUTS,
         )
     split_input = node.input[1] if len(node.input) == 2 and node.input[1] else None
     if split_input is not None and SplitSource.INPUT not in rule.split_sources:
         raise SplitError(
             f"{rule.name} takes split as an attribute, not as an input; the node has the split "
-            f"input {split_input!r}. Use the attribute, or convert the node to opset 13.",
-            rule="split-source",
+            f"input {split_input!r}.",
+            rule=Rule.SPLIT_SOURCE,
+            hint="Use the attribute, or convert the node to opset 13.",
         )
     split_attribute = None
     if "split" in attributes:
@@ -282,25 +295,20 @@ def _read_node(node: NodeProto, opset: int) -> SplitNode:
             raise SplitError(
                 f"{rule.name} takes split from the attribute or from the second input, not both; "
                 f"the node has split={list(attributes['split'])} and the input {split_input!r}.",
-                rule="split-source",
+                rule=Rule.SPLIT_SOURCE,
             )
         sizes = read_sizes(attributes["split"], rule, allow_scalar=False)
         split_attribute = sizes if isinstance(sizes, tuple) else None
-    if split_input is not None and "num_outputs" in attributes:
-        raise SplitError(
-            f"{rule.name} takes either the split input or the num_outputs attribute, not both; "
-            f"the node has the split input {split_input!r} and "
-            f"num_outputs={attributes['num_outputs']}. Drop one of them.",
-            rule="split-or-num_outputs",
-        )
+    given = None if split_input is None else f"the split input {split_input!r}"
+    check_split_arguments(rule, given, attributes.get("num_outputs"))
     outputs = tuple(node.output)
     if rule.op == "SplitToSequence" and len(outputs) != 1:
         raise SplitError(
             f"{rule.name} has one output, a sequence; the node lists {len(outputs)}.",
-            rule="outputs",
+            rule=Rule.OUTPUTS,
         )
     if len(outputs) > MAX_PARTS:
-        raise SplitError(f"{rule.name} allows at most {MAX_PARTS} outputs.", rule="outputs")
+        raise SplitError(f"{rule.name} allows at most {MAX_PARTS} outputs.", rule=Rule.OUTPUTS)
     return SplitNode(
         label=node_label(node),
         rule=rule,

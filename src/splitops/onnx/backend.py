@@ -35,11 +35,11 @@ from onnx import (
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 from onnx.reference import ReferenceEvaluator
 
-from .errors import SplitError
-from .onnx_graphs import fed_inputs, split_nodes
-from .onnx_node import read_node
-from .onnx_node import run_node as _run_node
-from .onnx_reference import reference_ops
+from ..core import Rule, SplitError
+from ._graphs import fed_inputs, split_nodes
+from ._node import read_node
+from ._node import run_node as _run_node
+from ._reference import reference_ops
 
 __all__ = [
     "SplitopsBackend",
@@ -132,9 +132,9 @@ class SplitopsRep(BackendRep):
                 raise SplitError(
                     f"the model takes {count} input{'' if count == 1 else 's'} "
                     f"{self.input_names}; "
-                    f"{len(values)} were given. Pass one array per graph input, or a dict by "
-                    "name.",
-                    rule="model-inputs",
+                    f"{len(values)} were given.",
+                    rule=Rule.MODEL_INPUTS,
+                    hint="Pass one array per graph input, or a dict by name.",
                 )
             feeds = dict(zip(self.input_names, values))  # noqa: B905 (optional inputs may be left out)
         return tuple(self.evaluator.run(None, feeds))

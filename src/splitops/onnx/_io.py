@@ -4,7 +4,7 @@
 the model's folder (absolute paths, ``..`` and symlinks pointing out are refused, as onnx
 itself failed to do before CVE-2024-27318 and CVE-2024-27319), a file over protobuf's 2 GB
 limit, an empty, truncated or non-ONNX file, and a Split asking for absurdly many parts are
-refused with a :class:`~splitops.errors.ModelLoadError` that says what is wrong.
+refused with a :class:`~splitops.ModelLoadError` that says what is wrong.
 
 >>> import tempfile, pathlib
 >>> from onnx import TensorProto, helper
@@ -21,7 +21,7 @@ refused with a :class:`~splitops.errors.ModelLoadError` that says what is wrong.
 >>> load_model(folder / "notes.txt")
 Traceback (most recent call last):
 ...
-splitops.errors.ModelLoadError: cannot load .../notes.txt: it is not an ONNX model...
+splitops.ModelLoadError: cannot load .../notes.txt: it is not an ONNX model...
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import AttributeProto, ModelProto, TensorProto
 
-from .errors import ModelLoadError
-from .onnx_graphs import iter_tensors, split_nodes
-from .onnx_node import node_label
+from ..core import ModelLoadError, Rule, SplitError
+from ._graphs import iter_tensors, split_nodes
+from ._node import node_label
 
 __all__ = ["MAX_MODEL_BYTES", "MAX_MODEL_PARTS", "check_part_counts", "load_model", "save_model"]
 
@@ -83,7 +83,10 @@ def load_model(path: str | os.PathLike[str], *, trust_external_data: bool = Fals
     except OSError as error:
         raise ModelLoadError(f"{prefix}: {error.strerror or error}.") from error
     model = _parse(data, prefix)
-    check_part_counts(model, where=str(file))
+    try:
+        check_part_counts(model)
+    except SplitError as error:
+        raise ModelLoadError(f"{prefix}: {error}") from error
     _load_external_data(model, file.resolve().parent, prefix, trust=trust_external_data)
     return model
 
@@ -95,8 +98,9 @@ def save_model(model: ModelProto, path: str | os.PathLike[str]) -> None:
     onnx.save_model(model, file, save_as_external_data=external, location=f"{file.name}.data")
 
 
-def check_part_counts(model: ModelProto, *, where: str = "the model") -> None:
-    """Refuse Split nodes listing or asking for more than :data:`MAX_MODEL_PARTS` parts.
+def check_part_counts(model: ModelProto) -> None:
+    """SplitError for a Split node listing or asking for more than :data:`MAX_MODEL_PARTS`
+    parts.
 
     Only counts stored in the model are read (outputs, ``num_outputs``, the ``split``
     attribute), so nothing big is allocated whatever the node asks for.
@@ -109,11 +113,12 @@ def check_part_counts(model: ModelProto, *, where: str = "the model") -> None:
             if attribute.name == "split" and attribute.type == AttributeProto.INTS:
                 asked.append(len(attribute.ints))
         if max(asked) > MAX_MODEL_PARTS:
-            raise ModelLoadError(
-                f"cannot load {where}: node {node_label(node)!r} ({node.op_type}) in "
-                f"{body.label} asks for {max(asked)} parts; splitops refuses more than "
-                f"{MAX_MODEL_PARTS} parts in a loaded model, to keep a hostile file from "
-                "exhausting memory. Split in stages if the model really needs it."
+            raise SplitError(
+                f"node {node_label(node)!r} ({node.op_type}) in {body.label} asks for "
+                f"{max(asked)} parts; splitops refuses more than {MAX_MODEL_PARTS} parts in a "
+                "model, to keep a hostile file from exhausting memory.",
+                rule=Rule.LIMIT,
+                hint="Split in stages if the model really needs it.",
             )
 
 
@@ -155,6 +160,8 @@ def _load_external_data(model: ModelProto, folder: Path, prefix: str, *, trust: 
                     )
                 stream.seek(offset or 0)
                 tensor.raw_data = stream.read(-1 if length is None else length)
+        except ModelLoadError:
+            raise
         except OSError as error:
             raise ModelLoadError(f"{where}, which cannot be read: {error.strerror}.") from error
         tensor.data_location = TensorProto.DEFAULT

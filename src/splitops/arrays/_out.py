@@ -19,7 +19,7 @@ from typing import Any
 import array_api_compat
 import numpy as np
 
-from .errors import SplitError, SplitTypeError
+from ..core import Rule, SplitError, SplitTypeError
 
 __all__ = ["write_into"]
 
@@ -39,38 +39,46 @@ def _check_out(x: Any, parts: Sequence[Any], out: object, name: str) -> list[Any
     if not isinstance(out, (list, tuple)):
         raise SplitTypeError(
             f"{name} out= takes a list or tuple of arrays, one per part; "
-            f"{type(out).__name__} was given."
+            f"{type(out).__name__} was given.",
+            rule=Rule.OUT,
         )
     if len(out) != len(parts):
         raise SplitError(
             f"{name} out= needs {len(parts)} arrays, one per part; {len(out)} "
-            f"{'was' if len(out) == 1 else 'were'} given."
+            f"{'was' if len(out) == 1 else 'were'} given.",
+            rule=Rule.OUT,
         )
     for i, (array, part) in enumerate(zip(out, parts, strict=True)):
         if type(array) is not type(x) and _library(array) != _library(x):
             raise SplitTypeError(
                 f"{name} out[{i}] must be a {_library(x)} array like the input; "
-                f"{type(array).__module__}.{type(array).__name__} was given."
+                f"{type(array).__module__}.{type(array).__name__} was given.",
+                rule=Rule.OUT,
             )
         if array.dtype != x.dtype:
             raise SplitTypeError(
-                f"{name} out[{i}] must have the input's dtype {x.dtype}; {array.dtype} was "
-                "given. Allocate out with the input's dtype: parts are copied, never cast."
+                f"{name} out[{i}] must have the input's dtype {x.dtype}; {array.dtype} was given.",
+                rule=Rule.OUT,
+                hint="Allocate out with the input's dtype: parts are copied, never cast.",
             )
         if tuple(array.shape) != tuple(part.shape):
             raise SplitError(
                 f"{name} out[{i}] must have shape {tuple(part.shape)}, the shape of part {i}; "
-                f"{tuple(array.shape)} was given."
+                f"{tuple(array.shape)} was given.",
+                rule=Rule.OUT,
             )
         if type(array) is np.ndarray:
             if not array.flags.writeable:
                 raise SplitError(
-                    f"{name} out[{i}] is read-only; pass writeable arrays (flags.writeable)."
+                    f"{name} out[{i}] is read-only.",
+                    rule=Rule.OUT,
+                    hint="Pass writeable arrays (flags.writeable).",
                 )
         elif not array_api_compat.is_writeable_array(array):
             raise SplitTypeError(
-                f"{name} cannot write into {_library(x)} arrays: they are immutable. Drop out= "
-                "(copy=True gives independent parts)."
+                f"{name} cannot write into {_library(x)} arrays: they are immutable.",
+                rule=Rule.OUT,
+                hint="Drop out= (copy=True gives independent parts).",
             )
     return list(out)
 

@@ -21,7 +21,7 @@ from typing import Any
 from onnx import NodeProto, helper
 from onnx.reference.op_run import OpRun
 
-from .onnx_node import SplitNode, read_node, run_read_node
+from ._node import SplitNode, read_node, run_read_node
 
 __all__ = ["reference_ops"]
 

@@ -1,4 +1,4 @@
-"""The numpy fast path: a repeated call reuses the first call's recipe, and nothing else changes.
+"""The plan cache: a repeated call reuses the first call's checked plan, and nothing else changes.
 
 numpy's ``np.split`` at bounds worked out here from the spec's wording is the oracle for every
 part; errors are compared with the ones a fresh (uncached) call raises.
@@ -12,18 +12,23 @@ from typing import Any
 
 import numpy as np
 import pytest
+from benchmarks.checks import threads_check
 
 import splitops
-from splitops import planner, recipes
+from splitops.core import plan_cache_clear, plan_cache_info
+from splitops.core._planner import GROUPED_FROM, MAX_CACHED_PARTS, PLAN_CACHE_SIZE
 
 
 @pytest.fixture(autouse=True)
-def fresh_caches() -> Iterator[None]:
-    recipes.forget()
-    planner._plan_split.cache_clear()
-    planner._plan_sequence.cache_clear()
+def fresh_cache() -> Iterator[None]:
+    plan_cache_clear()
     yield
-    recipes.forget()
+    plan_cache_clear()
+
+
+def _counts() -> tuple[int, int]:
+    info = plan_cache_info()
+    return info["hits"], info["misses"]
 
 
 def _expected(x: Any, sizes: tuple[int, ...], axis: int) -> list[Any]:
@@ -122,7 +127,7 @@ def test_split_to_sequence_keepdims_zero_on_1d_input_gives_0d_arrays() -> None:
 @pytest.mark.parametrize("axis", [0, 1])
 @pytest.mark.parametrize("copy", [False, True])
 def test_many_equal_parts_come_from_a_grouped_view_of_any_layout(axis: int, copy: bool) -> None:
-    # From recipes.GROUPED_FROM equal parts on, numpy iterates over a grouped view in C.
+    # From GROUPED_FROM equal parts on, numpy iterates over a grouped view in C.
     base = np.arange(3 * 700.0).reshape(3, 700)
     x = base if axis else base.T  # along axis 0, a transposed (not C-contiguous) input
     for _ in range(2):
@@ -148,7 +153,7 @@ def _layouts(length: int) -> dict[str, Any]:
 @pytest.mark.parametrize("layout", ["contiguous", "strided", "transposed"])
 @pytest.mark.parametrize("copy", [False, True])
 @pytest.mark.parametrize("tail", [False, True], ids=["equal", "tail"])
-@pytest.mark.parametrize("count", [63, 64, 65])
+@pytest.mark.parametrize("count", [GROUPED_FROM - 1, GROUPED_FROM, GROUPED_FROM + 1])
 def test_equal_parts_around_the_grouped_threshold_are_numpys_slices(
     count: int, tail: bool, copy: bool, layout: str
 ) -> None:
@@ -161,9 +166,6 @@ def test_equal_parts_around_the_grouped_threshold_are_numpys_slices(
         _assert_parts_equal(parts, x, expected, copy=copy)
         sequence = splitops.split_to_sequence(x, 3, axis=1, copy=copy)
         _assert_parts_equal(sequence, x, expected, copy=copy)
-    recipe = recipes.SPLIT_RECIPES[(x.dtype, x.shape, 1, None, count + tail, 18, copy)]
-    grouped = getattr(recipe, "func", None) is recipes._grouped
-    assert grouped == (count >= recipes.GROUPED_FROM)
 
 
 def test_views_of_a_read_only_input_stay_read_only() -> None:
@@ -241,79 +243,70 @@ def test_same_arguments_on_another_shape_use_that_shapes_plan() -> None:
         ]
 
 
-def test_recipe_tables_keep_at_most_max_recipes() -> None:
-    for length in range(1, recipes.MAX_RECIPES + 20):
+def test_the_cache_keeps_at_most_its_size() -> None:
+    for length in range(1, PLAN_CACHE_SIZE + 20):
         splitops.split(np.zeros(length), [length])
-        splitops.split_to_sequence(np.zeros(length))
-    assert len(recipes.SPLIT_RECIPES) == recipes.MAX_RECIPES
-    assert len(recipes.LAST_SPLIT) == recipes.MAX_RECIPES
-    assert len(recipes.SEQUENCE_RECIPES) == recipes.MAX_RECIPES
+        splitops.split_to_sequence(np.zeros(length), length)
+    assert plan_cache_info()["currsize"] == plan_cache_info()["maxsize"] == 2 * PLAN_CACHE_SIZE
 
 
-def test_repeated_numpy_split_does_not_reach_the_planner() -> None:
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: splitops.split(x, num_outputs=3, axis=1),
+        lambda x: splitops.split(x, [1, 5], axis=1),
+        lambda x: splitops.split(x, np.array([1, 5]), axis=1),
+        lambda x: splitops.split_to_sequence(x),
+        lambda x: splitops.split_to_sequence(x, np.array(2), axis=1),
+        lambda x: splitops.split_to_sequence(x, [1, 5], axis=1, keepdims=False),
+    ],
+)
+def test_a_repeated_call_plans_once_and_hits_the_cache_after(call: Any) -> None:
+    for library in ("numpy", "torch"):
+        x = np.zeros((4, 6), np.float32)
+        if library == "torch":
+            x = pytest.importorskip("torch").from_numpy(x)
+        plan_cache_clear()
+        first = [tuple(p.shape) for p in call(x)]
+        for _ in range(4):
+            assert [tuple(p.shape) for p in call(x)] == first
+        assert _counts() == (4, 1)
+
+
+def test_calls_with_inexact_arguments_plan_in_full_every_time() -> None:
     x = np.zeros((4, 6), np.float32)
-    splitops.split(x, num_outputs=3, axis=1)
-    first = planner._plan_split.cache_info()
-    assert (first.hits, first.misses) == (0, 1)
-    for _ in range(5):
-        splitops.split(x, num_outputs=3, axis=1)
-        splitops.split(x, [1, 5], axis=1)  # alternating keys: each comes from its recipe
-    after = planner._plan_split.cache_info()
-    assert (after.hits, after.misses) == (0, 2)
+    for _ in range(3):
+        splitops.split(x, [np.int64(2), 4], axis=1, opset=13)  # a numpy integer in a list
+        splitops.split(x, num_outputs=np.int64(2), axis=1)
+        splitops.split_to_sequence(x, keepdims=np.int64(0))
+    assert _counts() == (0, 0)
 
 
-def test_repeated_numpy_split_to_sequence_does_not_reach_the_planner() -> None:
-    x = np.zeros((100, 16), np.float32)
-    splitops.split_to_sequence(x)
-    for _ in range(5):
-        splitops.split_to_sequence(x)
-    info = planner._plan_sequence.cache_info()
-    assert (info.hits, info.misses) == (0, 1)
-
-
-def test_repeated_split_on_an_uncached_path_plans_once_and_hits_after() -> None:
-    # A split array is no recipe key: every call asks the planner, which answers from its cache.
-    x = np.zeros((4, 6), np.float32)
-    sizes = np.array([2, 4])
-    for _ in range(4):
-        splitops.split(x, sizes, axis=1)
-    info = planner._plan_split.cache_info()
-    assert (info.hits, info.misses) == (3, 1)
-
-
-def test_a_plan_of_many_parts_is_computed_but_never_kept() -> None:
-    many = planner._MAX_CACHED_PARTS + 1
+def test_a_plan_of_many_parts_is_made_every_time_but_never_kept() -> None:
+    many = MAX_CACHED_PARTS + 1
+    x = np.zeros(many)
     for _ in range(2):
-        assert splitops.split_sizes(0, num_outputs=many) == (0,) * many
-        assert splitops.split_sizes(many, [1] * many, opset=13) == (1,) * many
-        assert splitops.sequence_sizes(many) == (1,) * many
-        assert splitops.sequence_sizes(2 * many, 2) == (2,) * many
-        assert splitops.sequence_sizes(many, [1] * many) == (1,) * many
-    assert planner._plan_split.cache_info().currsize == 0
-    assert planner._plan_sequence.cache_info().currsize == 0
+        assert len(splitops.split(x, num_outputs=many)) == many
+        assert len(splitops.split(x, [1] * many)) == many
+        assert len(splitops.split_to_sequence(x)) == many
+        assert len(splitops.split_to_sequence(np.zeros(2 * many), 2)) == many
+    assert plan_cache_info()["currsize"] == 0
 
 
 def test_a_plan_of_up_to_the_cached_number_of_parts_is_kept() -> None:
-    limit = planner._MAX_CACHED_PARTS
+    limit = MAX_CACHED_PARTS
     for _ in range(3):
-        assert splitops.split_sizes(limit, num_outputs=limit) == (1,) * limit
-        assert splitops.sequence_sizes(2 * limit, 2) == (2,) * limit
-    assert planner._plan_split.cache_info()[:2] == (2, 1)
-    assert planner._plan_sequence.cache_info()[:2] == (2, 1)
+        assert len(splitops.split(np.zeros(limit), num_outputs=limit)) == limit
+        assert len(splitops.split_to_sequence(np.zeros(2 * limit), 2)) == limit
+    assert _counts() == (4, 2)
 
 
-def test_repeated_torch_calls_reuse_their_plan_and_do_not_reach_the_planner() -> None:
-    torch = pytest.importorskip("torch")
-    x = torch.arange(24.0).reshape(4, 6)
-    for _ in range(4):
-        halves = splitops.split(x, num_outputs=2, axis=1)
-        chunks = splitops.split_to_sequence(x, 4, axis=1)
-        rows = splitops.split_to_sequence(x, keepdims=0)
-        assert [p.tolist() for p in halves] == [p.tolist() for p in torch.split(x, 3, dim=1)]
-        assert [p.tolist() for p in chunks] == [p.tolist() for p in torch.split(x, 4, dim=1)]
-        assert [p.tolist() for p in rows] == [p.tolist() for p in x.unbind(0)]
-    assert planner._plan_split.cache_info()[:2] == (0, 1)
-    assert planner._plan_sequence.cache_info()[:2] == (0, 2)
+def test_a_rejected_call_is_never_cached() -> None:
+    x = np.zeros(5)
+    for _ in range(3):
+        with pytest.raises(splitops.SplitError, match="cannot split a dim of 5 into 4"):
+            splitops.split(x, num_outputs=4)
+    assert plan_cache_info()["currsize"] == 0
 
 
 @pytest.mark.parametrize(
@@ -357,3 +350,11 @@ def test_torch_split_list_changed_between_calls_is_planned_again() -> None:
     sizes[:] = [3, 4]
     with pytest.raises(splitops.SplitError, match="sum to 7"):
         splitops.split(x, sizes)
+
+
+def test_threads_overflowing_the_cache_get_every_result_right() -> None:
+    # 8 threads, a switch interval short enough that they interleave inside the cache.
+    result = threads_check(threads=8, calls=1500)
+    assert result["wrong"] == []
+    assert result["ok"]
+    assert result["plans_made"] > 2 * PLAN_CACHE_SIZE

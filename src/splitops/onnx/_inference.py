@@ -65,10 +65,18 @@ from onnx import (
     numpy_helper,
 )
 
-from .dtypes import check_element_type, check_split_input_type
-from .errors import SplitError
-from .kernels import host_sizes
-from .onnx_graphs import (
+from ..arrays import host_sizes
+from ..core import (
+    SplitError,
+    check_element_type,
+    check_split_input_type,
+    drops_axis,
+    normalize_axis,
+    read_sizes,
+    sequence_part_length,
+    sequence_part_sizes,
+)
+from ._graphs import (
     Body,
     Step,
     constant_sources,
@@ -81,24 +89,9 @@ from .onnx_graphs import (
     main_body,
     with_subgraphs,
 )
-from .onnx_node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, node_label, read_node
-from .onnx_types import (
-    dim_of,
-    element_type_of,
-    has_type,
-    numpy_dtype,
-    shape_text,
-    tensor_parts,
-    type_text,
-)
-from .planner import (
-    drops_axis,
-    normalize_axis,
-    plan_sequence,
-    read_sizes,
-    sequence_part_length,
-)
-from .symbolic_dims import SYMBOLIC, format_dim, parse_dim, sympy  # sympy: an optional extra
+from ._node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, node_label, read_node
+from ._symbolic import SYMBOLIC, format_dim, parse_dim, sympy  # sympy: an optional extra
+from ._types import dim_of, element_of_code, has_type, shape_text, tensor_parts, type_text
 
 __all__ = [
     "SplitInferenceWarning",
@@ -182,10 +175,10 @@ def infer_shapes(model: ModelProto, *, strict: bool = True) -> ModelProto:
         if error is None:
             continue
         if strict and not record.in_branch:
-            raise type(error)(f"{record.graph}: {error}", rule=error.rule) from record.problems[0][
-                1
-            ]
-        reasons = SplitError(" ".join(str(problem) for _, problem in record.problems))
+            raise error.in_context(f"{record.graph}: ") from record.problems[0][1]
+        reasons = SplitError(
+            " ".join(str(problem) for _, problem in record.problems), rule=error.rule
+        )
         warnings.warn(
             f"{record.graph}: {node_error(record.node, reasons)} "
             "Its outputs are left without shapes.",
@@ -456,14 +449,14 @@ def _infer_split(node: NodeProto, opset: int, scope: _Scope) -> _Outcome:
     values = None if spec.split_input is None else scope.constant(spec.split_input)
     try:
         if elem:
-            check_element_type(numpy_dtype(elem), rule)
+            check_element_type(element_of_code(elem), rule)
     except SplitError as error:
         problems.append(("dtype", error))
     try:
         split_elem, _ = tensor_parts(scope.type_of(spec.split_input or ""))
         if split_elem and (elem or rule.split_input_types is not None):
-            input_type = element_type_of(elem) if elem else ""
-            check_split_input_type(numpy_dtype(split_elem), input_type, rule)
+            input_element = element_of_code(elem) if elem else None
+            check_split_input_type(element_of_code(split_elem), input_element, rule)
     except SplitError as error:
         # Execution stops here too: the values of a split of the wrong type are not read.
         return _Outcome(problems=(*problems, ("split-dtype", error)))
@@ -477,7 +470,9 @@ def _infer_split(node: NodeProto, opset: int, scope: _Scope) -> _Outcome:
     if spec.split_input is None or values is not None:
         try:
             sizes = _part_sizes(spec, dim, values)
-            split = read_sizes(host_sizes(values), rule, allow_scalar=True)
+            split = read_sizes(
+                host_sizes(values, spec.op, rule.since_version), rule, allow_scalar=True
+            )
             length = sequence_part_length(split, sizes)
         except SplitError as error:
             problems.append(("sizes", error))
@@ -497,8 +492,10 @@ def _part_sizes(spec: SplitNode, dim: Any, values: object) -> tuple[Any, ...] | 
         return spec.part_sizes(dim, values)
     if spec.op == "Split":
         return spec.part_sizes(dim, values, arithmetic=SYMBOLIC)
-    split = read_sizes(host_sizes(values), spec.rule, allow_scalar=True)
-    return plan_sequence(dim, split, spec.rule, SYMBOLIC)
+    split = read_sizes(
+        host_sizes(values, spec.op, spec.rule.since_version), spec.rule, allow_scalar=True
+    )
+    return sequence_part_sizes(dim, split, spec.rule, SYMBOLIC)
 
 
 def _split_types(

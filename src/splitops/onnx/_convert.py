@@ -8,7 +8,7 @@ up. The sizes always come from the planner, through :meth:`SplitNode.part_sizes`
 target cannot express stops the conversion with a :class:`~splitops.SplitError` naming it.
 
 Other operators are left to ``onnx.version_converter``, and only when their schema differs
-between the two opsets; when it fails, :class:`~splitops.errors.OtherOperatorError` says so.
+between the two opsets; when it fails, :class:`~splitops.OtherOperatorError` says so.
 
 >>> from onnx import TensorProto, helper
 >>> def model(x_shape):
@@ -23,7 +23,7 @@ between the two opsets; when it fails, :class:`~splitops.errors.OtherOperatorErr
 >>> convert_model(model([2, "N"]), 11)
 Traceback (most recent call last):
 ...
-splitops.errors.SplitError: main: node 's' (Split): Split-18 num_outputs=3 cuts an axis whose ...
+splitops.SplitError: main: node 's' (Split): Split-18 num_outputs=3 cuts an axis whose ...
 """
 
 from __future__ import annotations
@@ -46,10 +46,20 @@ from onnx import (
     numpy_helper,
 )
 
-from .dtypes import check_element_type
-from .errors import OtherOperatorError, SplitError, SplitTypeError
-from .model_io import check_part_counts
-from .onnx_graphs import (
+from ..core import (
+    OtherOperatorError,
+    PartCount,
+    Rule,
+    SplitError,
+    SplitSource,
+    SplitTypeError,
+    check_element_type,
+    normalize_axis,
+    opset_rule,
+    read_sizes,
+    split_sizes,
+)
+from ._graphs import (
     Body,
     constant_sources,
     constant_value,
@@ -60,10 +70,9 @@ from .onnx_graphs import (
     split_nodes,
     value_types,
 )
-from .onnx_node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, read_node
-from .onnx_types import dim_of, numpy_dtype, tensor_parts
-from .opset_rules import PartCount, SplitSource, opset_rule
-from .planner import normalize_axis, read_sizes, split_sizes
+from ._io import check_part_counts
+from ._node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, read_node
+from ._types import dim_of, element_of_code, tensor_parts
 
 __all__ = ["convert_model"]
 
@@ -92,7 +101,9 @@ def convert_model(model: ModelProto, opset: int) -> ModelProto:
     if source is None:
         raise SplitError(
             "the model imports no opset of the default ONNX domain, so the version its Split "
-            "nodes follow is unknown. Add an opset import for the domain ''."
+            "nodes follow is unknown.",
+            rule=Rule.OPSET,
+            hint="Add an opset import for the domain ''.",
         )
     check_part_counts(model)
     converted = ModelProto()
@@ -224,31 +235,36 @@ def _equal_parts_give(sizes: tuple[int, ...], dim: int, outputs: int, target: in
 def _check_target(opset: object) -> int:
     newest = onnx.defs.onnx_opset_version()
     if isinstance(opset, bool) or not isinstance(opset, int):
-        raise SplitTypeError(f"the target opset must be an int; {opset!r} was given.")
+        raise SplitTypeError(
+            f"the target opset must be an int; {opset!r} was given.", rule=Rule.OPSET
+        )
     if not 1 <= opset <= newest:
         raise SplitError(
             f"the target opset must be an int from 1 to {newest} (the newest this onnx "
-            f"knows); {opset!r} was given."
+            f"knows); {opset!r} was given.",
+            rule=Rule.OPSET,
         )
     return opset
 
 
 def _rewrite(body: Body, node: NodeProto, target: int, facts: _ModelFacts) -> _Rewrite:
     if body.opset is None:
-        raise SplitError(f"{body.label} imports no opset of the default ONNX domain.")
+        raise SplitError(
+            f"{body.label} imports no opset of the default ONNX domain.", rule=Rule.OPSET
+        )
     try:
         spec = read_node(node, body.opset)
         check_input_type = _input_type(facts.type_of(body, node.input[0]))
         if spec.op == "SplitToSequence":
             rule = opset_rule("SplitToSequence", target)
             if check_input_type is not None:
-                check_element_type(numpy_dtype(check_input_type), rule)
+                check_element_type(element_of_code(check_input_type), rule)
             new = NodeProto()
             new.CopyFrom(node)
             return _Rewrite(body, node, new)
         return _rewrite_split(body, node, spec, target, facts, check_input_type)
     except SplitError as error:
-        raise type(error)(f"{body.label}: {node_error(node, error)}", rule=error.rule) from error
+        raise node_error(node, error).in_context(f"{body.label}: ") from error
 
 
 def _rewrite_split(
@@ -261,7 +277,7 @@ def _rewrite_split(
 ) -> _Rewrite:
     rule = opset_rule("Split", target)
     if element is not None:
-        check_element_type(numpy_dtype(element), rule)
+        check_element_type(element_of_code(element), rule)
     dims = _dims(facts.type_of(body, node.input[0]))
     axis = spec.axis
     if dims is not None:
@@ -297,7 +313,9 @@ def _rewrite_split(
                 f"{spec.rule.name} num_outputs={spec.num_outputs} cuts an axis whose length is "
                 f"{_dim_text(facts.type_of(body, node.input[0]), axis)}, not a static number, "
                 f"so the part sizes cannot be known; {rule.name} needs explicit sizes or equal "
-                "parts by output count. Give that axis a static length, or keep opset >= 18."
+                "parts by output count.",
+                rule=Rule.CONVERSION,
+                hint="Give that axis a static length, or keep opset >= 18.",
             )
         sizes = spec.part_sizes(dim)
         if _equal_parts_give(sizes, dim, len(outputs), target):
@@ -325,8 +343,9 @@ def _write_sizes(
             raise SplitError(
                 f"{rule_name} takes split as an attribute, and the split input "
                 f"{spec.split_input!r} is not a constant (an initializer or a Constant node), "
-                "so its values cannot move into the attribute. Keep opset >= 13, or make the "
-                "sizes a constant."
+                "so its values cannot move into the attribute.",
+                rule=Rule.CONVERSION,
+                hint="Keep opset >= 13, or make the sizes a constant.",
             )
         rewrite.new.attribute.append(helper.make_attribute("split", list(sizes)))
         rewrite.dropped_input = spec.split_input
@@ -339,7 +358,9 @@ def _write_sizes(
         raise SplitError(
             f"{rule_name} takes split as an int64 input, and the split input "
             f"{spec.split_input!r} (typed like the data at {spec.rule.name}) is not a constant "
-            "whose values could be rewritten as int64. Make the sizes a constant."
+            "whose values could be rewritten as int64.",
+            rule=Rule.CONVERSION,
+            hint="Make the sizes a constant.",
         )
     name = facts.fresh_name(f"{spec.label}_split")
     rewrite.new.input.append(name)

@@ -1,0 +1,61 @@
+"""The arguments beside the array: ``split`` read on the host, and ``copy``.
+
+>>> import numpy as np
+>>> host_sizes(np.array([2, 4], dtype=np.int32), "Split", 13)
+[2, 4]
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import array_api_compat
+import numpy as np
+
+from ..core import (
+    OpsetRule,
+    Rule,
+    SplitTypeError,
+    check_split_element,
+    host_value,
+    opset_rule,
+)
+from ._dtypes import element_of
+from ._libraries import reject_unreadable
+
+__all__ = ["check_copy", "host_sizes"]
+
+
+def host_sizes(split: object, op: str, opset: int) -> object:
+    """``split`` as the planner reads it, after the checks only an array library can make.
+
+    An array's dtype is checked (even when it is empty), a traced or lazy value is rejected,
+    then its values are read on the host (:func:`splitops.core.host_value`; an array that has
+    no ``tolist`` of its own comes to numpy through DLPack first). ``op`` and ``opset`` name
+    the version in messages.
+    """
+    if type(split) in (int, range) or (type(split) in (list, tuple) and "jax" not in sys.modules):
+        return split
+    if type(split) in (list, tuple) or not array_api_compat.is_array_api_obj(split):
+        reject_unreadable(split, op, opset)
+        return split
+    array: Any = split
+    check_split_element(element_of(array.dtype), opset_rule(op, opset), array.dtype)
+    reject_unreadable(split, op, opset)
+    return host_value(array if hasattr(array, "tolist") else np.from_dlpack(array))
+
+
+def check_copy(copy: object, rule: OpsetRule) -> None:
+    """SplitTypeError unless ``copy`` is a bool.
+
+    >>> from splitops.core import opset_rule
+    >>> check_copy(1, opset_rule("Split", 18))
+    Traceback (most recent call last):
+    ...
+    splitops.SplitTypeError: Split-18 copy must be True or False; 1 was given.
+    """
+    if type(copy) is not bool:
+        raise SplitTypeError(
+            f"{rule.name} copy must be True or False; {copy!r} was given.", rule=Rule.ARGUMENT
+        )

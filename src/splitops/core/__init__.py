@@ -1,0 +1,90 @@
+"""The rules: errors, the version table with its element types, and the planner.
+
+Pure Python: nothing here imports numpy, onnx, or any other layer of splitops (an
+import-linter contract checks it). The layers above ask these functions and never re-derive
+a rule.
+"""
+
+from ._elements import ElementType
+from ._errors import (
+    ModelLoadError,
+    OtherOperatorError,
+    Rule,
+    SplitError,
+    SplitopsError,
+    SplitTypeError,
+)
+from ._planner import (
+    INT_ARITHMETIC,
+    MAX_PARTS,
+    DimArithmetic,
+    SizesLike,
+    SplitPlan,
+    check_output_count,
+    check_split_arguments,
+    drops_axis,
+    host_value,
+    normalize_axis,
+    part_indices,
+    plan_cache_clear,
+    plan_cache_info,
+    read_keepdims,
+    read_sizes,
+    sequence_part_length,
+    sequence_part_sizes,
+    sequence_plan,
+    sequence_sizes,
+    split_part_sizes,
+    split_plan,
+    split_sizes,
+)
+from ._versions import (
+    OPSET_RULES,
+    OpsetRule,
+    PartCount,
+    SplitSource,
+    check_element_type,
+    check_split_element,
+    check_split_input_type,
+    opset_rule,
+)
+
+__all__ = [
+    "INT_ARITHMETIC",
+    "MAX_PARTS",
+    "OPSET_RULES",
+    "DimArithmetic",
+    "ElementType",
+    "ModelLoadError",
+    "OpsetRule",
+    "OtherOperatorError",
+    "PartCount",
+    "Rule",
+    "SizesLike",
+    "SplitError",
+    "SplitPlan",
+    "SplitSource",
+    "SplitTypeError",
+    "SplitopsError",
+    "check_element_type",
+    "check_output_count",
+    "check_split_arguments",
+    "check_split_element",
+    "check_split_input_type",
+    "drops_axis",
+    "host_value",
+    "normalize_axis",
+    "opset_rule",
+    "part_indices",
+    "plan_cache_clear",
+    "plan_cache_info",
+    "read_keepdims",
+    "read_sizes",
+    "sequence_part_length",
+    "sequence_part_sizes",
+    "sequence_plan",
+    "sequence_sizes",
+    "split_part_sizes",
+    "split_plan",
+    "split_sizes",
+]

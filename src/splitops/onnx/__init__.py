@@ -1,0 +1,16 @@
+"""The ONNX layer: Split and SplitToSequence nodes read from protobufs, and the model tools.
+
+It adapts protobufs to :mod:`splitops.core` and runs nodes with :mod:`splitops.arrays`;
+nothing below it imports onnx (an import-linter contract checks it). Importing this package
+imports nothing: each tool loads when it is first used, so that a command loads only what
+it needs. Its modules:
+
+- ``_types``: ``TypeProto`` and element types; ``_node``: a ``NodeProto`` read by its
+  version's schema, and ``run_node``; ``_graphs``: one walker over graphs, subgraphs and
+  functions, and constant values;
+- ``_reference``: op classes for onnx.reference; ``backend``: an ``onnx.backend`` for whole
+  models;
+- ``_inference`` (with ``_symbolic``, dim_param text as sympy): ``infer_shapes``;
+  ``_check`` (with ``_diagnostics``): ``check_model``; ``_convert``: ``convert_model``;
+  ``_io``: loading models safely.
+"""

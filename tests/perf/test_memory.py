@@ -6,9 +6,9 @@ import sys
 
 import numpy as np
 import pytest
+from benchmarks.checks import MEMORY_SLACK, memory_check
 
 import splitops
-from benchmarks.checks import MEMORY_SLACK, memory_check
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads resident memory from /proc")

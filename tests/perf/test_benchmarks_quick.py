@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import doctest
 import importlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -46,7 +47,9 @@ def test_quick_benchmark_run_checks_every_peer_and_writes_its_results(tmp_path: 
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     results = json.loads((tmp_path / "results.json").read_text())
     ran = {peer for peers in results["peers"].values() for peer in peers}
-    assert ran == CPU_PEERS
+    torch_peers = {"torch.split", "splitops on torch"}
+    has_torch = importlib.util.find_spec("torch") is not None
+    assert ran == (CPU_PEERS if has_torch else CPU_PEERS - torch_peers)
     checks = [status for row in results["checks"].values() for status in row.values()]
     assert checks
     assert set(checks) == {"ok"}

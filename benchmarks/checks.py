@@ -24,7 +24,13 @@ import numpy as np
 import splitops
 from splitops.core import plan_cache_clear, plan_cache_info
 
-__all__ = ["memory_check", "mixed_calls", "plan_cache_check", "threads_check"]
+__all__ = ["memory_check", "mixed_calls", "plan_cache_check", "startup_check", "threads_check"]
+
+#: Start-up commands, timed as whole processes: what a user waits for.
+STARTUP_COMMANDS = {
+    "splitops --help": ["--help"],
+    "splitops check split_tour.onnx": ["check", "EXAMPLE"],
+}
 
 #: The most resident memory a process may keep after ``copy=True`` parts are gone.
 MEMORY_SLACK = 16 << 20
@@ -153,3 +159,28 @@ def threads_check(threads: int = 8, calls: int = 20_000) -> dict[str, Any]:
         "wrong": wrong[:10],
         "ok": not wrong,
     }
+
+
+def startup_check(runs: int = 7) -> dict[str, Any]:
+    """The wall time of whole ``splitops`` processes (``--help``, and ``check`` of the shipped
+    example model), the median of ``runs`` each: the command imports only what it uses."""
+    import statistics
+    import time
+
+    from splitops.examples import EXAMPLE_MODEL
+
+    seconds = {}
+    for name, args in STARTUP_COMMANDS.items():
+        command = [
+            sys.executable,
+            "-m",
+            "splitops",
+            *(str(EXAMPLE_MODEL) if a == "EXAMPLE" else a for a in args),
+        ]
+        times = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            subprocess.run(command, capture_output=True, check=False, timeout=120)
+            times.append(time.perf_counter() - started)
+        seconds[name] = statistics.median(times)
+    return {"runs": runs, "seconds": seconds, "ok": max(seconds.values()) < 0.5}

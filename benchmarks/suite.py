@@ -290,11 +290,12 @@ def main(argv: Sequence[str]) -> int:
 
     print("Timing each target's two sides in alternation ...")
     paired = paired_ratios(measured, QUICK_PAIRED_ROUNDS if quick else PAIRED_ROUNDS)
-    print("Counting: the plan cache, memory given back, threads ...")
+    print("Counting: the plan cache, memory given back, threads; timing start-up ...")
     checks = {
         "plan_cache": checks_module.plan_cache_check(),
         "memory": checks_module.memory_check(QUICK_MEMORY_BYTES if quick else MEMORY_BYTES),
         "threads": checks_module.threads_check(calls=QUICK_THREAD_CALLS if quick else THREAD_CALLS),
+        "startup": checks_module.startup_check(runs=3 if quick else 7),
     }
     results = targets.evaluate(measured, paired, checks, quick=quick)
     out = args.out or (RESULTS / "quick" if quick else RESULTS)

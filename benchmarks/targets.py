@@ -120,6 +120,16 @@ def evaluate(
                    _verdict(ratio, pair.bound), detail)
         )  # fmt: skip
     targets += _checked(checks)
+    startup = checks["startup"]
+    slowest = max(startup["seconds"], key=startup["seconds"].get)
+    targets.append(
+        Target(
+            "8", "start-up, whole process, seconds", startup["seconds"][slowest], None, "< 0.5",
+            _status(startup["ok"]),
+            "; ".join(f"{name}: {s:.2f} s" for name, s in startup["seconds"].items())
+            + f" (median of {startup['runs']})",
+        )
+    )  # fmt: skip
     if quick:  # a few loops per benchmark: the timings are no measurements
         targets = [t if t.id in _COUNTED else replace(t, status="n/a") for t in targets]
     return targets

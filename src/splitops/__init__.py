@@ -18,9 +18,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .arrays import split, split_to_sequence
 from .core import (
     OPSET_RULES,
+    ModelCheckWarning,
+    ModelInputError,
     ModelLoadError,
     OpsetRule,
     OtherOperatorError,
@@ -34,6 +35,7 @@ from .core import (
 )
 
 if TYPE_CHECKING:
+    from .arrays import split, split_to_sequence
     from .onnx import backend
     from .onnx._check import check_model
     from .onnx._convert import convert_model
@@ -46,6 +48,8 @@ if TYPE_CHECKING:
 __all__ = [
     "OPSET_RULES",
     "Diagnostic",
+    "ModelCheckWarning",
+    "ModelInputError",
     "ModelLoadError",
     "OpsetRule",
     "OtherOperatorError",
@@ -68,8 +72,11 @@ __all__ = [
     "split_to_sequence",
 ]
 
-# The ONNX layer imports onnx; it loads on first use so that `import splitops` stays light.
+# The array functions import numpy, the ONNX layer onnx: each loads on first use, so that
+# `import splitops` (and the command's start-up) costs only the pure-Python core.
 _LAZY = {
+    "split": ("splitops.arrays", "split"),
+    "split_to_sequence": ("splitops.arrays", "split_to_sequence"),
     "backend": ("splitops.onnx.backend", None),
     "run_node": ("splitops.onnx._node", "run_node"),
     "reference_ops": ("splitops.onnx._reference", "reference_ops"),

@@ -1,9 +1,14 @@
 """The ``splitops`` command: check, infer, convert and run models, or split one array.
 
-Every command reads models through :func:`splitops.model_io.load_model` (external data
-stays in the model's folder unless ``--trust-external-data``) and reports a problem as one
-line on stderr, ``splitops: error: ...``, never a traceback. The exit status says what
-happened (:class:`ExitCode`, listed in every command's ``--help``).
+Every command reads models through :func:`splitops.load_model` (external data stays in the
+model's folder unless ``--trust-external-data``) and reports a problem as one line on
+stderr, ``splitops: error: ...``, never a traceback. The exit status says what happened
+(:class:`ExitCode`; each command's ``--help`` lists the codes it can give). A file the
+command writes is written whole or not at all (a temporary name, then a rename), and before
+anything else is printed: a reader that closes stdout early (``| head``) loses no file.
+
+Each command imports what it uses when it runs: ``splitops --help`` loads no numpy and no
+onnx.
 
 >>> main(["split", "--help"])  # doctest: +ELLIPSIS
 usage: splitops split ...
@@ -13,23 +18,30 @@ usage: splitops split ...
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import re
 import sys
 import textwrap
+import warnings
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from enum import IntEnum
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
-import numpy as np
-from onnx import ModelProto, TensorProto, TypeProto, ValueInfoProto
+from ._files import replacing
+from .core import (
+    ModelInputError,
+    ModelLoadError,
+    OtherOperatorError,
+    SplitError,
+    SplitopsError,
+)
 
-from .core import ModelLoadError, OtherOperatorError, SplitError
-from .onnx._graphs import constant_value, default_opset, fed_inputs, split_nodes, value_types
-from .onnx._node import node_label, read_node
+if TYPE_CHECKING:
+    import numpy as np
+    from onnx import ModelProto, TypeProto, ValueInfoProto
 
 __all__ = ["EXIT_CODE_MEANINGS", "ExitCode", "build_parser", "main"]
 
@@ -44,6 +56,7 @@ class ExitCode(IntEnum):
     RULE_BROKEN = 1
     BAD_INPUT = 2
     OTHER_OPERATOR = 3
+    INTERNAL = 4
 
 
 EXIT_CODE_MEANINGS = {
@@ -51,9 +64,48 @@ EXIT_CODE_MEANINGS = {
     ExitCode.RULE_BROKEN: "a Split/SplitToSequence rule is broken (check found problems, or a "
     "node or the split cannot be run, inferred or converted as asked)",
     ExitCode.BAD_INPUT: "unreadable, unsafe or wrong input (model, .npy file, option value, "
-    "output path)",
+    "input that does not fit the model, output path)",
     ExitCode.OTHER_OPERATOR: "another operator stopped the command (onnx.version_converter, "
-    "shape inference or onnx.reference failed on it)",
+    "shape inference or onnx.reference failed on it, or wrote an invalid model)",
+    ExitCode.INTERNAL: "a defect of splitops itself: please report it with the command "
+    "(SPLITOPS_DEBUG=1 shows the traceback)",
+}
+
+#: What each command's exit codes mean, in its own help.
+_COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
+    "check": {
+        ExitCode.OK: "no problems found",
+        ExitCode.RULE_BROKEN: "problems found (one line each)",
+        ExitCode.BAD_INPUT: "the model cannot be read safely, or an option is wrong",
+        ExitCode.OTHER_OPERATOR: "shape inference failed on another operator",
+    },
+    "infer": {
+        ExitCode.OK: "every output printed (and the model written with -o)",
+        ExitCode.RULE_BROKEN: "a Split/SplitToSequence node breaks a rule",
+        ExitCode.BAD_INPUT: "the model cannot be read safely, an option is wrong, or -o "
+        "cannot be written",
+        ExitCode.OTHER_OPERATOR: "shape inference failed on another operator",
+    },
+    "convert": {
+        ExitCode.OK: "converted and written",
+        ExitCode.RULE_BROKEN: "a node cannot be expressed at the target opset (nothing written)",
+        ExitCode.BAD_INPUT: "the model cannot be read safely, the opset is out of range, or -o "
+        "cannot be written",
+        ExitCode.OTHER_OPERATOR: "onnx.version_converter failed on another operator, or wrote "
+        "a model onnx.checker rejects (nothing written)",
+    },
+    "run": {
+        ExitCode.OK: "the model ran (and --out was written)",
+        ExitCode.RULE_BROKEN: "a Split/SplitToSequence node breaks a rule on these inputs",
+        ExitCode.BAD_INPUT: "the model or an input file cannot be read, an input does not fit "
+        "the model, or an option is wrong",
+        ExitCode.OTHER_OPERATOR: "onnx.reference failed on another operator",
+    },
+    "split": {
+        ExitCode.OK: "split (and --out written)",
+        ExitCode.RULE_BROKEN: "the split breaks a rule of the operator",
+        ExitCode.BAD_INPUT: "the file is no readable .npy array, or an option is wrong",
+    },
 }
 
 
@@ -66,12 +118,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as stop:  # --help, or argparse's own usage error (code 2)
+    except SystemExit as stop:  # --help, --version, or argparse's own usage error (code 2)
         return int(stop.code or 0)
     command: Callable[[argparse.Namespace], ExitCode] = args.command
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code = _guarded(command, args)
+    for warning in caught:
+        message = " ".join(str(warning.message).split())
+        print(f"splitops: warning: {message}", file=sys.stderr)
+    return code
+
+
+def _guarded(command: Callable[[argparse.Namespace], ExitCode], args: argparse.Namespace) -> int:
+    """``command(args)``'s exit code, or the one its error means, said in one line."""
     try:
         return int(command(args))
-    except (ModelLoadError, _BadInputError) as error:
+    except (ModelLoadError, ModelInputError, _BadInputError) as error:
         return _fail(error, ExitCode.BAD_INPUT)
     except OtherOperatorError as error:
         return _fail(error, ExitCode.OTHER_OPERATOR)
@@ -80,24 +143,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as error:
         # An optional extra is missing (sympy for check and infer): say which, in one line.
         return _fail(error, ExitCode.BAD_INPUT)
-    except BrokenPipeError:
-        # The reader (e.g. `| head`) stopped early: what it read is all it wanted.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return int(ExitCode.OK)
     except OSError as error:
         where = f" {error.filename}" if error.filename else ""
         return _fail(f"cannot write{where}: {error.strerror or error}", ExitCode.BAD_INPUT)
+    except Exception as error:
+        if os.environ.get("SPLITOPS_DEBUG"):
+            raise
+        return _fail(
+            f"internal error, a defect of splitops: {type(error).__name__}: {error}. Please "
+            "report it with the command; SPLITOPS_DEBUG=1 shows the traceback.",
+            ExitCode.INTERNAL,
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
+    from . import __version__
+
     parser = argparse.ArgumentParser(
         prog="splitops",
         description="Find, fix and run ONNX Split and SplitToSequence nodes.",
-        epilog=_EXIT_CODES + "\n\nStart with `splitops run`: it runs an example model shipped "
-        "with splitops.",
+        epilog=_exit_codes(EXIT_CODE_MEANINGS)
+        + "\n\nStart with `splitops run`: it runs an example model shipped with splitops.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"splitops {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 
     check = _command(commands, "check", _check, "validate every Split/SplitToSequence node")
@@ -106,11 +176,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     infer = _command(commands, "infer", _infer, "print the type and shape of every split output")
     _model_arguments(infer)
+    infer.add_argument("--json", action="store_true", help="print the outputs as a JSON list")
     infer.add_argument("-o", "--output", type=Path, help="also write the inferred model here")
 
     convert = _command(commands, "convert", _convert, "move Split nodes to another opset")
     _model_arguments(convert)
-    convert.add_argument("--opset", type=int, required=True, help="the target opset (1 and up)")
+    convert.add_argument(
+        "--opset", type=_target_opset, required=True, help="the target opset (1 to the newest)"
+    )
     convert.add_argument("-o", "--output", type=Path, required=True, help="where to write it")
 
     run = _command(commands, "run", _run, "run a model (the shipped example by default)")
@@ -121,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--dim", action="append", default=[], metavar="SYMBOL=N", help="a symbolic dim's length"
     )
-    run.add_argument("--seed", type=int, default=0, help="seed of the generated inputs")
+    run.add_argument("--seed", type=_seed, default=0, help="seed of the generated inputs (>= 0)")
     run.add_argument("--out", type=Path, metavar="DIR", help="write each output as NAME.npy")
 
     split = _command(commands, "split", _split, "split one .npy array")
@@ -137,16 +210,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="the operator (default: Split, or SplitToSequence with --chunk)",
     )
     split.add_argument(
-        "--opset", type=int, help="its opset (default: 18 for Split, 24 for SplitToSequence)"
+        "--opset",
+        type=_opset,
+        help="its opset (default: 18 for Split, 24 for SplitToSequence)",
     )
     split.add_argument("--out", type=Path, metavar="DIR", help="write the parts as .npy files")
     return parser
 
 
-_EXIT_CODES = "exit codes:\n" + "\n".join(
-    textwrap.fill(meaning, 88, initial_indent=f"  {code}  ", subsequent_indent="     ")
-    for code, meaning in EXIT_CODE_MEANINGS.items()
-)
+def _exit_codes(meanings: dict[ExitCode, str]) -> str:
+    return "exit codes:\n" + "\n".join(
+        textwrap.fill(meaning, 88, initial_indent=f"  {code}  ", subsequent_indent="     ")
+        for code, meaning in meanings.items()
+    )
+
 
 _EXAMPLES = {
     "check": """example:
@@ -155,11 +232,13 @@ _EXAMPLES = {
   $ splitops check model.onnx --json > problems.json""",
     "infer": """example:
   $ splitops infer model.onnx -o model.inferred.onnx
-  main/quarters (Split-18) quarter_0: tensor(float) [batch, 2]""",
+  main/quarters (Split-18) quarter_0: tensor(float) [batch, 2]
+  $ splitops infer model.onnx --json > outputs.json""",
     "convert": """example:
   $ splitops convert model.onnx --opset 11 -o model.opset11.onnx
   Split-18's num_outputs becomes explicit sizes when the axis length is static; a node the
-  target cannot express stops the conversion and nothing is written.""",
+  target cannot express stops the conversion, and nothing is written unless the converted
+  model passes onnx.checker (full check).""",
     "run": """example:
   $ splitops run
   $ splitops run model.onnx --input x=x.npy --dim batch=8 --out results/
@@ -179,7 +258,7 @@ def _command(
         name,
         help=summary,
         description=summary[0].upper() + summary[1:] + ".",
-        epilog=_EXAMPLES[name] + "\n\n" + _EXIT_CODES,
+        epilog=_EXAMPLES[name] + "\n\n" + _exit_codes(_COMMAND_CODES[name]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.set_defaults(command=function)
@@ -207,50 +286,75 @@ def _fail(error: object, code: ExitCode) -> int:
     return int(code)
 
 
+class _Output:
+    """stdout that a reader may close early (``| head``): once it has, later lines are
+    dropped and the command goes on, so that files it was asked to write are written."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def __call__(self, line: str = "", *, stream: IO[str] | None = None) -> None:
+        if self.closed and stream is None:
+            return
+        try:
+            print(line, file=stream or sys.stdout, flush=True)
+        except BrokenPipeError:
+            # Point stdout at /dev/null, so that Python's own flush at exit fails no more.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            self.closed = True
+
+
 def _load(args: argparse.Namespace) -> ModelProto:
     from .onnx._io import load_model
 
-    return load_model(args.model, trust_external_data=args.trust_external_data)
+    model: ModelProto = load_model(args.model, trust_external_data=args.trust_external_data)
+    return model
 
 
 def _check(args: argparse.Namespace) -> ExitCode:
-    import splitops
+    from .onnx._check import check_model
+    from .onnx._graphs import split_nodes
 
+    say = _Output()
     model = _load(args)
-    diagnostics = splitops.check_model(model)
+    diagnostics = check_model(model)
     if args.json:
-        print(json.dumps([d.as_dict() for d in diagnostics], indent=2))
+        say(json.dumps([d.as_dict() for d in diagnostics], indent=2))
     else:
         for diagnostic in diagnostics:
-            print(diagnostic)
+            say(str(diagnostic))
         count = sum(1 for _ in split_nodes(model))
         found = f"{len(diagnostics)} problem(s)" if diagnostics else "no problems"
-        print(f"{args.model}: {count} Split/SplitToSequence node(s), {found}.", file=sys.stderr)
+        say(f"{args.model}: {count} Split/SplitToSequence node(s), {found}.", stream=sys.stderr)
     return ExitCode.RULE_BROKEN if diagnostics else ExitCode.OK
 
 
 def _infer(args: argparse.Namespace) -> ExitCode:
-    import splitops
+    from .onnx._inference import infer_shapes
 
     model = _load(args)
     try:
-        inferred = splitops.infer_shapes(model, strict=True)
-    except (SplitError, ImportError):
+        inferred = infer_shapes(model, strict=True)
+    except (SplitopsError, ImportError):
         raise
     except Exception as error:
         raise OtherOperatorError(f"shape inference failed: {error}") from error
-    for line in split_output_types(inferred):
-        print(line)
     if args.output is not None:
-        from .onnx._io import save_model
-
-        save_model(inferred, args.output)
-        print(f"wrote {args.output}", file=sys.stderr)
+        _write_model(inferred, args.output)
+    say = _Output()
+    rows = split_outputs(inferred)
+    if args.json:
+        say(json.dumps(rows, indent=2))
+    else:
+        for row in rows:
+            say(f"{row['location']} ({row['version']}) {row['output']}: {row['type']}")
+    if args.output is not None:
+        say(f"wrote {args.output}", stream=sys.stderr)
     return ExitCode.OK
 
 
-def split_output_types(model: ModelProto) -> list[str]:
-    """One line per output of every Split and SplitToSequence node: its type and shape.
+def split_outputs(model: ModelProto) -> list[dict[str, Any]]:
+    """Each output of every Split and SplitToSequence node, with its type and shape.
 
     >>> from onnx import TensorProto, helper, shape_inference
     >>> graph = helper.make_graph(
@@ -258,24 +362,34 @@ def split_output_types(model: ModelProto) -> list[str]:
     ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
     ...     [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "ab"])
     >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    >>> print("\\n".join(split_output_types(shape_inference.infer_shapes(model))))
-    main/s (Split-18) a: tensor(float) [N, 2]
-    main/s (Split-18) b: tensor(float) [N, 2]
+    >>> split_outputs(shape_inference.infer_shapes(model))[1]["type"]
+    'tensor(float) [N, 2]'
     """
     from .core import opset_rule
+    from .onnx._diagnostics import location
+    from .onnx._graphs import split_nodes, value_types
+    from .onnx._node import node_label
 
     types = value_types(model)
-    lines = []
+    rows = []
     for body, node in split_nodes(model):
         version = f"{node.op_type}-?"
         if body.opset is not None:
-            with contextlib.suppress(SplitError):
+            with suppress(SplitError):
                 version = opset_rule(node.op_type, body.opset).name
         for output in node.output:
             if output:
-                described = describe_type(types.get(body.root, {}).get(output))
-                lines.append(f"{body.label}/{node_label(node)} ({version}) {output}: {described}")
-    return lines
+                rows.append(
+                    {
+                        "location": location(body.label, node_label(node)),
+                        "graph": body.label,
+                        "node": node_label(node),
+                        "version": version,
+                        "output": output,
+                        "type": describe_type(types.get(body.root, {}).get(output)),
+                    }
+                )
+    return rows
 
 
 def describe_type(type_proto: TypeProto | None) -> str:
@@ -293,90 +407,113 @@ def describe_type(type_proto: TypeProto | None) -> str:
     return "?" if name is None else f"{name} {shape_text(type_proto) or '?'}"
 
 
-def _element_name(data_type: int) -> str:
-    from .onnx._types import element_name
-
-    return "?" if data_type == TensorProto.UNDEFINED else element_name(data_type)
-
-
 def _convert(args: argparse.Namespace) -> ExitCode:
     from .onnx._convert import convert_model
-    from .onnx._io import save_model
+    from .onnx._graphs import default_opset, split_nodes
 
     model = _load(args)
     converted = convert_model(model, args.opset)
-    save_model(converted, args.output)
+    _write_model(converted, args.output)
     count = sum(1 for _ in split_nodes(converted))
-    print(
+    _Output()(
         f"converted {count} Split/SplitToSequence node(s) from opset "
         f"{default_opset(model.opset_import)} to {args.opset}; wrote {args.output}"
     )
     return ExitCode.OK
 
 
-def _run(args: argparse.Namespace) -> ExitCode:
-    from .examples import EXAMPLE_MODEL
+def _write_model(model: ModelProto, path: Path) -> None:
+    from .onnx._io import save_model
 
-    if args.model is None:
-        args.model = EXAMPLE_MODEL
-        print(f"model: {EXAMPLE_MODEL} (the example shipped with splitops)")
-    else:
-        print(f"model: {args.model}")
-    model = _load(args)
-    for line in _describe_split_nodes(model):
-        print(line)
-    feeds = _feeds(model, args)
+    save_model(model, path)
+
+
+def _run(args: argparse.Namespace) -> ExitCode:
+    import numpy as np
+
+    from .examples import EXAMPLE_MODEL
     from .onnx import backend
 
+    say = _Output()
+    if args.model is None:
+        args.model = EXAMPLE_MODEL
+        say(f"model: {EXAMPLE_MODEL} (the example shipped with splitops)")
+    else:
+        say(f"model: {args.model}")
+    model = _load(args)
+    for line in _describe_split_nodes(model):
+        say(line)
+    feeds, origins = _feeds(model, args)
+    for name, value in feeds.items():
+        say(f"input {name}: {_describe_array(value)} ({origins[name]})")
     try:
-        results = backend.prepare(model).run(feeds)
-    except SplitError:
+        prepared = backend.prepare(model)
+        results = prepared.run(feeds)
+    except SplitopsError:
         raise
     except Exception as error:
         raise OtherOperatorError(
             f"the model failed to run: {type(error).__name__}: {error}"
         ) from error
     outputs = [output.name for output in model.graph.output]
-    files: list[tuple[str, np.ndarray]] = []
+    lines: list[str] = []
+    files: list[tuple[str, np.ndarray[Any, Any]]] = []
     for name, value in zip(outputs, results, strict=True):
         if isinstance(value, list):
-            print(f"output {name}: sequence of {len(value)}")
+            lines.append(f"output {name}: sequence of {len(value)}")
             for index, item in enumerate(value):
-                print(f"  [{index}] {_describe_array(np.asarray(item))}")
+                lines.append(f"  [{index}] {_describe_array(np.asarray(item))}")
                 files.append((f"{name}_{index}", np.asarray(item)))
         else:
-            print(f"output {name}: {_describe_array(np.asarray(value))}")
+            lines.append(f"output {name}: {_describe_array(np.asarray(value))}")
             files.append((name, np.asarray(value)))
     if args.out is not None:
         _write_arrays(args.out, files)
+    for line in lines:
+        say(line)
+    if args.out is not None:
+        say(f"wrote {len(files)} .npy file(s) to {args.out}")
     return ExitCode.OK
 
 
 def _describe_split_nodes(model: ModelProto) -> list[str]:
-    """``node main/quarters: Split-18 axis=1 num_outputs=4``, for each split node."""
-    initializers = {t.name: t for t in model.graph.initializer}
+    """``node main/quarters: Split-18 axis=1 num_outputs=4``, for each split node; a split
+    input read from a constant (an initializer or a Constant node) shows its value."""
+    from .onnx._diagnostics import location
+    from .onnx._graphs import scope_constants, split_nodes
+    from .onnx._node import node_label, read_node
+
+    constants = scope_constants(model)
     lines = []
     for body, node in split_nodes(model):
+        where = location(body.label, node_label(node))
         try:
             spec = read_node(node, body.opset or 0)
         except SplitError as error:
-            lines.append(f"node {body.label}/{node_label(node)}: invalid: {error}")
+            lines.append(f"node {where}: invalid: {error}")
             continue
         how = [f"axis={spec.axis}"]
         if spec.split_attribute is not None:
             how.append(f"split={list(spec.split_attribute)}")
         if spec.split_input is not None:
-            source = initializers.get(spec.split_input) if body.label == "main" else None
-            value = None if source is None else constant_value(source)
+            value = constants.value(body, spec.split_input)
             shown = "?" if value is None else value.tolist()
             how.append(f"split={shown} (input {spec.split_input!r})")
         if spec.num_outputs is not None:
             how.append(f"num_outputs={spec.num_outputs}")
-        lines.append(f"node {body.label}/{spec.label}: {spec.rule.name} {' '.join(how)}")
+        lines.append(f"node {where}: {spec.rule.name} {' '.join(how)}")
     return lines
 
 
-def _feeds(model: ModelProto, args: argparse.Namespace) -> dict[str, np.ndarray]:
+def _feeds(
+    model: ModelProto, args: argparse.Namespace
+) -> tuple[dict[str, np.ndarray[Any, Any]], dict[str, str]]:
+    """The arrays to feed (given with --input, else generated) and where each came from."""
+    import numpy as np
+
+    from .onnx._graphs import fed_inputs
+    from .onnx.backend import check_feeds
+
     declared = {entry.name: entry for entry in fed_inputs(model.graph)}
     given = dict(_pair(text, "--input", "NAME=FILE.npy") for text in args.input)
     unknown = sorted(set(given) - set(declared))
@@ -385,7 +522,7 @@ def _feeds(model: ModelProto, args: argparse.Namespace) -> dict[str, np.ndarray]
             f"--input {unknown[0]}: the model has no input of that name; its inputs are "
             f"{sorted(declared)}."
         )
-    dims = {name: _positive(value, f"--dim {name}") for name, value in map(_dim_pair, args.dim)}
+    dims = {name: _length(value, f"--dim {name}") for name, value in map(_dim_pair, args.dim)}
     symbols = {
         d.dim_param for i in declared.values() for d in i.type.tensor_type.shape.dim if d.dim_param
     }
@@ -406,44 +543,23 @@ def _feeds(model: ModelProto, args: argparse.Namespace) -> dict[str, np.ndarray]
             "--input NAME=FILE.npy."
         )
     rng = np.random.default_rng(args.seed)
-    feeds = {}
+    feeds: dict[str, np.ndarray[Any, Any]] = {}
+    origins = {}
     for name, info in declared.items():
         if name in given:
-            feeds[name] = _given_input(info, Path(given[name]))
-            origin = f"from {given[name]}"
+            array = _load_npy(Path(given[name]))
+            feeds[name] = array.astype(object) if array.dtype.kind == "U" else array
+            origins[name] = f"from {given[name]}"
         else:
             feeds[name] = _generated_input(info, shapes[name], rng)
-            origin = "generated"
-        print(f"input {name}: {_describe_array(feeds[name])} ({origin})")
-    return feeds
-
-
-def _given_input(info: ValueInfoProto, file: Path) -> np.ndarray:
-    array = _load_npy(file)
-    declared = info.type.tensor_type
-    if not info.type.HasField("tensor_type"):
-        return array
-    from .arrays import element_of
-
-    wanted, got = _element_name(declared.elem_type), str(element_of(array.dtype))
-    got = getattr(element_of(array.dtype), "onnx_name", got)
-    if declared.elem_type and got != wanted:
-        raise _BadInputError(
-            f"--input {info.name}: the model declares {wanted}, but {file} holds "
-            f"{got}. Cast the array to {wanted} first."
-        )
-    if declared.HasField("shape"):
-        dims = declared.shape.dim
-        fits = len(dims) == array.ndim and all(
-            not d.HasField("dim_value") or d.dim_value == n
-            for d, n in zip(dims, array.shape, strict=True)
-        )
-        if not fits:
-            raise _BadInputError(
-                f"--input {info.name}: the model declares shape {describe_type(info.type)}, "
-                f"but {file} holds shape {list(array.shape)}."
-            )
-    return array.astype(object) if array.dtype.kind == "U" else array
+            origins[name] = "generated"
+    try:
+        check_feeds(model, feeds)
+    except ModelInputError as error:
+        name = str(error).split("'")[1] if str(error).startswith("input '") else ""
+        where = f"--input {name} ({given[name]}): " if name in given else ""
+        raise ModelInputError(f"{where}{error}") from error
+    return feeds, origins
 
 
 def _generated_shape(info: ValueInfoProto, dims: dict[str, int]) -> tuple[int, ...]:
@@ -453,6 +569,14 @@ def _generated_shape(info: ValueInfoProto, dims: dict[str, int]) -> tuple[int, .
             f"input {info.name} is {describe_type(info.type)}: splitops generates tensors of "
             "known rank only. Pass it with --input NAME=FILE.npy."
         )
+    declared = tensor.shape.dim
+    negative = [d.dim_value for d in declared if d.HasField("dim_value") and d.dim_value < 0]
+    if negative:
+        raise _BadInputError(
+            f"input {info.name} declares the dim {negative[0]}, and no tensor has a negative "
+            "length: the model is broken. Fix its declared shape, or pass the input with "
+            "--input NAME=FILE.npy."
+        )
     return tuple(
         d.dim_value if d.HasField("dim_value") else dims.get(d.dim_param, 1)
         for d in tensor.shape.dim
@@ -460,15 +584,15 @@ def _generated_shape(info: ValueInfoProto, dims: dict[str, int]) -> tuple[int, .
 
 
 #: The words generated string inputs are made of.
-_WORDS = np.array(
-    ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"], dtype=object
-)
+_WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
 
 
 def _generated_input(
     info: ValueInfoProto, shape: tuple[int, ...], rng: np.random.Generator
-) -> np.ndarray:
+) -> np.ndarray[Any, Any]:
     """Seeded random values: whole numbers from -9 to 9 (0 to 9 unsigned), bools, words."""
+    import numpy as np
+
     from .onnx._types import element_of_code, numpy_dtype
 
     try:
@@ -476,7 +600,7 @@ def _generated_input(
     except SplitError as error:
         raise _BadInputError(f"input {info.name}: {error} Pass it with --input.") from error
     if dtype.kind == "O":
-        return rng.choice(_WORDS, shape)
+        return rng.choice(np.array(_WORDS, dtype=object), shape)
     if dtype.kind == "b":
         return rng.integers(0, 2, shape).astype(bool)
     low = 0 if dtype.kind == "u" else -9
@@ -484,6 +608,8 @@ def _generated_input(
 
 
 def _split(args: argparse.Namespace) -> ExitCode:
+    import numpy as np
+
     from .arrays import split, split_to_sequence
     from .core import opset_rule
 
@@ -505,31 +631,56 @@ def _split(args: argparse.Namespace) -> ExitCode:
         opset = 24 if args.opset is None else args.opset
         given = args.sizes if args.sizes is not None else args.chunk
         parts = split_to_sequence(x, given, axis=args.axis, opset=opset)
-    rule = opset_rule(op, opset)
-    print(f"{args.file}: {_describe_array(x)}")
-    print(f"{rule.name} along axis {args.axis}: {len(parts)} part(s)")
-    for index, part in enumerate(parts):
-        print(f"  part {index}: {_describe_array(np.asarray(part))}")
+    arrays = [np.asarray(part) for part in parts]
     if args.out is not None:
         stem = args.file.stem
-        _write_arrays(args.out, [(f"{stem}_{i}", np.asarray(p)) for i, p in enumerate(parts)])
+        _write_arrays(args.out, [(f"{stem}_{i}", part) for i, part in enumerate(arrays)])
+    say = _Output()
+    say(f"{args.file}: {_describe_array(x)}")
+    say(f"{opset_rule(op, opset).name} along axis {args.axis}: {len(arrays)} part(s)")
+    for index, part in enumerate(arrays):
+        say(f"  part {index}: {_describe_array(part)}")
+    if args.out is not None:
+        say(f"wrote {len(arrays)} .npy file(s) to {args.out}")
     return ExitCode.OK
 
 
-def _load_npy(file: Path) -> np.ndarray:
+#: The first bytes of every .npy file.
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def _load_npy(file: Path) -> np.ndarray[Any, Any]:
+    import numpy as np
+
     try:
-        array = np.load(file, allow_pickle=False)
+        with file.open("rb") as stream:
+            magic = stream.read(len(_NPY_MAGIC))
     except FileNotFoundError:
         raise _BadInputError(f"cannot read {file}: no such file.") from None
+    except OSError as error:
+        raise _BadInputError(f"cannot read {file}: {error.strerror or error}.") from error
+    if magic != _NPY_MAGIC:
+        hint = (
+            " (it looks like an ONNX model: `splitops run` runs models)"
+            if file.suffix == (".onnx")
+            else ""
+        )
+        raise _BadInputError(
+            f"cannot read {file}: splitops split takes a NumPy .npy file, and this is none"
+            f"{hint}. Save the array with numpy.save."
+        )
+    try:
+        array = np.load(file, allow_pickle=False)
     except (OSError, ValueError, EOFError) as error:
         raise _BadInputError(f"cannot read {file} as a .npy array: {error}") from error
-    if not isinstance(array, np.ndarray):
-        array.close()
-        raise _BadInputError(f"{file} is an .npz archive; pass one .npy array.")
-    return array
+    loaded: np.ndarray[Any, Any] = array
+    return loaded
 
 
-def _write_arrays(folder: Path, arrays: list[tuple[str, np.ndarray]]) -> None:
+def _write_arrays(folder: Path, arrays: list[tuple[str, np.ndarray[Any, Any]]]) -> None:
+    """Write each array as ``NAME.npy`` into ``folder``, each whole or not at all."""
+    import numpy as np
+
     folder.mkdir(parents=True, exist_ok=True)
     used: set[str] = set()
     for name, array in arrays:
@@ -538,12 +689,14 @@ def _write_arrays(folder: Path, arrays: list[tuple[str, np.ndarray]]) -> None:
         while safe.lower() in used:
             safe = f"{base}_{len(used)}"
         used.add(safe.lower())
-        np.save(folder / f"{safe}.npy", _savable(array), allow_pickle=False)
-    print(f"wrote {len(arrays)} .npy file(s) to {folder}")
+        with replacing(folder / f"{safe}.npy") as stream:
+            np.save(stream, _savable(array), allow_pickle=False)
 
 
-def _savable(array: np.ndarray) -> np.ndarray:
+def _savable(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """``.npy`` holds no bfloat16 and no object arrays: those become float32 and str."""
+    import numpy as np
+
     if array.dtype.kind == "O":
         return array.astype(str)
     if array.dtype.name == "bfloat16":
@@ -551,7 +704,9 @@ def _savable(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def _describe_array(array: np.ndarray) -> str:
+def _describe_array(array: np.ndarray[Any, Any]) -> str:
+    import numpy as np
+
     flat = array.reshape(-1)
     shown = flat[:8]
     if shown.dtype.name == "bfloat16":
@@ -574,6 +729,31 @@ def _int_list(text: str) -> list[int]:
         ) from None
 
 
+def _whole(text: str, what: str, *, low: int, high: int | None = None) -> int:
+    """``text`` as a whole number in ``[low, high]``, or argparse's error (exit 2)."""
+    if not re.fullmatch(r"-?[0-9]+", text.strip()):
+        raise argparse.ArgumentTypeError(f"{what} must be a whole number; got {text!r}")
+    value = int(text)
+    if value < low or (high is not None and value > high):
+        bound = f"from {low} to {high}" if high is not None else f">= {low}"
+        raise argparse.ArgumentTypeError(f"{what} must be {bound}; got {value}")
+    return value
+
+
+def _target_opset(text: str) -> int:
+    import onnx
+
+    return _whole(text, "the target opset", low=1, high=onnx.defs.onnx_opset_version())
+
+
+def _opset(text: str) -> int:
+    return _whole(text, "the opset", low=1)
+
+
+def _seed(text: str) -> int:
+    return _whole(text, "the seed", low=0, high=2**63 - 1)
+
+
 def _pair(text: str, option: str, form: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if not sep or not name or not value:
@@ -585,7 +765,8 @@ def _dim_pair(text: str) -> tuple[str, str]:
     return _pair(text, "--dim", "SYMBOL=N, e.g. batch=8")
 
 
-def _positive(text: str, option: str) -> int:
-    if not text.isdigit():
-        raise _BadInputError(f"{option}={text}: the length must be a whole number >= 0.")
-    return int(text)
+def _length(text: str, option: str) -> int:
+    try:
+        return _whole(text, option, low=0, high=MAX_GENERATED_ELEMENTS)
+    except argparse.ArgumentTypeError as error:
+        raise _BadInputError(f"{error}.") from None

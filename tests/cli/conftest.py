@@ -15,6 +15,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import FunctionProto, ModelProto, NodeProto, TensorProto, helper, numpy_helper
+from tests.model_building import with_inferred_outputs
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -109,7 +110,7 @@ def make_model(
     imports = [helper.make_opsetid("", opset), *(helper.make_opsetid(*e) for e in extra_opsets)]
     model = helper.make_model(graph, opset_imports=imports, functions=list(functions))
     model.ir_version = 8 if opset >= 13 else 7
-    return model
+    return with_inferred_outputs(model)
 
 
 @pytest.fixture

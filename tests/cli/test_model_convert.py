@@ -19,6 +19,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import ModelProto, TensorProto, helper, numpy_helper
+from tests.model_building import with_inferred_outputs
 
 from splitops import OtherOperatorError, SplitError, backend
 from splitops.onnx._convert import convert_model
@@ -77,7 +78,7 @@ def model_of(
     imports += [helper.make_opsetid(d, v) for d, v in extra or []]
     model = helper.make_model(graph, opset_imports=imports, functions=functions or [])
     model.ir_version = 8
-    return model
+    return with_inferred_outputs(model)
 
 
 def split(inputs: list[str], outputs: list[str], **attributes: Any) -> onnx.NodeProto:

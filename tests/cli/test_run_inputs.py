@@ -84,9 +84,12 @@ def test_a_given_input_must_have_the_declared_type_and_static_dims(
     np.save(tmp_path / "wide.npy", np.zeros((2, 8), dtype=np.float32))
     np.save(tmp_path / "ints.npy", np.zeros((2, 7), dtype=np.int64))
     assert main(["run", "--input", f"x={tmp_path / 'wide.npy'}"]) == 2
-    assert "declares shape tensor(float) [batch, 7], but" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert "--input x (" in error
+    assert "declares tensor(float) [batch, 7], but an array of float (2, 8) was given" in error
+    assert "dim 1 must be 7" in error
     assert main(["run", "--input", f"x={tmp_path / 'ints.npy'}"]) == 2
-    assert "declares float, but" in capsys.readouterr().err
+    assert "its element type must be float" in capsys.readouterr().err
 
 
 def test_a_given_input_fills_symbolic_dims(

@@ -233,7 +233,7 @@ def test_the_rule_and_hint_survive_pickling() -> None:
 #: whole model's inputs, or a conversion's target.
 NOT_NODE_RULES = {
     Rule.ARGUMENT, Rule.ARRAY, Rule.UNKNOWN_LENGTH, Rule.CONCRETE, Rule.OUT, Rule.LIMIT,
-    Rule.OPERATOR, Rule.DIM, Rule.MODEL_INPUTS, Rule.CONVERSION,
+    Rule.OPERATOR, Rule.DIM, Rule.CONVERSION,
 }  # fmt: skip
 
 

@@ -54,7 +54,7 @@ def test_quick_benchmark_run_checks_every_peer_and_writes_its_results(tmp_path: 
     assert checks
     assert set(checks) == {"ok"}
     targets = {t["id"]: t["status"] for t in results["targets"]}
-    assert set(targets) == {"1a", "1b", "2a", "2b", "3", "4a", "4b", "5", "6", "7"}
+    assert set(targets) == {"1a", "1b", "2a", "2b", "3", "4a", "4b", "5", "6", "7", "8"}
     # Timings of a quick run measure nothing: no verdict; the counted targets keep theirs.
     assert {targets[t] for t in targets if t not in {"5", "6", "7"}} == {"n/a"}
     assert targets["5"] == targets["7"] == "PASS"

@@ -7,6 +7,8 @@ a rule.
 
 from ._elements import ElementType
 from ._errors import (
+    ModelCheckWarning,
+    ModelInputError,
     ModelLoadError,
     OtherOperatorError,
     Rule,
@@ -55,6 +57,8 @@ __all__ = [
     "OPSET_RULES",
     "DimArithmetic",
     "ElementType",
+    "ModelCheckWarning",
+    "ModelInputError",
     "ModelLoadError",
     "OpsetRule",
     "OtherOperatorError",

@@ -6,7 +6,12 @@ Every exception splitops raises on purpose is a :class:`SplitopsError`. Each mea
   reject; :class:`SplitTypeError` (also a ``TypeError``) when it is a type that they reject.
   Each carries the :class:`Rule` it breaks and a hint, as data.
 - :class:`ModelLoadError` (an ``OSError``): a model file that cannot be read safely.
+- :class:`ModelInputError` (a ``ValueError``): arrays fed to a model that do not fit the
+  inputs it declares.
 - :class:`OtherOperatorError`: another operator stopped a model tool.
+
+:class:`ModelCheckWarning` says that ``onnx.checker`` found a problem unrelated to Split in a
+model that runs all the same.
 
 >>> error = SplitError("Split-13 split sizes [2, 2] sum to 4, but the axis length is 5.",
 ...                    rule=Rule.SPLIT_SUM)
@@ -24,6 +29,8 @@ from enum import Enum
 from typing import Any
 
 __all__ = [
+    "ModelCheckWarning",
+    "ModelInputError",
     "ModelLoadError",
     "OtherOperatorError",
     "Rule",
@@ -96,7 +103,6 @@ class Rule(str, Enum):
     SPLIT_TYPE = ("split-type", "Give the sizes as integers")
     SPLIT_DTYPE = ("split-dtype", "Cast the split tensor to the version's type")
     # Whole models
-    MODEL_INPUTS = ("model-inputs", "Feed each graph input an array of its declared type")
     CONVERSION = ("conversion", "Keep the node's opset, or give its sizes statically")
 
 
@@ -150,6 +156,18 @@ class ModelLoadError(SplitopsError, OSError):
     external data outside the model's folder, or a node asking for absurdly many parts."""
 
 
+class ModelInputError(SplitopsError, ValueError):
+    """Arrays fed to a model that do not fit its graph inputs: a missing or unknown input, or
+    an element type, rank or static dim other than declared, or one symbolic dim given two
+    lengths."""
+
+
+class ModelCheckWarning(UserWarning):
+    """``onnx.checker`` found a problem unrelated to Split in a model that runs all the same
+    (onnxruntime and onnx.reference run it too), such as a graph output declared without a
+    shape."""
+
+
 class OtherOperatorError(SplitopsError):
     """An operator other than Split and SplitToSequence stopped a model tool: onnx's version
     converter or shape inference could not handle it, or onnx.reference could not run it."""
@@ -160,5 +178,13 @@ def _rebuild(kind: type[SplitError], message: str, rule: str, hint: str) -> Spli
 
 
 # Tracebacks and reprs name the classes where users import them from.
-for _exported in (SplitopsError, SplitError, SplitTypeError, ModelLoadError, OtherOperatorError):
+for _exported in (
+    SplitopsError,
+    SplitError,
+    SplitTypeError,
+    ModelLoadError,
+    ModelInputError,
+    ModelCheckWarning,
+    OtherOperatorError,
+):
     _exported.__module__ = "splitops"

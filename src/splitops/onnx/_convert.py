@@ -14,7 +14,7 @@ between the two opsets; when it fails, :class:`~splitops.OtherOperatorError` say
 >>> def model(x_shape):
 ...     node = helper.make_node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3, name="s")
 ...     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)
-...     outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "abc"]
+...     outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, None]) for n in "abc"]
 ...     graph = helper.make_graph([node], "g", [x], outputs)
 ...     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 >>> old = convert_model(model([2, 7]), 11)
@@ -29,6 +29,8 @@ splitops.SplitError: main: node 's' (Split): Split-18 num_outputs=3 cuts an axis
 from __future__ import annotations
 
 import math
+import re
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,13 +42,13 @@ from onnx import (
     GraphProto,
     ModelProto,
     NodeProto,
-    TensorProto,
     TypeProto,
     helper,
     numpy_helper,
 )
 
 from ..core import (
+    ModelCheckWarning,
     OtherOperatorError,
     PartCount,
     Rule,
@@ -61,12 +63,12 @@ from ..core import (
 )
 from ._graphs import (
     Body,
-    constant_sources,
-    constant_value,
+    ScopeConstants,
     default_opset,
     function_label,
     iter_bodies,
     iter_nodes,
+    scope_constants,
     split_nodes,
     value_types,
 )
@@ -90,7 +92,7 @@ def convert_model(model: ModelProto, opset: int) -> ModelProto:
     >>> graph = helper.make_graph(
     ...     [helper.make_node("Split", ["x"], ["a", "b"], split=[1, 3])], "g",
     ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
-    ...     [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "ab"])
+    ...     [helper.make_tensor_value_info(n, TensorProto.FLOAT, [None]) for n in "ab"])
     >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
     >>> new = convert_model(model, 13)
     >>> list(new.graph.node[0].input), onnx.numpy_helper.to_array(new.graph.initializer[0])
@@ -116,7 +118,44 @@ def convert_model(model: ModelProto, opset: int) -> ModelProto:
     _convert_other_ops(converted, target)
     for _, node in split_nodes(converted):
         read_node(node, target)
+    _check_converted(model, converted, target)
     return converted
+
+
+def _check_converted(model: ModelProto, converted: ModelProto, target: int) -> None:
+    """OtherOperatorError unless ``converted`` passes onnx.checker's full check (shape
+    inference included): onnx.version_converter sometimes writes a node the target does not
+    accept (ReduceMean-18's ``noop_with_empty_axes`` kept on ReduceMean-13, in onnx 1.23).
+
+    A problem the model had before conversion (a graph output declared without a shape, say)
+    is a :class:`~splitops.ModelCheckWarning`, not a refusal: onnxruntime and onnx.reference
+    run such models, and so does :mod:`splitops.backend`; the conversion did not cause it.
+    """
+    problem = _full_check(converted)
+    if problem is None:
+        return
+    if _full_check(model) == problem:
+        warnings.warn(
+            f"onnx.checker (full check) finds this before and after conversion: {problem}",
+            ModelCheckWarning,
+            stacklevel=3,
+        )
+        return
+    found = re.search(r"OpType: (\S+)", problem)
+    culprit = f"a {found[1]} node" if found else "a node"
+    raise OtherOperatorError(
+        f"onnx.version_converter left {culprit} that opset {target} does not accept (a defect "
+        f"of onnx's converter), so the converted model is not written: {problem}."
+    )
+
+
+def _full_check(model: ModelProto) -> str | None:
+    """What onnx.checker's full check finds wrong with ``model``, in one line, or ``None``."""
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
+        return " ".join(str(error).split())
+    return None
 
 
 @dataclass
@@ -152,41 +191,33 @@ class _ModelFacts:
 
     model: ModelProto
     types: dict[str, dict[str, TypeProto]] = field(default_factory=dict)
-    #: Where constant values live: an initializer, or a Constant node (read when asked).
-    constants: dict[str, dict[str, TensorProto | NodeProto]] = field(default_factory=dict)
+    constants: ScopeConstants = field(default_factory=lambda: ScopeConstants({}))
     names: set[str] = field(default_factory=set)
+    #: Per base name, the suffix that fresh_name tries next: naming K outputs costs K steps.
+    _next: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.types = value_types(_infer_types(self.model))
+        self.constants = scope_constants(self.model)
         for body in iter_bodies(self.model):
-            self._read_constants(body)
             self._read_names(body)
 
     def type_of(self, body: Body, name: str) -> TypeProto | None:
         return self.types.get(body.root, {}).get(name)
 
     def constant(self, body: Body, name: str) -> np.ndarray | None:
-        source = self.constants.get(body.root, {}).get(name)
-        return None if source is None else constant_value(source)
+        return self.constants.value(body, name)
 
     def fresh_name(self, base: str) -> str:
-        name, index = base, 0
+        """A name no value of the model has: ``base``, else ``base_1``, ``base_2``, ..."""
+        index = self._next.get(base, 0)
+        name = base if index == 0 else f"{base}_{index}"
         while name in self.names:
             index += 1
             name = f"{base}_{index}"
+        self._next[base] = index + 1
         self.names.add(name)
         return name
-
-    def _read_constants(self, body: Body) -> None:
-        # An initializer that is also a main-graph input (IR >= 4) is a default the caller
-        # may override: its value is not fixed.
-        overridable = (
-            {i.name for i in self.model.graph.input}
-            if body.label == "main" and self.model.ir_version >= 4
-            else set()
-        )
-        known = self.constants.setdefault(body.root, {})
-        known.update(constant_sources(body.proto, overridable=overridable))
 
     def _read_names(self, body: Body) -> None:
         proto = body.proto

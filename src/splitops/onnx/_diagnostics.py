@@ -11,7 +11,19 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-__all__ = ["Diagnostic"]
+__all__ = ["Diagnostic", "location"]
+
+
+def location(graph: str, node: str) -> str:
+    """Where a node is, as every command prints it: its graph's label, a slash, its label.
+
+    TorchScript names nodes with paths of their own (``/m/transformer/Split``): they are not
+    given a second slash.
+
+    >>> location("main", "/m/transformer/Split"), location("main/if_1.then_branch", "s")
+    ('main/m/transformer/Split', 'main/if_1.then_branch/s')
+    """
+    return f"{graph}/{node.lstrip('/')}"
 
 
 @dataclass(frozen=True)
@@ -35,9 +47,8 @@ class Diagnostic:
 
     def __str__(self) -> str:
         hint = f". Hint: {self.hint}" if self.hint else ""
-        return (
-            f"{self.graph}/{self.node} ({self.op}-{self.opset}) [{self.rule}]: {self.message}{hint}"
-        )
+        where = location(self.graph, self.node)
+        return f"{where} ({self.op}-{self.opset}) [{self.rule}]: {self.message}{hint}"
 
     def as_dict(self) -> dict[str, object]:
         """The fields as a JSON-ready dict."""

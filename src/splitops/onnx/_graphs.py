@@ -39,6 +39,7 @@ from ._types import has_type
 
 __all__ = [
     "Body",
+    "ScopeConstants",
     "Step",
     "constant_sources",
     "constant_value",
@@ -52,6 +53,7 @@ __all__ = [
     "iter_nodes",
     "iter_tensors",
     "main_body",
+    "scope_constants",
     "split_nodes",
     "value_types",
     "with_subgraphs",
@@ -178,6 +180,41 @@ def constant_sources(
         if node.op_type == "Constant" and node.domain in DEFAULT_DOMAINS and node.output:
             found[node.output[0]] = node
     return found
+
+
+@dataclass(frozen=True)
+class ScopeConstants:
+    """Where the constant values of a model live, per scope (``Body.root``): the one reader
+    of constant inputs that every command and tool uses.
+
+    An initializer that is also a main-graph input (IR >= 4) is a default the caller may
+    override, so its value is not fixed and not read.
+    """
+
+    sources: dict[str, dict[str, TensorProto | NodeProto]]
+
+    def value(self, body: Body, name: str) -> np.ndarray[Any, Any] | None:
+        """The value of ``name`` in ``body``'s scope, or ``None`` when it is no constant."""
+        source = self.sources.get(body.root, {}).get(name)
+        return None if source is None else constant_value(source)
+
+
+def scope_constants(model: ModelProto) -> ScopeConstants:
+    """Every constant of ``model`` (initializers and Constant nodes), per scope.
+
+    >>> const = helper.make_node("Constant", [], ["s"], value_ints=[1, 3], name="c")
+    >>> graph = helper.make_graph([const], "g", [], [])
+    >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    >>> scope_constants(model).value(main_body(model), "s")
+    array([1, 3])
+    """
+    inputs = {entry.name for entry in model.graph.input} if model.ir_version >= 4 else set()
+    sources: dict[str, dict[str, TensorProto | NodeProto]] = {}
+    for body in iter_bodies(model):
+        overridable = inputs if body.label == "main" else set()
+        found = sources.setdefault(body.root, {})
+        found.update(constant_sources(body.proto, overridable=overridable))
+    return ScopeConstants(sources)
 
 
 def constant_value(source: TensorProto | NodeProto) -> np.ndarray[Any, Any] | None:

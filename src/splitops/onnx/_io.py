@@ -34,6 +34,7 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import AttributeProto, ModelProto, TensorProto
 
+from .._files import temporary_sibling
 from ..core import ModelLoadError, Rule, SplitError
 from ._graphs import iter_tensors, split_nodes
 from ._node import node_label
@@ -92,10 +93,14 @@ def load_model(path: str | os.PathLike[str], *, trust_external_data: bool = Fals
 
 
 def save_model(model: ModelProto, path: str | os.PathLike[str]) -> None:
-    """Write ``model`` to ``path``; weights go to ``<name>.data`` beside it past 2 GB."""
+    """Write ``model`` to ``path``, whole or not at all (a temporary file beside it, renamed
+    over ``path``); weights go to ``<name>.data`` beside it past protobuf's 2 GB."""
     file = Path(path)
     external = model.ByteSize() > MAX_MODEL_BYTES
-    onnx.save_model(model, file, save_as_external_data=external, location=f"{file.name}.data")
+    with temporary_sibling(file) as temporary:
+        onnx.save_model(
+            model, temporary, save_as_external_data=external, location=f"{file.name}.data"
+        )
 
 
 def check_part_counts(model: ModelProto) -> None:

@@ -20,6 +20,7 @@ the evaluator passes its op classes down to every graph it creates.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,22 +30,26 @@ from onnx import (
     AttributeProto,
     FunctionProto,
     ModelProto,
+    TypeProto,
     helper,
     numpy_helper,
 )
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 from onnx.reference import ReferenceEvaluator
 
-from ..core import Rule, SplitError
+from ..arrays import element_of
+from ..core import ElementType, ModelCheckWarning, ModelInputError, SplitError
 from ._graphs import fed_inputs, split_nodes
 from ._node import read_node
 from ._node import run_node as _run_node
 from ._reference import reference_ops
+from ._types import element_name, shape_text, tensor_parts, type_text
 
 __all__ = [
     "SplitopsBackend",
     "SplitopsEvaluator",
     "SplitopsRep",
+    "check_feeds",
     "check_split_nodes",
     "prepare",
     "run_model",
@@ -122,21 +127,24 @@ class SplitopsRep(BackendRep):
         self.input_names = [entry.name for entry in fed_inputs(model.graph)]
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
-        """Run on ``inputs``: a mapping by name, a sequence in graph-input order, or one array."""
+        """Run on ``inputs``: a mapping by name, a sequence in graph-input order, or one array.
+
+        Each array must fit the graph input it feeds (:func:`check_feeds`), as onnxruntime
+        requires; a :class:`~splitops.ModelInputError` says which does not.
+        """
         if isinstance(inputs, Mapping):
             feeds = dict(inputs)
         else:
             values = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
             if len(values) > len(self.input_names):
                 count = len(self.input_names)
-                raise SplitError(
+                raise ModelInputError(
                     f"the model takes {count} input{'' if count == 1 else 's'} "
-                    f"{self.input_names}; "
-                    f"{len(values)} were given.",
-                    rule=Rule.MODEL_INPUTS,
-                    hint="Pass one array per graph input, or a dict by name.",
+                    f"{self.input_names}; {len(values)} were given. Pass one array per graph "
+                    "input, or a dict by name."
                 )
             feeds = dict(zip(self.input_names, values))  # noqa: B905 (optional inputs may be left out)
+        check_feeds(self.model, feeds)
         return tuple(self.evaluator.run(None, feeds))
 
 
@@ -149,10 +157,21 @@ class SplitopsBackend(Backend):
 
         Every Split and SplitToSequence node (subgraphs and local functions included) is read
         by its version's rules first, so a broken one raises SplitError naming it rather than
-        the checker's ValidationError; then ``onnx.checker`` checks the rest.
+        the checker's ValidationError; then ``onnx.checker`` checks the rest, and what it
+        finds is a :class:`~splitops.ModelCheckWarning`, not a refusal: onnxruntime and
+        onnx.reference run such models.
         """
         check_split_nodes(model)
-        super().prepare(model, device, **kwargs)
+        try:
+            onnx.checker.check_model(model)
+        except onnx.checker.ValidationError as error:
+            # onnxruntime and onnx.reference run models the checker objects to (a graph output
+            # declared without a shape, say): a problem unrelated to Split only warns.
+            warnings.warn(
+                f"onnx.checker: {' '.join(str(error).split())} The model runs all the same.",
+                ModelCheckWarning,
+                stacklevel=2,
+            )
         return SplitopsRep(model)
 
     @classmethod
@@ -176,6 +195,77 @@ class SplitopsBackend(Backend):
     @classmethod
     def supports_device(cls, device: str) -> bool:
         return bool(Device(device).type == DeviceType.CPU)
+
+
+def check_feeds(model: ModelProto, feeds: Mapping[str, Any]) -> None:
+    """ModelInputError unless the arrays in ``feeds`` fit the graph inputs they feed.
+
+    Every input that no initializer fills must be given, and nothing else; an array must
+    have the declared element type, rank and static dims, and a symbolic dim used by several
+    inputs must have one length in all of them. Inputs whose type is not a tensor are left to
+    the evaluator.
+
+    >>> from onnx import TensorProto, helper
+    >>> x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
+    >>> model = helper.make_model(helper.make_graph([], "g", [x], [x]))
+    >>> check_feeds(model, {"x": np.zeros((3, 5), np.float32)})
+    Traceback (most recent call last):
+    ...
+    splitops.ModelInputError: input 'x': the model declares ..., but ... dim 1 must be 4.
+    """
+    declared = {entry.name: entry for entry in model.graph.input}
+    needed = [entry.name for entry in fed_inputs(model.graph)]
+    unknown = sorted(set(feeds) - set(declared))
+    if unknown:
+        raise ModelInputError(f"the model has no input {unknown[0]!r}; its inputs are {needed}.")
+    missing = [name for name in needed if name not in feeds]
+    if missing:
+        raise ModelInputError(f"the model needs input {missing[0]!r}; none was given.")
+    lengths: dict[str, tuple[int, str]] = {}
+    for name, value in feeds.items():
+        problem = _misfit(declared[name].type, value, name, lengths)
+        if problem:
+            given = f"an array of {_element_text(value)} {tuple(np.shape(value))}"
+            raise ModelInputError(
+                f"input {name!r}: the model declares {_type_text(declared[name].type)}, but "
+                f"{given} was given: {problem}."
+            )
+
+
+def _misfit(
+    declared: TypeProto, value: Any, name: str, lengths: dict[str, tuple[int, str]]
+) -> str | None:
+    """What about ``value`` does not fit ``declared``, or ``None``."""
+    elem, dims = tensor_parts(declared)
+    if declared.WhichOneof("value") != "tensor_type" or not hasattr(value, "dtype"):
+        return None
+    given = element_of(value.dtype)
+    if elem and getattr(given, "code", None) != elem:
+        return f"its element type must be {element_name(elem)}"
+    if dims is None:
+        return None
+    shape = tuple(np.shape(value))
+    if len(shape) != len(dims):
+        return f"its rank must be {len(dims)}"
+    for axis, (dim, length) in enumerate(zip(dims, shape, strict=True)):
+        if dim.HasField("dim_value") and dim.dim_value != length:
+            return f"dim {axis} must be {dim.dim_value}"
+        if dim.dim_param:
+            first = lengths.setdefault(dim.dim_param, (length, f"{name!r} dim {axis}"))
+            if first[0] != length:
+                return (
+                    f"dim {axis} is the symbol {dim.dim_param!r}, which is {first[0]} in {first[1]}"
+                )
+    return None
+
+
+def _element_text(value: Any) -> str:
+    element = element_of(value.dtype)
+    return str(element) if isinstance(element, ElementType) else str(value.dtype)
+
+
+def _type_text(type_proto: TypeProto) -> str:
+    return f"{type_text(type_proto) or '?'} {shape_text(type_proto) or '?'}"
 
 
 def check_split_nodes(model: ModelProto) -> None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .core import (
     OPSET_RULES,
+    Limits,
     ModelCheckWarning,
     ModelInputError,
     ModelLoadError,
@@ -29,6 +30,7 @@ from .core import (
     SplitError,
     SplitopsError,
     SplitTypeError,
+    limits,
     opset_rule,
     sequence_sizes,
     split_sizes,
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = [
     "OPSET_RULES",
     "Diagnostic",
+    "Limits",
     "ModelCheckWarning",
     "ModelInputError",
     "ModelLoadError",
@@ -61,6 +64,7 @@ __all__ = [
     "check_model",
     "convert_model",
     "infer_shapes",
+    "limits",
     "load_model",
     "opset_rule",
     "reference_ops",

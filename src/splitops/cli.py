@@ -45,9 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["EXIT_CODE_MEANINGS", "ExitCode", "build_parser", "main"]
 
-#: The most elements ``splitops run`` generates for all inputs together (64 MB of float32).
-MAX_GENERATED_ELEMENTS = 2**24
-
 
 class ExitCode(IntEnum):
     """What the process exit status means (see :data:`EXIT_CODE_MEANINGS`)."""
@@ -132,20 +129,33 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _guarded(command: Callable[[argparse.Namespace], ExitCode], args: argparse.Namespace) -> int:
     """``command(args)``'s exit code, or the one its error means, said in one line."""
+    from .core import Rule, limits
+
+    chosen = {name: getattr(args, name) for name in _LIMIT_HELP if getattr(args, name, None)}
     try:
-        return int(command(args))
+        with limits(**chosen):
+            return int(command(args))
+    except SplitError as error:
+        # A limit refused the input before anything was allocated: unsafe input, not a rule.
+        code = ExitCode.BAD_INPUT if error.rule is Rule.LIMIT else ExitCode.RULE_BROKEN
+        return _fail(error, code)
     except (ModelLoadError, ModelInputError, _BadInputError) as error:
         return _fail(error, ExitCode.BAD_INPUT)
     except OtherOperatorError as error:
         return _fail(error, ExitCode.OTHER_OPERATOR)
-    except SplitError as error:
-        return _fail(error, ExitCode.RULE_BROKEN)
     except ImportError as error:
         # An optional extra is missing (sympy for check and infer): say which, in one line.
         return _fail(error, ExitCode.BAD_INPUT)
     except OSError as error:
         where = f" {error.filename}" if error.filename else ""
         return _fail(f"cannot write{where}: {error.strerror or error}", ExitCode.BAD_INPUT)
+    except MemoryError:
+        return _fail(
+            "out of memory: the model (or an input) needs more memory than this process may "
+            "use. Lower a limit to refuse such input earlier (--max-external-bytes, "
+            "--max-input-elements), or run it where more memory is available.",
+            ExitCode.BAD_INPUT,
+        )
     except Exception as error:
         if os.environ.get("SPLITOPS_DEBUG"):
             raise
@@ -196,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--seed", type=_seed, default=0, help="seed of the generated inputs (>= 0)")
     run.add_argument("--out", type=Path, metavar="DIR", help="write each output as NAME.npy")
+    _limit_arguments(run, "max_input_elements")
 
     split = _command(commands, "split", _split, "split one .npy array")
     split.add_argument("file", type=Path, metavar="FILE.npy")
@@ -215,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="its opset (default: 18 for Split, 24 for SplitToSequence)",
     )
     split.add_argument("--out", type=Path, metavar="DIR", help="write the parts as .npy files")
+    _limit_arguments(split, "max_parts", "max_input_elements")
     return parser
 
 
@@ -278,6 +290,29 @@ def _model_arguments(parser: argparse.ArgumentParser, *, optional: bool = False)
         action="store_true",
         help="follow external-data paths outside the model's folder (only for models you trust)",
     )
+    _limit_arguments(parser, "max_parts", "max_tensor_elements", "max_external_bytes")
+
+
+#: The limits a command line may raise, each with what it bounds (see splitops.Limits).
+_LIMIT_HELP = {
+    "max_parts": "the most parts one split may make",
+    "max_tensor_elements": "the most elements a tensor stored in the model may claim",
+    "max_external_bytes": "the most bytes of external data the model may read in all",
+    "max_input_elements": "the most elements generated inputs, or a .npy file, may hold",
+}
+
+
+def _limit_arguments(parser: argparse.ArgumentParser, *names: str) -> None:
+    from .core import current_limits
+
+    for name in names:
+        default = getattr(current_limits(), name)
+        parser.add_argument(
+            "--" + name.replace("_", "-"),
+            type=_limit,
+            metavar="N",
+            help=f"{_LIMIT_HELP[name]} (default {default})",
+        )
 
 
 def _fail(error: object, code: ExitCode) -> int:
@@ -304,10 +339,14 @@ class _Output:
             self.closed = True
 
 
-def _load(args: argparse.Namespace) -> ModelProto:
+def _load(args: argparse.Namespace, *, weights: bool = True) -> ModelProto:
+    """The model of ``args``; with ``weights=False`` its external data is checked, not read
+    (check and infer read shapes, not weights)."""
     from .onnx._io import load_model
 
-    model: ModelProto = load_model(args.model, trust_external_data=args.trust_external_data)
+    model: ModelProto = load_model(
+        args.model, trust_external_data=args.trust_external_data, load_external_data=weights
+    )
     return model
 
 
@@ -316,7 +355,7 @@ def _check(args: argparse.Namespace) -> ExitCode:
     from .onnx._graphs import split_nodes
 
     say = _Output()
-    model = _load(args)
+    model = _load(args, weights=False)
     diagnostics = check_model(model)
     if args.json:
         say(json.dumps([d.as_dict() for d in diagnostics], indent=2))
@@ -332,7 +371,7 @@ def _check(args: argparse.Namespace) -> ExitCode:
 def _infer(args: argparse.Namespace) -> ExitCode:
     from .onnx._inference import infer_shapes
 
-    model = _load(args)
+    model = _load(args, weights=args.output is not None)
     try:
         inferred = infer_shapes(model, strict=True)
     except (SplitopsError, ImportError):
@@ -511,6 +550,7 @@ def _feeds(
     """The arrays to feed (given with --input, else generated) and where each came from."""
     import numpy as np
 
+    from .core import current_limits
     from .onnx._graphs import fed_inputs
     from .onnx.backend import check_feeds
 
@@ -536,11 +576,12 @@ def _feeds(
         name: _generated_shape(info, dims) for name, info in declared.items() if name not in given
     }
     total = sum(int(np.prod(shape, dtype=object)) for shape in shapes.values())
-    if total > MAX_GENERATED_ELEMENTS:
+    limit = current_limits().max_input_elements
+    if total > limit:
         raise _BadInputError(
-            f"the generated inputs would have {total} elements in all ({shapes}), over "
-            f"{MAX_GENERATED_ELEMENTS}: give smaller --dim values, or pass inputs with "
-            "--input NAME=FILE.npy."
+            f"the generated inputs would have {total} elements in all ({shapes}), over the "
+            f"max_input_elements limit of {limit}: give smaller --dim values, raise the limit "
+            "with --max-input-elements N, or pass inputs with --input NAME=FILE.npy."
         )
     rng = np.random.default_rng(args.seed)
     feeds: dict[str, np.ndarray[Any, Any]] = {}
@@ -669,12 +710,46 @@ def _load_npy(file: Path) -> np.ndarray[Any, Any]:
             f"cannot read {file}: splitops split takes a NumPy .npy file, and this is none"
             f"{hint}. Save the array with numpy.save."
         )
+    _check_npy_header(file)
     try:
         array = np.load(file, allow_pickle=False)
     except (OSError, ValueError, EOFError) as error:
         raise _BadInputError(f"cannot read {file} as a .npy array: {error}") from error
     loaded: np.ndarray[Any, Any] = array
     return loaded
+
+
+def _check_npy_header(file: Path) -> None:
+    """Refuse a .npy file whose header claims more elements than the max_input_elements limit,
+    or more bytes than the file holds, before numpy allocates them."""
+    import numpy as np
+
+    from .core import current_limits
+
+    try:
+        with file.open("rb") as stream:
+            version = np.lib.format.read_magic(stream)
+            read = {(1, 0): np.lib.format.read_array_header_1_0}.get(
+                version, np.lib.format.read_array_header_2_0
+            )
+            shape, _, dtype = read(stream, max_header_size=10_000)
+            header_end = stream.tell()
+    except (OSError, ValueError, EOFError, SyntaxError) as error:
+        raise _BadInputError(f"cannot read {file} as a .npy array: {error}") from error
+    count = 1
+    for length in shape:
+        count *= length
+    limit = current_limits().max_input_elements
+    if count > limit:
+        raise _BadInputError(
+            f"{file} claims an array of {count} elements {shape}, over the max_input_elements "
+            f"limit of {limit}. Raise it with --max-input-elements N if the array is real."
+        )
+    if not dtype.hasobject and file.stat().st_size - header_end < count * dtype.itemsize:
+        raise _BadInputError(
+            f"{file} claims an array of {count} {dtype} elements {shape}, and holds fewer bytes: "
+            "it is truncated or forged."
+        )
 
 
 def _write_arrays(folder: Path, arrays: list[tuple[str, np.ndarray[Any, Any]]]) -> None:
@@ -750,6 +825,10 @@ def _opset(text: str) -> int:
     return _whole(text, "the opset", low=1)
 
 
+def _limit(text: str) -> int:
+    return _whole(text, "a limit", low=1, high=2**62)
+
+
 def _seed(text: str) -> int:
     return _whole(text, "the seed", low=0, high=2**63 - 1)
 
@@ -767,6 +846,6 @@ def _dim_pair(text: str) -> tuple[str, str]:
 
 def _length(text: str, option: str) -> int:
     try:
-        return _whole(text, option, low=0, high=MAX_GENERATED_ELEMENTS)
+        return _whole(text, option, low=0, high=2**62)
     except argparse.ArgumentTypeError as error:
         raise _BadInputError(f"{error}.") from None

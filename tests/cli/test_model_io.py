@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
@@ -13,9 +14,12 @@ import pytest
 from onnx import ModelProto, TensorProto, helper, numpy_helper
 
 from splitops import ModelLoadError, SplitError
+from splitops.core import current_limits
 from splitops.examples import EXAMPLE_MODEL
 from splitops.onnx._convert import convert_model
-from splitops.onnx._io import MAX_MODEL_PARTS, load_model, save_model
+from splitops.onnx._io import load_model, save_model
+
+MAX_MODEL_PARTS = current_limits().max_parts
 
 WEIGHTS = np.arange(6, dtype=np.float32)
 
@@ -125,7 +129,8 @@ def test_external_data_outside_the_folder_is_refused(
 def test_external_data_through_a_symlink_out_of_the_folder_is_refused(model_folder: Path) -> None:
     os.symlink(model_folder.parent / "secret", model_folder / "w.bin")
     (model_folder / "m.onnx").write_bytes(weights_model("w.bin"))
-    with pytest.raises(ModelLoadError, match=r"a link that resolves to .*secret"):
+    outside = r"which resolves to .*secret, outside the model's folder"
+    with pytest.raises(ModelLoadError, match=outside):
         load_model(model_folder / "m.onnx")
 
 
@@ -136,14 +141,21 @@ def test_trust_external_data_lifts_only_the_folder_check(model_folder: Path) -> 
 
 
 @pytest.mark.parametrize(
-    ("offset", "length"), [(0, 48), (30, None), (20, 8)], ids=["long", "offset", "both"]
+    ("offset", "length", "says"),
+    [
+        (30, None, "too short: offset 30 and length 24 lie past its end"),
+        (20, 24, "too short: offset 20 and length 24 lie past its end"),
+        (0, 48, "with length 48, but its dims \\[6\\] need 24 bytes"),
+        (20, 8, "with length 8, but its dims \\[6\\] need 24 bytes"),
+    ],
+    ids=["offset", "both", "length over dims", "length under dims"],
 )
-def test_external_data_past_the_end_of_its_file_is_refused(
-    model_folder: Path, offset: int, length: int | None
+def test_external_data_that_cannot_hold_its_dims_is_refused(
+    model_folder: Path, offset: int, length: int | None, says: str
 ) -> None:
     (model_folder / "w.bin").write_bytes(WEIGHTS.tobytes())
     (model_folder / "m.onnx").write_bytes(weights_model("w.bin", offset=offset, length=length))
-    with pytest.raises(ModelLoadError, match="too short"):
+    with pytest.raises(ModelLoadError, match=says):
         load_model(model_folder / "m.onnx")
 
 
@@ -195,3 +207,53 @@ def test_convert_model_refuses_a_billion_outputs_in_memory_too(
 ) -> None:
     with pytest.raises(SplitError, match="asks for 1000000000 parts"):
         convert_model(_asking_model(build_model, num_outputs=10**9), 11)
+
+
+def test_swapping_the_data_file_for_a_link_never_reads_outside_the_folder(
+    model_folder: Path,
+) -> None:
+    # A second thread swaps w.bin, over and over, between a file inside the folder and a link
+    # to a file outside it, as an attacker would between a check and a read.
+    secret = model_folder.parent / "secret"
+    secret.write_bytes(b"s" * 24)
+    (model_folder / "m.onnx").write_bytes(weights_model("w.bin"))
+    (model_folder / "w.bin").write_bytes(WEIGHTS.tobytes())
+    stop = threading.Event()
+
+    def swap() -> None:
+        turn = 0
+        while not stop.is_set():
+            staged = model_folder / f".staged{turn % 2}"
+            if turn % 2:
+                staged.write_bytes(WEIGHTS.tobytes())
+            else:
+                os.symlink(secret, staged)
+            os.replace(staged, model_folder / "w.bin")
+            turn += 1
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    outcomes: dict[str, int] = {}
+    try:
+        for _ in range(1500):
+            outcome = _load_or_refusal(model_folder / "m.onnx")
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    finally:
+        stop.set()
+        swapper.join()
+    assert set(outcomes) <= {"the weights from inside", "refused: outside", "refused: absent"}
+    assert outcomes.get("the weights from inside")  # the race really ran: both happened
+    assert outcomes.get("refused: outside")
+
+
+def _load_or_refusal(path: Path) -> str:
+    """What loading ``path`` gave: the weights from inside the folder, a refusal, or else
+    what it read."""
+    try:
+        model = load_model(path)
+    except ModelLoadError as error:
+        if "outside the model's folder" in str(error):
+            return "refused: outside"
+        return "refused: absent" if "does not exist" in str(error) else str(error)
+    data = model.graph.initializer[0].raw_data
+    return "the weights from inside" if data == WEIGHTS.tobytes() else f"read {data!r}"

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from onnx import ModelProto, TensorProto, helper
 
-from splitops.cli import MAX_GENERATED_ELEMENTS, main
+from splitops.cli import main
+from splitops.core import current_limits
 from splitops.examples import EXAMPLE_MODEL
 from splitops.examples.build import build_example
 from splitops.onnx._io import save_model
@@ -73,9 +74,10 @@ def test_symbolic_dims_default_to_one(many_types: Path, capsys: pytest.CaptureFi
 def test_a_generated_input_over_the_size_limit_is_refused(
     many_types: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    rows = MAX_GENERATED_ELEMENTS // 6 + 1
+    limit = current_limits().max_input_elements
+    rows = limit // 6 + 1
     assert main(["run", str(many_types), "--dim", f"rows={rows}"]) == 2
-    assert f"over {MAX_GENERATED_ELEMENTS}:" in capsys.readouterr().err
+    assert f"over the max_input_elements limit of {limit}:" in capsys.readouterr().err
 
 
 def test_a_given_input_must_have_the_declared_type_and_static_dims(

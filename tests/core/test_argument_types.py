@@ -36,12 +36,19 @@ def test_unordered_or_one_shot_sizes_are_rejected(split: object, kind: str) -> N
 
 
 def test_uneven_equal_parts_message_stays_short_for_a_huge_count() -> None:
-    with pytest.raises(SplitError) as caught:
+    with splitops.limits(max_parts=2**31 - 1), pytest.raises(SplitError) as caught:
         splitops.split_sizes(5, num_outputs=10**8, opset=11)
     message = str(caught.value)
     assert "100000000" in message
     assert message.endswith("split=[1, 1, 1, 1, 1, 0, 0, 0, ...].")
     assert len(message) < 300
+
+
+def test_a_count_over_the_parts_limit_is_refused_before_anything_is_made() -> None:
+    with pytest.raises(SplitError, match=r"would make 100000000 parts; .*max_parts") as caught:
+        splitops.split_sizes(5, num_outputs=10**8, opset=11)
+    assert caught.value.rule == "limit"
+    assert "splitops.limits(max_parts=N)" in str(caught.value)
 
 
 def test_run_node_needs_a_node_proto() -> None:

@@ -35,7 +35,7 @@ from ..core import (
 )
 from . import _generic, _numpy
 from ._dtypes import NUMPY_ELEMENTS, element_of
-from ._libraries import is_torch_tensor, reject_unreadable, torch_is_compiling
+from ._libraries import is_torch_tensor, reject_unreadable, reject_unstrided, torch_is_compiling
 from ._out import write_into
 from ._protocol import Array, ArrayT
 from ._values import check_copy, host_sizes
@@ -134,7 +134,9 @@ def _described(x: object, op: str, opset: int) -> tuple[ElementType | str, tuple
     if type(x) is _NDARRAY:
         array: Any = x
         return _NUMPY_ELEMENTS.get(array.dtype) or element_of(array.dtype), array.shape
-    if not (is_torch_tensor(x) or array_api_compat.is_array_api_obj(x)):
+    if is_torch_tensor(x):
+        reject_unstrided(x, op, opset)
+    elif not array_api_compat.is_array_api_obj(x):
         raise SplitTypeError(
             f"{opset_rule(op, opset).name} needs an array of an array API library (numpy, "
             f"torch, jax, cupy, dask, ...); {type(x).__name__} was given.",

@@ -17,9 +17,9 @@ import sys
 
 import array_api_compat
 
-from ..core import Rule, SplitError, opset_rule
+from ..core import Rule, SplitError, SplitTypeError, opset_rule
 
-__all__ = ["is_torch_tensor", "reject_unreadable", "torch_is_compiling"]
+__all__ = ["is_torch_tensor", "reject_unreadable", "reject_unstrided", "torch_is_compiling"]
 
 
 def reject_unreadable(value: object, op: str, opset: int, what: str = "split sizes") -> None:
@@ -55,6 +55,23 @@ def reject_unreadable(value: object, op: str, opset: int, what: str = "split siz
             "was given: its values decide how many parts there are and their shapes.",
             rule=Rule.CONCRETE,
             hint="Compute it first (dask: .compute()) and pass the result.",
+        )
+
+
+def reject_unstrided(x: object, op: str, opset: int) -> None:
+    """SplitTypeError for tensors whose memory is no strided array: sparse and nested torch
+    tensors have no basic slicing to cut them with.
+
+    >>> import numpy as np
+    >>> reject_unstrided(np.zeros(3), "Split", 18)
+    """
+    layout = str(getattr(x, "layout", "torch.strided"))
+    if getattr(x, "is_nested", False) or layout != "torch.strided":
+        kind = "nested" if getattr(x, "is_nested", False) else layout.removeprefix("torch.")
+        raise SplitTypeError(
+            f"{opset_rule(op, opset).name} cuts strided tensors; a {kind} tensor was given.",
+            rule=Rule.ARRAY,
+            hint="Convert it first (.to_dense(), or .unbind() for a nested tensor).",
         )
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from ..core import (
     OpsetRule,
     Rule,
+    SplitError,
     SplitTypeError,
     check_split_element,
     host_value,
@@ -43,7 +44,16 @@ def host_sizes(split: object, op: str, opset: int) -> object:
     array: Any = split
     check_split_element(element_of(array.dtype), opset_rule(op, opset), array.dtype)
     reject_unreadable(split, op, opset)
-    return host_value(array if hasattr(array, "tolist") else np.from_dlpack(array))
+    try:
+        return host_value(array if hasattr(array, "tolist") else np.from_dlpack(array))
+    except (NotImplementedError, RuntimeError, TypeError, BufferError) as error:
+        # A meta tensor, say: it has a dtype and a shape, and no values anywhere.
+        raise SplitError(
+            f"{opset_rule(op, opset).name} split sizes must be readable on the host, and this "
+            f"{type(array).__name__} holds no values there ({error}).",
+            rule=Rule.CONCRETE,
+            hint="Pass the sizes as Python ints or a numpy array.",
+        ) from error
 
 
 def check_copy(copy: object, rule: OpsetRule) -> None:

@@ -16,9 +16,11 @@ from ._errors import (
     SplitopsError,
     SplitTypeError,
 )
+from ._limits import Limits, current_limits, limits
 from ._planner import (
     INT_ARITHMETIC,
     MAX_PARTS,
+    UNKNOWN_LENGTH,
     DimArithmetic,
     SizesLike,
     SplitPlan,
@@ -55,8 +57,10 @@ __all__ = [
     "INT_ARITHMETIC",
     "MAX_PARTS",
     "OPSET_RULES",
+    "UNKNOWN_LENGTH",
     "DimArithmetic",
     "ElementType",
+    "Limits",
     "ModelCheckWarning",
     "ModelInputError",
     "ModelLoadError",
@@ -75,8 +79,10 @@ __all__ = [
     "check_split_arguments",
     "check_split_element",
     "check_split_input_type",
+    "current_limits",
     "drops_axis",
     "host_value",
+    "limits",
     "normalize_axis",
     "opset_rule",
     "part_indices",

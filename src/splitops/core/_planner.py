@@ -44,6 +44,7 @@ from typing import Any, Protocol, SupportsIndex, TypeVar, Union, cast, overload
 
 from ._elements import ElementType
 from ._errors import Rule, SplitError, SplitTypeError
+from ._limits import current_limits
 from ._versions import OpsetRule, PartCount, check_element_type, opset_rule
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "MAX_CACHED_PARTS",
     "MAX_PARTS",
     "PLAN_CACHE_SIZE",
+    "UNKNOWN_LENGTH",
     "DimArithmetic",
     "SizesLike",
     "SplitPlan",
@@ -141,6 +143,25 @@ class _IntArithmetic:
 
 #: Plain integer arithmetic: every value is known, so every check runs.
 INT_ARITHMETIC: DimArithmetic[int] = _IntArithmetic()
+
+
+class _UnknownLength:
+    def known(self, dim: None) -> None:
+        return None
+
+    def exact_div(self, dim: None, count: int) -> None:
+        return None
+
+    def ceil_div(self, dim: None, count: int) -> None:
+        return None
+
+    def minus(self, dim: None, part: None, times: int) -> None:
+        return None
+
+
+#: An axis whose length nobody knows: the checks that need no length still run (a chunk
+#: length of 0, a negative size), the others are left to execution.
+UNKNOWN_LENGTH: DimArithmetic[None] = _UnknownLength()
 
 
 # --- the plan ----------------------------------------------------------------------------
@@ -493,6 +514,7 @@ def split_part_sizes(
             rule=Rule.OUTPUT_COUNT,
             hint="Pass num_outputs (the node's output count) for equal parts.",
         )
+    _check_part_count(count, rule)
     if rule.part_count is PartCount.OUTPUTS:
         if length is not None and length % count:
             raise SplitError(
@@ -542,6 +564,7 @@ def sequence_part_sizes(
         if length is None:
             return None
         full, rest = divmod(length, split)
+        _check_part_count(full + bool(rest), rule)
         return (split,) * full + ((rest,) if rest else ())
     return _check_explicit(split, length, rule)
 
@@ -807,11 +830,7 @@ def _check_explicit(sizes: tuple[int, ...], dim: int | None, rule: OpsetRule) ->
             f"{rule.name} split must hold at least one size; [] was given.",
             rule=Rule.SPLIT_EMPTY,
         )
-    if len(sizes) > MAX_PARTS:
-        raise SplitError(
-            f"{rule.name} allows at most {MAX_PARTS} parts; {len(sizes)} were given.",
-            rule=Rule.OUTPUTS,
-        )
+    _check_part_count(len(sizes), rule)
     negative = [(i, s) for i, s in enumerate(sizes) if s < 0]
     if negative:
         i, s = negative[0]
@@ -827,6 +846,19 @@ def _check_explicit(sizes: tuple[int, ...], dim: int | None, rule: OpsetRule) ->
             rule=Rule.SPLIT_SUM,
         )
     return sizes
+
+
+def _check_part_count(count: int, rule: OpsetRule) -> None:
+    """SplitError when a split would make more parts than the ``max_parts`` limit allows."""
+    limit = current_limits().max_parts
+    if count > limit:
+        raise SplitError(
+            f"{rule.name} would make {count} parts; splitops makes at most {limit} (the "
+            "max_parts limit), so that a hostile file or argument cannot exhaust memory.",
+            rule=Rule.LIMIT,
+            hint="Raise the limit with splitops.limits(max_parts=N) or the command's "
+            "--max-parts N, or split in stages.",
+        )
 
 
 def _even_example(dim: int | None, count: int) -> str:

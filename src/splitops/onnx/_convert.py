@@ -48,6 +48,7 @@ from onnx import (
 )
 
 from ..core import (
+    UNKNOWN_LENGTH,
     ModelCheckWarning,
     OtherOperatorError,
     PartCount,
@@ -59,6 +60,7 @@ from ..core import (
     normalize_axis,
     opset_rule,
     read_sizes,
+    sequence_part_sizes,
     split_sizes,
 )
 from ._graphs import (
@@ -290,12 +292,28 @@ def _rewrite(body: Body, node: NodeProto, target: int, facts: _ModelFacts) -> _R
             rule = opset_rule("SplitToSequence", target)
             if check_input_type is not None:
                 check_element_type(element_of_code(check_input_type), rule)
+            _check_sequence_sizes(body, spec, node.input[0], facts)
             new = NodeProto()
             new.CopyFrom(node)
             return _Rewrite(body, node, new)
         return _rewrite_split(body, node, spec, target, facts, check_input_type)
     except SplitError as error:
         raise node_error(node, error).in_context(f"{body.label}: ") from error
+
+
+def _check_sequence_sizes(body: Body, spec: SplitNode, data: str, facts: _ModelFacts) -> None:
+    """A SplitToSequence's constant sizes, checked as execution would check them (against the
+    axis length where it is static): a node broken at its own opset stops the conversion, as
+    a chunk length of 0, which kills onnxruntime 1.31, must."""
+    value = None if spec.split_input is None else facts.constant(body, spec.split_input)
+    dims = _dims(facts.type_of(body, data))
+    axis = None if dims is None else normalize_axis(spec.axis, len(dims), spec.rule.name)
+    dim = None if dims is None or axis is None else dims[axis]
+    if dim is not None:
+        spec.part_sizes(dim, value)
+    elif value is not None:
+        split = read_sizes(value, spec.rule, allow_scalar=True)
+        sequence_part_sizes(None, split, spec.rule, UNKNOWN_LENGTH)
 
 
 def _rewrite_split(

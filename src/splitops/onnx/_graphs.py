@@ -34,8 +34,9 @@ from onnx import (
     numpy_helper,
 )
 
+from ..core import current_limits
 from ._node import DEFAULT_DOMAINS, is_split_node, node_label
-from ._types import has_type
+from ._types import has_type, tensor_problem
 
 __all__ = [
     "Body",
@@ -218,15 +219,20 @@ def scope_constants(model: ModelProto) -> ScopeConstants:
 
 
 def constant_value(source: TensorProto | NodeProto) -> np.ndarray[Any, Any] | None:
-    """The value of an initializer or a Constant node, or ``None`` when it is not at hand
-    (data kept outside the model, a sparse or string-valued Constant).
+    """The value of a numeric initializer or Constant node, or ``None`` when it is not at
+    hand: data kept outside the model, a sparse or string Constant, or a tensor whose data
+    does not fit its dims (:func:`~splitops.onnx._types.tensor_problem`; ``load_model``
+    refuses such files, a model built in memory may still hold one).
 
     >>> constant_value(helper.make_node("Constant", [], ["c"], value_ints=[2, 3]))
     array([2, 3])
     """
     if isinstance(source, TensorProto):
-        if source.data_location == TensorProto.EXTERNAL:
+        unreadable = tensor_problem(source, current_limits().max_tensor_elements)
+        if unreadable or source.data_location == TensorProto.EXTERNAL:
             return None
+        if source.data_type == TensorProto.STRING:
+            return None  # sizes are numbers; decoding strings could fail on bad UTF-8
         return numpy_helper.to_array(source)
     for attribute in source.attribute:
         if attribute.name == "value":

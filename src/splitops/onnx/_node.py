@@ -161,6 +161,12 @@ def run_node(node: NodeProto, inputs: Sequence[Any | None], *, opset: int) -> li
             f"run_node needs an onnx.NodeProto; {type(node).__name__} was given.",
             rule=Rule.OPERATOR,
         )
+    if not isinstance(inputs, (list, tuple)):
+        raise SplitTypeError(
+            f"run_node takes its inputs as a list or tuple that follows node.input; "
+            f"{type(inputs).__name__} was given.",
+            rule=Rule.INPUTS,
+        )
     return run_read_node(node, read_node(node, opset), inputs)
 
 
@@ -242,6 +248,13 @@ def _attribute(node: NodeProto, rule: OpsetRule) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for attribute in node.attribute:
         name = attribute.name
+        if name in values:
+            # Protobuf would keep both and helpers would read the last: one meaning only.
+            raise SplitError(
+                f"{rule.name} node gives the attribute {name!r} twice.",
+                rule=Rule.ATTRIBUTE,
+                hint="Keep one of them.",
+            )
         if name not in rule.attributes:
             raise SplitError(
                 f"{rule.name} has no attribute {name!r}; it takes "

@@ -82,8 +82,8 @@ def parse_dim(text: str) -> Any:
             global_dict={"Integer": sympy.Integer, "Symbol": sympy.Symbol, **_FUNCTIONS},
             transformations=(auto_symbol, auto_number),
         )
-    except (SyntaxError, TypeError, ValueError, NameError, AttributeError):
-        return None
+    except (SyntaxError, TypeError, ValueError, NameError, AttributeError, ZeroDivisionError):
+        return None  # Mod(N, 0), say: not an expression of a length
     if not isinstance(expr, sympy.Expr) or expr.has(sympy.zoo, sympy.nan, sympy.oo):
         return None
     if expr.is_number and not (expr.is_integer and expr >= 0):

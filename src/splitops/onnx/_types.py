@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from onnx import TensorProto, TensorShapeProto, TypeProto
+from onnx import TensorProto, TensorShapeProto, TypeProto, helper
 
 from ..arrays import element_of, numpy_dtype
 from ..core import ElementType, Rule, SplitTypeError
@@ -26,6 +26,7 @@ __all__ = [
     "numpy_dtype",
     "shape_text",
     "tensor_parts",
+    "tensor_problem",
     "type_text",
 ]
 
@@ -110,3 +111,62 @@ def shape_text(type_proto: TypeProto | None) -> str | None:
         return None
     texts = ["?" if dim_of(d) is None else str(dim_of(d)) for d in dims]
     return f"[{', '.join(texts)}]"
+
+
+#: Element types narrower than a byte, by their bits: packed in ``raw_data``.
+_NARROW_BITS = {
+    TensorProto.INT4: 4,
+    TensorProto.UINT4: 4,
+    TensorProto.FLOAT4E2M1: 4,
+    **{getattr(TensorProto, name): bits for name, bits in (("INT2", 2), ("UINT2", 2))},
+    **{getattr(TensorProto, name): 6 for name in ("FLOAT6E2M3", "FLOAT6E3M2")},
+}
+
+
+def tensor_problem(tensor: TensorProto, max_elements: int) -> str | None:
+    """What makes ``tensor`` unreadable, in words, or ``None``: an unknown or undefined data
+    type, a negative dim, more than ``max_elements`` elements, or data of another length than
+    its dims claim (data kept outside the model is measured when it is read).
+
+    >>> tensor = TensorProto(name="w", data_type=TensorProto.INT64, dims=[2**40], int64_data=[1])
+    >>> tensor_problem(tensor, 2**31)
+    'it claims 1099511627776 elements, over the max_tensor_elements limit of 2147483648'
+    >>> tensor_problem(helper.make_tensor("s", TensorProto.INT64, [3], [1, 2, 3]), 2**31)
+    """
+    code = tensor.data_type
+    if code == TensorProto.UNDEFINED or code not in TensorProto.DataType.values():
+        return f"its data type {element_name(code)} is no ONNX element type"
+    if any(dim < 0 for dim in tensor.dims):
+        return f"its dims {list(tensor.dims)} hold a negative length"
+    count = 1
+    for dim in tensor.dims:
+        count *= dim
+    if count > max_elements:
+        return f"it claims {count} elements, over the max_tensor_elements limit of {max_elements}"
+    if tensor.data_location == TensorProto.EXTERNAL or tensor.HasField("segment"):
+        return None
+    bits = _NARROW_BITS.get(code)
+    if tensor.HasField("raw_data"):
+        itemsize = helper.tensor_dtype_to_np_dtype(code).itemsize
+        needed = -(-count * bits // 8) if bits else count * itemsize
+        if len(tensor.raw_data) != needed:
+            return (
+                f"its dims {list(tensor.dims)} need {needed} bytes of raw_data, and it holds "
+                f"{len(tensor.raw_data)}"
+            )
+        return None
+    if bits:
+        return None  # packed in int32_data: left to the operators that read such types
+    if code == TensorProto.STRING:
+        for index, text in enumerate(tensor.string_data):
+            try:
+                text.decode("utf-8")
+            except UnicodeDecodeError:
+                return f"its string {index} is not UTF-8 ({text[:20]!r})"
+    field = helper.tensor_dtype_to_field(code)
+    per_element = 2 if code in (TensorProto.COMPLEX64, TensorProto.COMPLEX128) else 1
+    held = len(getattr(tensor, field))
+    if held != count * per_element:
+        needed = count * per_element
+        return f"its dims {list(tensor.dims)} need {needed} {field} values, and it holds {held}"
+    return None

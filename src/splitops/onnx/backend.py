@@ -38,7 +38,14 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 from onnx.reference import ReferenceEvaluator
 
 from ..arrays import element_of
-from ..core import ElementType, ModelCheckWarning, ModelInputError, SplitError
+from ..core import (
+    ElementType,
+    ModelCheckWarning,
+    ModelInputError,
+    OtherOperatorError,
+    SplitError,
+    SplitopsError,
+)
 from ._graphs import fed_inputs, split_nodes
 from ._node import read_node
 from ._node import run_node as _run_node
@@ -123,7 +130,14 @@ class SplitopsRep(BackendRep):
 
     def __init__(self, model: onnx.ModelProto) -> None:
         self.model = model
-        self.evaluator = SplitopsEvaluator(model)
+        try:
+            self.evaluator = SplitopsEvaluator(model)
+        except SplitopsError:
+            raise
+        except Exception as error:  # onnx.reference refusing another operator's node
+            raise OtherOperatorError(
+                f"onnx.reference cannot prepare the model: {type(error).__name__}: {error}"
+            ) from error
         self.input_names = [entry.name for entry in fed_inputs(model.graph)]
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
@@ -145,7 +159,14 @@ class SplitopsRep(BackendRep):
                 )
             feeds = dict(zip(self.input_names, values))  # noqa: B905 (optional inputs may be left out)
         check_feeds(self.model, feeds)
-        return tuple(self.evaluator.run(None, feeds))
+        try:
+            return tuple(self.evaluator.run(None, feeds))
+        except SplitopsError:
+            raise
+        except Exception as error:  # another operator failing in onnx.reference
+            raise OtherOperatorError(
+                f"the model failed to run: {type(error).__name__}: {error}"
+            ) from error
 
 
 class SplitopsBackend(Backend):
@@ -189,8 +210,8 @@ class SplitopsBackend(Backend):
         outputs_info: Any = None,
         **kwargs: Any,
     ) -> tuple[Any, ...]:
-        opset = int(kwargs.get("opset_version", onnx.defs.onnx_opset_version()))
-        return tuple(_run_node(node, list(inputs), opset=opset))
+        opset = kwargs.get("opset_version", onnx.defs.onnx_opset_version())
+        return tuple(_run_node(node, inputs, opset=opset))
 
     @classmethod
     def supports_device(cls, device: str) -> bool:

@@ -1,0 +1,167 @@
+"""Hostile model files through every command, under a memory and a time limit.
+
+Each file of :mod:`tests.malformed_models` runs through ``load_model`` and the commands
+``check``, ``infer``, ``convert`` and ``run`` in a child process that limits its own address
+space to 4 GiB (``resource.setrlimit``, before it imports anything) and must finish within
+120 s. Every command
+must end with exit 0, or with a documented code and exactly one ``splitops: error:`` line
+(warnings aside), and never with a traceback or an internal error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.malformed_models import CASES, write_all
+
+pytest.importorskip("resource", reason="memory limits need the resource module")
+
+ROOT = Path(__file__).resolve().parents[2]
+MEMORY = 4 * 2**30
+SECONDS = 120
+COMMANDS = {
+    "check": ["check"],
+    "infer": ["infer"],
+    "convert": ["convert", "--opset", "11", "-o", "converted.onnx"],
+    "run": ["run"],
+}
+
+#: Runs every command on one model in this process, and prints what each one left.
+DRIVER = """
+import contextlib, io, json, resource, sys, traceback
+resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[3]), int(sys.argv[3])))
+from splitops.cli import main
+from splitops import load_model, SplitopsError
+model, commands = sys.argv[1], json.loads(sys.argv[2])
+results = {}
+try:
+    load_model(model)
+    results["load_model"] = "loaded"
+except SplitopsError as error:
+    results["load_model"] = type(error).__name__
+except Exception:
+    results["load_model"] = "TRACEBACK " + traceback.format_exc()
+for name, args in commands.items():
+    stderr, stdout = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(stdout):
+            code = main([*args[:1], model, *args[1:]])
+    except BaseException:
+        code, stderr = -1, io.StringIO(traceback.format_exc())
+    results[name] = {"code": code, "stderr": stderr.getvalue(), "stdout": stdout.getvalue()}
+print(json.dumps(results))
+"""
+
+
+def attacked_file(case: str) -> str:
+    """The file name of a case, as the commands name it."""
+    return CASES[case]().name
+
+
+def _attack(path: Path) -> dict[str, Any]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, path.name, json.dumps(COMMANDS), str(MEMORY)],
+        cwd=path.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, (path.name, done.stderr[-2000:])
+    results: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return results
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    files = write_all(tmp_path_factory.mktemp("hostile"))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(files, pool.map(_attack, files.values()), strict=True))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_hostile_model_gets_one_line_and_a_documented_exit_code(
+    case: str, attacked: dict[str, dict[str, Any]]
+) -> None:
+    results = attacked[case]
+    assert not str(results["load_model"]).startswith("TRACEBACK"), results["load_model"]
+    for command in COMMANDS:
+        code, stderr = results[command]["code"], results[command]["stderr"]
+        assert "Traceback" not in stderr, (command, stderr)
+        assert code in (0, 1, 2, 3), (command, code, stderr)
+        errors = [line for line in stderr.splitlines() if line.startswith("splitops: error: ")]
+        allowed = ("splitops: error: ", "splitops: warning: ")
+        summary = f"{attacked_file(case)}: "  # check's count of nodes and problems
+        others = [
+            line
+            for line in stderr.splitlines()
+            if line.strip() and not line.startswith((*allowed, summary))
+        ]
+        assert others == [], (command, stderr)
+        # check reports problems on stdout, one line each, and exits 1: no error line then.
+        problems_found = command == "check" and code == 1
+        assert len(errors) == (0 if code == 0 or problems_found else 1), (command, stderr)
+        if problems_found:
+            assert results[command]["stdout"].strip(), stderr
+
+
+@pytest.mark.parametrize(
+    ("case", "says"),
+    [
+        ("raw_data not a multiple of 8", "need 16 bytes of raw_data, and it holds 7"),
+        ("dims of 2**40 over 16 bytes", "asks for 1099511627776 parts"),
+        ("weight of 2**40 elements in 16 bytes", "over the max_tensor_elements limit"),
+        ("short int64_data", "need 3 int64_data values, and it holds 2"),
+        ("data_type 999", "its data type 999 is no ONNX element type"),
+        ("data_type UNDEFINED", "its data type undefined is no ONNX element type"),
+        ("string split with invalid UTF-8", "its string 0 is not UTF-8"),
+        ("external data shorter than its dims", "too short"),
+        ("external location is the model itself", "the model file itself"),
+        ("external offset of a superscript two", "it must be a whole number >= 0"),
+        ("external location not UTF-8", "not UTF-8 text"),
+        ("node name not UTF-8", "is not UTF-8 text"),
+        ("recursive local function", "calls itself"),
+        ("mutually recursive local functions", "calls itself"),
+        ("duplicated local function", "is defined twice"),
+        ("num_outputs a billion", "the max_parts limit"),
+        ("SplitToSequence split of 2**22 entries", "the max_parts limit"),
+        ("truncated", "truncated"),
+        ("empty", "the file is empty"),
+    ],
+)
+def test_an_unreadable_model_is_refused_as_bad_input_by_every_command(
+    case: str, says: str, attacked: dict[str, dict[str, Any]]
+) -> None:
+    assert attacked[case]["load_model"] == "ModelLoadError"
+    for command in COMMANDS:
+        assert attacked[case][command]["code"] == 2, (command, attacked[case][command])
+        assert says in attacked[case][command]["stderr"], (command, attacked[case][command])
+
+
+@pytest.mark.parametrize(
+    ("case", "command", "code", "says"),
+    [
+        ("SplitToSequence of a [2**31] input", "check", 1, "[limit]: SplitToSequence-11 would"),
+        ("SplitToSequence of a [2**31] input", "run", 2, "max_input_elements"),
+        ("SplitToSequence constant split of 0", "convert", 1, "must be >= 1; 0 was given"),
+        ("num_outputs given twice", "check", 1, "gives the attribute 'num_outputs' twice"),
+        ("negative declared dims", "run", 2, "no tensor has a negative length"),
+        ("num_outputs 40000 with one output listed", "convert", 0, ""),
+    ],
+)
+def test_what_each_command_says_of_a_broken_node(
+    case: str, command: str, code: int, says: str, attacked: dict[str, dict[str, Any]]
+) -> None:
+    result = attacked[case][command]
+    assert result["code"] == code, result
+    assert says in result["stdout" if command == "check" else "stderr"], result

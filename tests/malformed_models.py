@@ -1,0 +1,338 @@
+"""Malformed and hostile model files, each a few hundred bytes at most, generated rather than
+stored: ``python tests/malformed_models.py DIR`` writes them into ``DIR``.
+
+Each :class:`Malformed` is a file name, the bytes of the model, and the other files it needs
+beside it (external data, a file outside the folder). Every one of them must leave every
+command with one line on stderr and a documented exit code, within a memory and a time
+limit (``tests/cli/test_hostile_models.py``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from onnx import (
+    FunctionProto,
+    GraphProto,
+    ModelProto,
+    NodeProto,
+    StringStringEntryProto,
+    TensorProto,
+    helper,
+    numpy_helper,
+)
+
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+@dataclass(frozen=True)
+class Malformed:
+    """One hostile model: its file name, its bytes, and files to write beside it."""
+
+    name: str
+    data: bytes
+    beside: dict[str, bytes] = field(default_factory=dict)
+
+
+def _model(
+    nodes: list[NodeProto],
+    inputs: dict[str, tuple[int, list[int | str | None] | None]],
+    outputs: list[str],
+    *,
+    opset: int = 18,
+    initializers: list[TensorProto] | None = None,
+    functions: list[FunctionProto] | None = None,
+    sequence_outputs: bool = False,
+) -> ModelProto:
+    make = (
+        helper.make_tensor_sequence_value_info
+        if sequence_outputs
+        else helper.make_tensor_value_info
+    )
+    graph = helper.make_graph(
+        nodes,
+        "hostile",
+        [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()],
+        [make(name, F, None) for name in outputs],
+        initializer=initializers or [],
+    )
+    imports = [helper.make_opsetid("", opset), helper.make_opsetid("local", 1)]
+    return helper.make_model(graph, opset_imports=imports, ir_version=8, functions=functions or [])
+
+
+def _split_with_sizes(sizes: TensorProto) -> ModelProto:
+    node = helper.make_node("Split", ["x", "s"], ["a", "b"], name="sized")
+    return _model([node], {"x": (F, [4])}, ["a", "b"], initializers=[sizes])
+
+
+def _raw(name: str, data_type: int, dims: list[int], raw: bytes) -> TensorProto:
+    return TensorProto(name=name, data_type=data_type, dims=dims, raw_data=raw)
+
+
+def _external(location: str, *, offset: str | None = None, length: str | None = None) -> ModelProto:
+    weight = TensorProto(name="w", data_type=F, dims=[6], data_location=TensorProto.EXTERNAL)
+    entries = {"location": location, "offset": offset, "length": length}
+    weight.external_data.extend(
+        StringStringEntryProto(key=k, value=v) for k, v in entries.items() if v is not None
+    )
+    nodes = [
+        helper.make_node("Add", ["x", "w"], ["y"]),
+        helper.make_node("Split", ["y"], ["a", "b"], num_outputs=2, name="halves"),
+    ]
+    return _model(nodes, {"x": (F, [6])}, ["a", "b"], initializers=[weight])
+
+
+def _text(model: ModelProto, old: bytes, new: bytes) -> bytes:
+    data = model.SerializeToString()
+    assert old in data
+    return data.replace(old, new, 1)
+
+
+def _sequence(inputs: list[str], shape: list[int | str | None], **attributes: object) -> ModelProto:
+    node = helper.make_node("SplitToSequence", inputs, ["seq"], name="chunks", **attributes)
+    return _model([node], {"x": (F, shape)}, ["seq"], sequence_outputs=True)
+
+
+def _function(name: str, calls: str) -> FunctionProto:
+    body = [helper.make_node(calls, ["x"], ["y"], domain="local")]
+    return helper.make_function(
+        "local", name, ["x"], ["y"], body, opset_imports=[helper.make_opsetid("", 18)]
+    )
+
+
+def _nested_ifs(depth: int) -> ModelProto:
+    inner: GraphProto = helper.make_graph(
+        [helper.make_node("Split", ["x"], ["a"], num_outputs=1, name="deep")],
+        "leaf",
+        [],
+        [helper.make_tensor_value_info("a", F, None)],
+    )
+    leaf = inner
+    for level in range(depth):
+        node = helper.make_node(
+            "If", ["c"], [f"o{level}"], then_branch=inner, else_branch=leaf, name=f"if{level}"
+        )
+        inner = helper.make_graph(
+            [node], f"g{level}", [], [helper.make_tensor_value_info(f"o{level}", F, None)]
+        )
+    return _model(list(inner.node), {"c": (TensorProto.BOOL, []), "x": (F, [2])}, [f"o{depth - 1}"])
+
+
+def _if_without_else() -> ModelProto:
+    branch = helper.make_graph(
+        [helper.make_node("Split", ["x"], ["a"], num_outputs=1, name="inner")],
+        "then",
+        [],
+        [helper.make_tensor_value_info("a", F, None)],
+    )
+    node = helper.make_node("If", ["c"], ["o"], then_branch=branch, name="half")
+    return _model([node], {"c": (TensorProto.BOOL, []), "x": (F, [2])}, ["o"])
+
+
+def _greedy_outputs(count: int) -> ModelProto:
+    node = helper.make_node("Split", ["x"], ["a"], num_outputs=count, name="greedy")
+    return _model([node], {"x": (F, [count])}, ["a"])
+
+
+def _twice(name: str, first: int, second: int) -> ModelProto:
+    node = helper.make_node("Split", ["x"], ["a", "b"], name="twice")
+    node.attribute.extend([helper.make_attribute(name, first), helper.make_attribute(name, second)])
+    return _model([node], {"x": (F, [4])}, ["a", "b"])
+
+
+def _negative_dims() -> ModelProto:
+    nodes = [helper.make_node("Split", [n], [f"{n}0"], num_outputs=1) for n in "xyz"]
+    inputs: dict[str, tuple[int, list[int | str | None] | None]] = {
+        "x": (F, [4]),
+        "y": (F, [2**28]),
+        "z": (F, [-(2**28)]),
+    }
+    return _model(nodes, inputs, ["x0", "y0", "z0"])
+
+
+CASES: dict[str, Callable[[], Malformed]] = {
+    "raw_data not a multiple of 8": lambda: Malformed(
+        "raw7.onnx", _split_with_sizes(_raw("s", I64, [2], b"\x02" * 7)).SerializeToString()
+    ),
+    "dims of 2**40 over 16 bytes": lambda: Malformed(
+        "huge_dims.onnx",
+        _split_with_sizes(_raw("s", I64, [2**40], b"\x02" * 16)).SerializeToString(),
+    ),
+    "weight of 2**40 elements in 16 bytes": lambda: Malformed(
+        "huge_weight.onnx",
+        _with_initializer(
+            _greedy_outputs(2), _raw("w", F, [2**40], b"\x00" * 16)
+        ).SerializeToString(),
+    ),
+    "short int64_data": lambda: Malformed(
+        "short.onnx",
+        _split_with_sizes(
+            TensorProto(name="s", data_type=I64, dims=[3], int64_data=[2, 2])
+        ).SerializeToString(),
+    ),
+    "data_type 999": lambda: Malformed(
+        "type999.onnx", _split_with_sizes(_raw("s", 999, [2], b"\x02" * 16)).SerializeToString()
+    ),
+    "data_type UNDEFINED": lambda: Malformed(
+        "undefined.onnx",
+        _split_with_sizes(
+            TensorProto(name="s", data_type=0, dims=[2], int64_data=[2, 2])
+        ).SerializeToString(),
+    ),
+    "string split with invalid UTF-8": lambda: Malformed(
+        "strings.onnx",
+        _split_with_sizes(
+            TensorProto(
+                name="s", data_type=TensorProto.STRING, dims=[2], string_data=[b"\xff", b"2"]
+            )
+        ).SerializeToString(),
+    ),
+    "external data shorter than its dims": lambda: Malformed(
+        "short_data.onnx", _external("short.bin").SerializeToString(), {"short.bin": b"\x00" * 8}
+    ),
+    "external location is the model itself": lambda: Malformed(
+        "itself.onnx", _external("itself.onnx").SerializeToString()
+    ),
+    "external offset of a superscript two": lambda: Malformed(
+        "superscript.onnx",
+        _external("w.bin", offset="\u00b2").SerializeToString(),
+        {"w.bin": b"\x00" * 24},
+    ),
+    "external length of a superscript two": lambda: Malformed(
+        "superscript_length.onnx",
+        _external("w.bin", length="\u00b2").SerializeToString(),
+        {"w.bin": b"\x00" * 24},
+    ),
+    "external location not UTF-8": lambda: Malformed(
+        "location.onnx",
+        _text(_external("w.bin"), b"w.bin", b"w\xffbin"),
+        {"w.bin": b"\x00" * 24},
+    ),
+    "external data absolute": lambda: Malformed(
+        "absolute.onnx", _external("/etc/passwd").SerializeToString()
+    ),
+    "node name not UTF-8": lambda: Malformed(
+        "name.onnx", _text(_greedy_outputs(2), b"greedy", b"gr\xff\xfedy")
+    ),
+    "op_type not UTF-8": lambda: Malformed(
+        "op_type.onnx", _text(_greedy_outputs(2), b"Split", b"Spl\xffit")
+    ),
+    "dim_param Mod(N, 0)": lambda: Malformed(
+        "mod0.onnx",
+        _model(
+            [helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")],
+            {"x": (F, ["Mod(N, 0)"])},
+            ["a", "b"],
+        ).SerializeToString(),
+    ),
+    "recursive local function": lambda: Malformed(
+        "recursive.onnx",
+        _model(
+            [helper.make_node("Loops", ["x"], ["y"], domain="local")],
+            {"x": (F, [2])},
+            ["y"],
+            functions=[_function("Loops", "Loops")],
+        ).SerializeToString(),
+    ),
+    "mutually recursive local functions": lambda: Malformed(
+        "mutual.onnx",
+        _model(
+            [helper.make_node("Ping", ["x"], ["y"], domain="local")],
+            {"x": (F, [2])},
+            ["y"],
+            functions=[_function("Ping", "Pong"), _function("Pong", "Ping")],
+        ).SerializeToString(),
+    ),
+    "duplicated local function": lambda: Malformed(
+        "duplicated.onnx",
+        _model(
+            [helper.make_node("Twin", ["x"], ["y"], domain="local")],
+            {"x": (F, [2])},
+            ["y"],
+            functions=[_function("Twin", "Relu"), _function("Twin", "Relu")],
+        ).SerializeToString(),
+    ),
+    "graph output of elem_type 999": lambda: Malformed("output999.onnx", _output_type_999()),
+    "num_outputs 40000 with one output listed": lambda: Malformed(
+        "greedy40k.onnx", _greedy_outputs(40_000).SerializeToString()
+    ),
+    "num_outputs a billion": lambda: Malformed(
+        "billion.onnx", _greedy_outputs(10**9).SerializeToString()
+    ),
+    "SplitToSequence of a [2**31] input": lambda: Malformed(
+        "seq2e31.onnx", _sequence(["x"], [2**31]).SerializeToString()
+    ),
+    "SplitToSequence split of 2**22 entries": lambda: Malformed(
+        "seq_split.onnx",
+        _with_initializer(
+            _sequence(["x", "s"], [2**22]), _raw("s", I64, [2**22], b"")
+        ).SerializeToString(),
+    ),
+    "SplitToSequence constant split of 0": lambda: Malformed(
+        "chunk0.onnx",
+        _with_initializer(
+            _sequence(["x", "s"], [6]), numpy_helper.from_array(np.array(0, np.int64), "s")
+        ).SerializeToString(),
+    ),
+    "200 initializers on one external file": lambda: _shared_external(200),
+    "negative declared dims": lambda: Malformed(
+        "negative.onnx", _negative_dims().SerializeToString()
+    ),
+    "num_outputs given twice": lambda: Malformed(
+        "twice.onnx", _twice("num_outputs", 2, 3).SerializeToString()
+    ),
+    "If nested 20 deep": lambda: Malformed("deep.onnx", _nested_ifs(20).SerializeToString()),
+    "If without its else_branch": lambda: Malformed(
+        "half_if.onnx", _if_without_else().SerializeToString()
+    ),
+    "truncated": lambda: Malformed("truncated.onnx", _greedy_outputs(2).SerializeToString()[:41]),
+    "garbage": lambda: Malformed("garbage.onnx", bytes(range(256)) * 2),
+    "empty": lambda: Malformed("empty.onnx", b""),
+}
+
+
+def _with_initializer(model: ModelProto, tensor: TensorProto) -> ModelProto:
+    model.graph.initializer.append(tensor)
+    return model
+
+
+def _output_type_999() -> bytes:
+    model = _greedy_outputs(2)
+    model.graph.output[0].type.tensor_type.elem_type = 999
+    return model.SerializeToString()
+
+
+def _shared_external(count: int) -> Malformed:
+    weights = []
+    for index in range(count):
+        weight = TensorProto(
+            name=f"w{index}", data_type=F, dims=[5 * 2**18], data_location=TensorProto.EXTERNAL
+        )
+        weight.external_data.append(StringStringEntryProto(key="location", value="big.bin"))
+        weights.append(weight)
+    node = helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")
+    model = _model([node], {"x": (F, [4])}, ["a", "b"], initializers=weights)
+    return Malformed("shared.onnx", model.SerializeToString(), {"big.bin": b"\x00" * (5 * 2**20)})
+
+
+def write_all(folder: Path) -> dict[str, Path]:
+    """Write every case into ``folder``; returns the model file of each, by case name."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = {}
+    for what, make in CASES.items():
+        case = make()
+        (folder / case.name).write_bytes(case.data)
+        for name, data in case.beside.items():
+            (folder / name).write_bytes(data)
+        written[what] = folder / case.name
+    return written
+
+
+if __name__ == "__main__":
+    for what, path in write_all(Path(sys.argv[1])).items():
+        print(f"{path.name}: {what}")

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .onnx._diagnostics import Diagnostic
     from .onnx._inference import infer_shapes
     from .onnx._io import load_model, save_model
+    from .onnx._lower import lower_model
     from .onnx._node import run_node
     from .onnx._reference import reference_ops
 
@@ -58,6 +59,7 @@ __all__ = [
     "convert_model",
     "infer_shapes",
     "load_model",
+    "lower_model",
     "opset_rule",
     "reference_ops",
     "run_node",
@@ -79,6 +81,7 @@ _LAZY = {
     "convert_model": ("splitops.onnx._convert", "convert_model"),
     "load_model": ("splitops.onnx._io", "load_model"),
     "save_model": ("splitops.onnx._io", "save_model"),
+    "lower_model": ("splitops.onnx._lower", "lower_model"),
 }
 
 

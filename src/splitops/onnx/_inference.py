@@ -103,6 +103,7 @@ __all__ = [
     "SplitNodeInference",
     "SplitOutputDescription",
     "describe_split_outputs",
+    "infer_model_and_nodes",
     "infer_shapes",
     "infer_split_nodes",
 ]
@@ -198,6 +199,14 @@ def infer_split_nodes(model: ModelProto) -> list[SplitNodeInference]:
     subgraphs, then local functions (types on which all call sites agree, and the first
     error any call site meets)."""
     return _infer_model(model).records
+
+
+def infer_model_and_nodes(model: ModelProto) -> tuple[ModelProto, list[SplitNodeInference]]:
+    """:func:`infer_shapes` with ``strict=False`` (without its warnings) and
+    :func:`infer_split_nodes`, from one inference: the inferred copy of ``model`` and what
+    was found for every node."""
+    inferred = _infer_model(model)
+    return inferred.model, inferred.records
 
 
 def describe_split_outputs(model: ModelProto) -> list[SplitOutputDescription]:

@@ -297,6 +297,7 @@ def _infer_model(model: ModelProto, *, top: bool = True) -> _Inferred:
     calls: dict[bytes, _Inferred | None] = {}
     masked = _first_masked(base, sites, opset)
     outcomes = [_Outcome() for _ in sites]
+    memo: dict[tuple[int, tuple[bytes, ...]], _Outcome] = {}
     for _ in range(2 * len(sites) + 2):
         work = ModelProto()
         work.CopyFrom(base)
@@ -304,7 +305,10 @@ def _infer_model(model: ModelProto, *, top: bool = True) -> _Inferred:
         _write_outcomes(work.graph, [sites[i] for i in masked], [outcomes[i] for i in masked])
         work = onnx.shape_inference.infer_shapes(work, data_prop=True)
         scopes = _scopes(work)
-        fresh = [_infer_site(work, site, scopes[site.where], opset, calls) for site in sites]
+        fresh = [
+            _remembered(memo, i, work, site, scopes[site.where], opset, calls)
+            for i, site in enumerate(sites)
+        ]
         departed = {
             i
             for i, site in enumerate(sites)
@@ -359,6 +363,30 @@ def _onnx_agrees(outcome: _Outcome, site: _Site, scope: _Scope) -> bool:
     return [name for name, _ in outcome.outputs] == written and _outputs_key(
         outcome.outputs
     ) == _outputs_key(cast("tuple[tuple[str, TypeProto], ...]", found))
+
+
+def _remembered(
+    memo: dict[tuple[int, tuple[bytes, ...]], _Outcome],
+    index: int,
+    work: ModelProto,
+    site: _Site,
+    scope: _Scope,
+    opset: int,
+    calls: dict[bytes, _Inferred | None],
+) -> _Outcome:
+    """:func:`_infer_site`, inferred once per site and input types: a round that changes
+    nothing upstream of a node finds the types it found before (symbolic sizes cost sympy
+    time)."""
+    if site.function is not None:
+        return _infer_site(work, site, scope, opset, calls)
+    types = (scope.type_of(name) for name in site.node.input)
+    key = (
+        index,
+        tuple(b"" if t is None else t.SerializeToString(deterministic=True) for t in types),
+    )
+    if key not in memo:
+        memo[key] = _infer_site(work, site, scope, opset, calls)
+    return memo[key]
 
 
 def _infer_site(
@@ -443,8 +471,11 @@ def _write_functions(inferred: _Inferred) -> None:
     """Give each function's value_info the types on which all its call sites agree."""
     for function in inferred.model.functions:
         places = inferred.functions.get(_function_key(function), {})
+        grouped: dict[_Where, list[tuple[str, TypeProto]]] = {}
         for (where, _), outcomes in places.items():
-            _write(graph_at(function, where), _merge(outcomes).outputs)
+            grouped.setdefault(where, []).extend(_merge(outcomes).outputs)
+        for where, outputs in grouped.items():
+            _write(graph_at(function, where), outputs)
 
 
 def _call_model(
@@ -754,22 +785,26 @@ def _unmask(model: ModelProto) -> None:
 def _write_outcomes(
     graph: GraphProto, sites: Sequence[_Site], outcomes: Sequence[_Outcome]
 ) -> None:
+    grouped: dict[_Where, list[tuple[str, TypeProto]]] = {}
     for site, outcome in zip(sites, outcomes, strict=True):
-        _write(graph_at(graph, site.where), outcome.outputs)
+        grouped.setdefault(site.where, []).extend(outcome.outputs)
+    for where, outputs in grouped.items():
+        _write(graph_at(graph, where), outputs)
 
 
 def _write(proto: GraphProto | FunctionProto, outputs: Iterable[tuple[str, TypeProto]]) -> None:
     """Put each type in the graph output of that name when it lacks a shape, else in
     value_info (unless the graph output already has a shape)."""
     declared = {v.name: v for v in proto.output} if isinstance(proto, GraphProto) else {}
+    entries = {v.name: v for v in proto.value_info}
     for name, type_proto in outputs:
         if name in declared:
             if not _has_shape(declared[name].type):
                 declared[name].type.CopyFrom(type_proto)
             continue
-        entry = next((v for v in proto.value_info if v.name == name), None)
+        entry = entries.get(name)
         if entry is None:
-            entry = proto.value_info.add()
+            entry = entries[name] = proto.value_info.add()
             entry.name = name
         entry.type.CopyFrom(type_proto)
 

@@ -6,6 +6,15 @@ The module itself is the backend (``prepare``, ``run_model``, ``run_node``,
 Split nodes inside subgraphs (If, Loop, Scan) and model-local functions run on splitops too:
 the evaluator passes its op classes down to every graph it creates.
 
+``prepare(model, engine="onnxruntime")`` runs the whole model on onnxruntime instead, at its
+speed: the model is lowered once (:func:`~splitops.lower_model`), so that onnxruntime computes
+what the spec says, and one ``InferenceSession`` runs it. Outputs and errors are the reference
+engine's: where onnxruntime fails on some inputs, the reference engine runs them, and its
+error (or, where onnxruntime lacks what the model needs, its outputs, with an
+:class:`EngineFallbackWarning`) is what the call gives. A model that lowering refuses (a node
+the spec rejects, perhaps in an If branch these inputs never take) or that onnxruntime cannot
+load runs on the reference engine, with an :class:`EngineFallbackWarning` at ``prepare``.
+
 >>> import numpy as np
 >>> from onnx import TensorProto, helper
 >>> from splitops import backend
@@ -20,6 +29,7 @@ the evaluator passes its op classes down to every graph it creates.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -42,6 +52,9 @@ from ._node import run_node as _run_node
 from ._reference import reference_ops
 
 __all__ = [
+    "ENGINES",
+    "EngineFallbackWarning",
+    "OnnxruntimeRep",
     "SplitopsBackend",
     "SplitopsEvaluator",
     "SplitopsRep",
@@ -113,8 +126,18 @@ class SplitopsEvaluator(ReferenceEvaluator):
             raise split_error from split_error.__cause__
 
 
+#: The engines that run whole models: the exact reference path, and onnxruntime.
+ENGINES = ("reference", "onnxruntime")
+
+
+class EngineFallbackWarning(UserWarning):
+    """The onnxruntime engine ran a model, or some inputs, on the reference engine."""
+
+
 class SplitopsRep(BackendRep):
     """A prepared model: ``run(inputs)`` returns the graph outputs in order."""
+
+    engine = "reference"
 
     def __init__(self, model: onnx.ModelProto) -> None:
         self.model = model
@@ -123,43 +146,149 @@ class SplitopsRep(BackendRep):
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Run on ``inputs``: a mapping by name, a sequence in graph-input order, or one array."""
-        if isinstance(inputs, Mapping):
-            feeds = dict(inputs)
+        return tuple(self.evaluator.run(None, feeds_by_name(self.input_names, inputs)))
+
+
+class OnnxruntimeRep(BackendRep):
+    """A model prepared for the onnxruntime engine: lowered once, one ``InferenceSession``.
+
+    ``engine`` says what runs it: ``"onnxruntime"``, or ``"reference"`` where the model could
+    not be lowered or loaded (``fallback`` says why).
+    """
+
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        *,
+        session_options: Any = None,
+        providers: Sequence[str] | None = None,
+    ) -> None:
+        from ._lower import lower_model
+        from ._ort import has_bfloat16, import_onnxruntime, make_session
+
+        import_onnxruntime()
+        self.model = model
+        self.input_names = [entry.name for entry in fed_inputs(model.graph)]
+        self.session: Any = None
+        self.fallback: str | None = None
+        self._reference: SplitopsRep | None = None
+        try:
+            lowered = lower_model(model)
+        except SplitError as error:
+            self.fallback = f"lower_model refused the model: {error}"
         else:
-            values = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
-            if len(values) > len(self.input_names):
-                count = len(self.input_names)
-                raise SplitError(
-                    f"the model takes {count} input{'' if count == 1 else 's'} "
-                    f"{self.input_names}; "
-                    f"{len(values)} were given.",
-                    rule=Rule.MODEL_INPUTS,
-                    hint="Pass one array per graph input, or a dict by name.",
+            try:
+                self.session = make_session(
+                    lowered, session_options=session_options, providers=providers
                 )
-            feeds = dict(zip(self.input_names, values))  # noqa: B905 (optional inputs may be left out)
-        return tuple(self.evaluator.run(None, feeds))
+            except Exception as error:  # onnxruntime's own classes
+                self.fallback = f"onnxruntime cannot load the lowered model: {_one_line(error)}"
+        if self.fallback is not None:
+            warnings.warn(
+                f"{self.fallback} The reference engine runs it.",
+                EngineFallbackWarning,
+                stacklevel=3,
+            )
+        self._raw_bits = self.session is not None and has_bfloat16(self.session)
+
+    @property
+    def engine(self) -> str:
+        return "reference" if self.session is None else "onnxruntime"
+
+    def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Run on ``inputs`` as :meth:`SplitopsRep.run` does, on onnxruntime."""
+        feeds = feeds_by_name(self.input_names, inputs)
+        if self.session is None:
+            return self.reference.run(feeds)
+        try:
+            if not self._raw_bits:
+                return tuple(self.session.run(None, feeds))
+            from ._ort import run_session
+
+            return tuple(run_session(self.session, feeds))
+        except Exception as error:  # onnxruntime's own classes
+            # The reference engine says what these inputs give: its error, or its outputs.
+            outputs = self.reference.run(feeds)
+            warnings.warn(
+                f"onnxruntime failed on these inputs ({_one_line(error)}); the reference "
+                "engine's outputs are returned.",
+                EngineFallbackWarning,
+                stacklevel=2,
+            )
+            return outputs
+
+    @property
+    def reference(self) -> SplitopsRep:
+        """The reference engine's preparation of the same model, made at first use."""
+        if self._reference is None:
+            self._reference = SplitopsRep(self.model)
+        return self._reference
+
+
+def feeds_by_name(input_names: Sequence[str], inputs: Any) -> dict[str, Any]:
+    """Inputs by name, from a mapping by name, a sequence in graph-input order, or one array."""
+    if isinstance(inputs, Mapping):
+        return dict(inputs)
+    values = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
+    if len(values) > len(input_names):
+        count = len(input_names)
+        raise SplitError(
+            f"the model takes {count} input{'' if count == 1 else 's'} {list(input_names)}; "
+            f"{len(values)} were given.",
+            rule=Rule.MODEL_INPUTS,
+            hint="Pass one array per graph input, or a dict by name.",
+        )
+    return dict(zip(input_names, values))  # noqa: B905 (optional inputs may be left out)
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())
 
 
 class SplitopsBackend(Backend):
     """The backend class; the module-level functions below are its methods."""
 
     @classmethod
-    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> SplitopsRep:
-        """Check the model and get it ready to run.
+    def prepare(
+        cls,
+        model: onnx.ModelProto,
+        device: str = "CPU",
+        engine: str = "reference",
+        **kwargs: Any,
+    ) -> SplitopsRep | OnnxruntimeRep:
+        """Check the model and get it ready to run on ``engine``.
 
         Every Split and SplitToSequence node (subgraphs and local functions included) is read
         by its version's rules first, so a broken one raises SplitError naming it rather than
         the checker's ValidationError; then ``onnx.checker`` checks the rest.
+
+        ``engine="reference"`` (the default) runs every operator on onnx.reference and Split
+        on splitops: exact, slow. ``engine="onnxruntime"`` lowers the model once and runs it
+        on onnxruntime (``session_options=`` and ``providers=`` go to its
+        ``InferenceSession``): its speed, the same outputs and errors.
         """
+        if engine not in ENGINES:
+            raise SplitError(
+                f"the engine must be one of {', '.join(ENGINES)}; {engine!r} was given.",
+                rule=Rule.ARGUMENT,
+            )
+        options = {k: kwargs.pop(k) for k in ("session_options", "providers") if k in kwargs}
         check_split_nodes(model)
         super().prepare(model, device, **kwargs)
+        if engine == "onnxruntime":
+            return OnnxruntimeRep(model, **options)
         return SplitopsRep(model)
 
     @classmethod
     def run_model(
-        cls, model: onnx.ModelProto, inputs: Any, device: str = "CPU", **kwargs: Any
+        cls,
+        model: onnx.ModelProto,
+        inputs: Any,
+        device: str = "CPU",
+        engine: str = "reference",
+        **kwargs: Any,
     ) -> tuple[Any, ...]:
-        return cls.prepare(model, device, **kwargs).run(inputs)
+        return cls.prepare(model, device, engine, **kwargs).run(inputs)
 
     @classmethod
     def run_node(

@@ -93,7 +93,15 @@ from ._inference import infer_model_and_nodes
 from ._io import check_part_counts
 from ._node import DEFAULT_DOMAINS, SplitNode, node_label, read_node
 
-__all__ = ["TARGETS", "Lowering", "lower_model", "lower_model_with_report"]
+__all__ = [
+    "TARGETS",
+    "Lowering",
+    "Readers",
+    "SequenceReader",
+    "lower_model",
+    "lower_model_with_report",
+    "sequence_readers",
+]
 
 Target = Literal["portable", "no-sequences"]
 
@@ -156,7 +164,7 @@ def lower_model_with_report(
             raise error.in_context(f"{record.graph}: ") from record.problems[0][1]
     lowered = ModelProto()
     lowered.CopyFrom(model)
-    plan = _Plan(ModelFacts.read(lowered, value_types(inferred)), _Readers.of(lowered), target)
+    plan = _Plan(ModelFacts.read(lowered, value_types(inferred)), Readers.of(lowered), target)
     for body, index, node in split_sites(lowered):
         plan.lower(body, index, node)
     plan.edits.apply()
@@ -172,14 +180,14 @@ def lower_model_with_report(
 
 
 @dataclass
-class _Readers:
+class Readers:
     """The nodes that read each value, and the values that leave their body, per scope."""
 
     nodes: dict[tuple[str, str], list[tuple[Body, int, NodeProto]]]
     leaving: dict[tuple[str, str], str]
 
     @classmethod
-    def of(cls, model: ModelProto) -> _Readers:
+    def of(cls, model: ModelProto) -> Readers:
         nodes: dict[tuple[str, str], list[tuple[Body, int, NodeProto]]] = defaultdict(list)
         leaving = {}
         for body in iter_bodies(model):
@@ -198,7 +206,7 @@ class _Readers:
 @dataclass
 class _Plan:
     facts: ModelFacts
-    readers: _Readers
+    readers: Readers
     target: Target
     edits: ModelEdits = field(default_factory=ModelEdits)
     report: list[Lowering] = field(default_factory=list)
@@ -357,14 +365,43 @@ def _listed_in_graph(build: GraphBuilder, planned: tuple[Any, ...], listed: int)
 
 
 @dataclass
-class _Reader:
-    """One node that reads the sequence: SequenceAt (with its part), SequenceLength or
+class SequenceReader:
+    """One node that reads a sequence: SequenceAt (with its part), SequenceLength or
     ConcatFromSequence."""
 
     index: int
     node: NodeProto
     #: SequenceAt's constant position, as given (negative counts from the back).
     position: int | None = None
+
+
+def sequence_readers(
+    readers: Readers, facts: ModelFacts, body: Body, node: NodeProto
+) -> tuple[list[SequenceReader], str | None]:
+    """The nodes that read the sequence of a SplitToSequence ``node``, when every one is a
+    SequenceAt at a constant position, a SequenceLength or a ConcatFromSequence of its body;
+    else why the sequence must stay."""
+    sequence = node.output[0]
+    key = (body.root, sequence)
+    where = readers.leaving.get(key)
+    if where is not None:
+        return [], f"it is an output of {where}"
+    found = []
+    for place, index, reader in readers.nodes.get(key, ()):
+        what = f"{reader.op_type} {node_label(reader)!r}"
+        if place.label != body.label:
+            return [], f"{what} in {place.label} reads it"
+        if reader.op_type not in _SEQUENCE_READERS or reader.domain not in DEFAULT_DOMAINS:
+            return [], f"{what} reads it"
+        if reader.input[0] != sequence or sequence in reader.input[1:]:
+            return [], f"{what} reads it as a tensor"
+        found.append(SequenceReader(index, reader))
+        if reader.op_type == "SequenceAt":
+            position = facts.constant(body, reader.input[1]) if len(reader.input) > 1 else None
+            if position is None or position.ndim != 0 or position.dtype.kind not in "iu":
+                return [], f"{what} reads it at a position known only at run time"
+            found[-1].position = int(position)
+    return found, None
 
 
 class _Sequence:
@@ -431,31 +468,10 @@ class _Sequence:
         if self.spec.split_input is not None:
             self.plan.dropped.append(self.spec.split_input)
 
-    def _readers(self) -> tuple[list[_Reader], str | None]:
-        """The nodes that read the sequence, or why it must stay a sequence."""
-        key = (self.body.root, self.sequence)
-        where = self.plan.readers.leaving.get(key)
-        if where is not None:
-            return [], f"it is an output of {where}"
-        found = []
-        for body, index, node in self.plan.readers.nodes.get(key, ()):
-            what = f"{node.op_type} {node_label(node)!r}"
-            if body.label != self.body.label:
-                return [], f"{what} in {body.label} reads it"
-            if node.op_type not in _SEQUENCE_READERS or node.domain not in DEFAULT_DOMAINS:
-                return [], f"{what} reads it"
-            if node.input[0] != self.sequence or self.sequence in node.input[1:]:
-                return [], f"{what} reads it as a tensor"
-            reader = _Reader(index, node)
-            if node.op_type == "SequenceAt":
-                position = self.facts.constant(body, node.input[1]) if len(node.input) > 1 else None
-                if position is None or position.ndim != 0 or position.dtype.kind not in "iu":
-                    return [], f"{what} reads it at a position known only at run time"
-                reader.position = int(position)
-            found.append(reader)
-        return found, None
+    def _readers(self) -> tuple[list[SequenceReader], str | None]:
+        return sequence_readers(self.plan.readers, self.facts, self.body, self.node)
 
-    def _remove(self, readers: list[_Reader]) -> str | None:
+    def _remove(self, readers: list[SequenceReader]) -> str | None:
         """Replace the sequence and its readers; or say why it cannot be removed."""
         sizes = self.part_sizes()
         count = None if sizes is None else len(sizes)
@@ -486,7 +502,9 @@ class _Sequence:
         self._by_position(readers, None)
         return None
 
-    def _by_split(self, readers: list[_Reader], sizes: tuple[int, ...] | None, count: int) -> None:
+    def _by_split(
+        self, readers: list[SequenceReader], sizes: tuple[int, ...] | None, count: int
+    ) -> None:
         """One Split cuts every part; each reader takes its part, or their count."""
         plan, body, facts = self.plan, self.body, self.facts
         label = _label(self.node)
@@ -551,7 +569,7 @@ class _Sequence:
             parts = [step.unsqueeze(p, axis) for p in parts]
         step.add("Concat", parts, "concat", output=node.output[0], axis=axis)
 
-    def _by_position(self, readers: list[_Reader], count: int | None) -> None:
+    def _by_position(self, readers: list[SequenceReader], count: int | None) -> None:
         """Each SequenceAt reads its own part (a Gather for chunks of 1, else a Slice), for a
         number of parts known only at run time, or for sizes known only at run time where
         Split takes sizes as an attribute only. SequenceLength gets the ``count`` (or

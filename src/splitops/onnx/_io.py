@@ -26,8 +26,10 @@ splitops.ModelLoadError: cannot load .../notes.txt: it is not an ONNX model...
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import uuid
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import onnx
@@ -92,10 +94,23 @@ def load_model(path: str | os.PathLike[str], *, trust_external_data: bool = Fals
 
 
 def save_model(model: ModelProto, path: str | os.PathLike[str]) -> None:
-    """Write ``model`` to ``path``; weights go to ``<name>.data`` beside it past 2 GB."""
+    """Write ``model`` to ``path``; weights go to ``<name>.data`` beside it past 2 GB.
+
+    The model is written under a temporary name in the same folder, then renamed: ``path``
+    never holds a partial file, even when writing fails half way.
+    """
     file = Path(path)
     external = model.ByteSize() > MAX_MODEL_BYTES
-    onnx.save_model(model, file, save_as_external_data=external, location=f"{file.name}.data")
+    temporary = file.with_name(f".{file.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        onnx.save_model(
+            model, temporary, save_as_external_data=external, location=f"{file.name}.data"
+        )
+        os.replace(temporary, file)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
 
 
 def check_part_counts(model: ModelProto) -> None:

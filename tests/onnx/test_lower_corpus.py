@@ -83,6 +83,27 @@ def test_the_torchscript_tensor_split_sequence_is_gone(exported_corpus: dict[str
     assert [n.op_type for n in lowered.graph.node].count("Slice") == 3
 
 
+def test_the_onnxruntime_target_keeps_the_sequence_onnxruntime_runs_alike(
+    exported_corpus: dict[str, Path],
+) -> None:
+    """The onnxruntime engine's target keeps a sequence whose parts would each need a Slice,
+    where onnxruntime runs it as the spec says; the engine's outputs are torch's still."""
+    entry = corpus.by_name("tensor_split_seq", "torchscript")
+    model = onnx.load(exported_corpus[entry.file_name])
+    lowered, report = lower_model_with_report(model, target="onnxruntime")
+    assert [row.outcome for row in report] == ["kept"]
+    assert sequence_ops(lowered) == ["SequenceAt", "SplitToSequence"]
+    from splitops import backend
+
+    rep = backend.prepare(model, engine="onnxruntime")
+    for batch, seq in SIZES:
+        (x,) = entry.inputs(batch, seq)
+        with torch.no_grad():
+            expected = entry.build()(x)
+        for have, want in zip(rep.run([x.numpy()]), expected, strict=True):
+            np.testing.assert_array_equal(have, want.numpy(), strict=True)
+
+
 class ChunkRows(torch.nn.Module):
     """torch.chunk(x, 4) along the dynamic sequence axis: 3 chunks at lengths 6 and 9."""
 

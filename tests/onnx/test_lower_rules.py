@@ -352,6 +352,32 @@ def test_a_sequence_read_at_constant_positions_becomes_split_and_squeeze() -> No
     assert n == 3
 
 
+@pytest.mark.parametrize(("element", "kept"), [(F, True), (TensorProto.INT8, False)])
+def test_the_onnxruntime_target_keeps_only_sequences_onnxruntime_has_a_kernel_for(
+    element: int, kept: bool
+) -> None:
+    """Chunks of 1 on an axis known only at run time: onnxruntime runs the float sequence as
+    the spec says; it has no SplitToSequence kernel for int8, so that one goes."""
+    nodes = [
+        helper.make_node("SplitToSequence", ["x"], ["seq"], axis=0),
+        helper.make_node("SequenceAt", ["seq", "first"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", element, ["N", 2])],
+        [helper.make_tensor_value_info("y", element, [None, None])],
+        [numpy_helper.from_array(np.array(0), "first")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=8)
+    lowered = lower_model(model, target="onnxruntime")
+    assert ("SplitToSequence" in ops(lowered)) == kept
+    assert "SplitToSequence" not in ops(lower_model(model))
+    x = np.arange(6).reshape(3, 2).astype(helper.tensor_dtype_to_np_dtype(element))
+    (y,) = session(lowered).run(None, {"x": x})
+    np.testing.assert_array_equal(y, x[:1], strict=True)
+
+
 def test_a_sequence_nothing_reads_is_removed() -> None:
     nodes = [
         helper.make_node("SplitToSequence", ["x"], ["seq"]),

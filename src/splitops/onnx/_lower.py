@@ -68,7 +68,7 @@ from functools import partial
 from typing import Any, Literal
 
 import numpy as np
-from onnx import ModelProto, NodeProto, helper, numpy_helper
+from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
 from ..core import (
     PartCount,
@@ -103,11 +103,27 @@ __all__ = [
     "sequence_readers",
 ]
 
-Target = Literal["portable", "no-sequences"]
+Target = Literal["portable", "no-sequences", "onnxruntime"]
 
 #: What lowering may aim for: ``portable`` keeps a sequence it cannot remove, in a form
-#: onnxruntime runs as the spec says; ``no-sequences`` refuses it.
-TARGETS: tuple[Target, ...] = ("portable", "no-sequences")
+#: onnxruntime runs as the spec says; ``no-sequences`` refuses it; ``onnxruntime`` (the
+#: onnxruntime engine's) also keeps, in that form, a sequence that it could remove only by
+#: reading each part with its own Slice, where onnxruntime has a kernel for its type: one
+#: SplitToSequence costs onnxruntime less than a dozen small nodes.
+TARGETS: tuple[Target, ...] = ("portable", "no-sequences", "onnxruntime")
+
+#: The element types of onnxruntime's SplitToSequence kernels (releases 1.20 to 1.32).
+ONNXRUNTIME_SEQUENCE_TYPES = frozenset(
+    {
+        TensorProto.BOOL,
+        TensorProto.INT32,
+        TensorProto.INT64,
+        TensorProto.FLOAT16,
+        TensorProto.FLOAT,
+        TensorProto.DOUBLE,
+        TensorProto.STRING,
+    }
+)
 
 #: The operators that read a sequence and that lowering replaces.
 _SEQUENCE_READERS = frozenset({"SequenceAt", "SequenceLength", "ConcatFromSequence"})
@@ -489,9 +505,8 @@ class _Sequence:
                 return "ConcatFromSequence of its empty sequence fails at run time"
             if sizes is None and opset < 13:
                 # Split-11 takes sizes only as an attribute: one Slice per part instead.
-                self._by_position(readers, count)
-            else:
-                self._by_split(readers, sizes, count)
+                return self._runs_on_onnxruntime() or self._by_position(readers, count)
+            self._by_split(readers, sizes, count)
             return None
         if self.spec.split_input is not None and self.split_rank is None:
             return "the rank of its split is not known"
@@ -499,8 +514,16 @@ class _Sequence:
             return "its split has more than one axis"
         if any(r.node.op_type == "ConcatFromSequence" for r in readers):
             return "ConcatFromSequence reads it, and its number of parts is known only at run time"
-        self._by_position(readers, None)
-        return None
+        return self._runs_on_onnxruntime() or self._by_position(readers, None)
+
+    def _runs_on_onnxruntime(self) -> str | None:
+        """With target ``onnxruntime``: why a sequence whose parts would be read one Slice at
+        a time stays a sequence (onnxruntime has a kernel for its type and, in the kept form,
+        computes it as the spec says), or ``None``."""
+        element = self.facts.element(self.body, self.x)
+        if self.plan.target != "onnxruntime" or element not in ONNXRUNTIME_SEQUENCE_TYPES:
+            return None
+        return "onnxruntime runs it as the spec says, in fewer nodes than one Slice per part"
 
     def _by_split(
         self, readers: list[SequenceReader], sizes: tuple[int, ...] | None, count: int
@@ -569,7 +592,7 @@ class _Sequence:
             parts = [step.unsqueeze(p, axis) for p in parts]
         step.add("Concat", parts, "concat", output=node.output[0], axis=axis)
 
-    def _by_position(self, readers: list[SequenceReader], count: int | None) -> None:
+    def _by_position(self, readers: list[SequenceReader], count: int | None) -> str | None:
         """Each SequenceAt reads its own part (a Gather for chunks of 1, else a Slice), for a
         number of parts known only at run time, or for sizes known only at run time where
         Split takes sizes as an attribute only. SequenceLength gets the ``count`` (or
@@ -600,6 +623,7 @@ class _Sequence:
         self._replace(shared.nodes)
         number = "a number of parts known at run time" if count is None else f"{count} part(s)"
         self._note("removed", f"sequence of {number} -> {parts.how}")
+        return None
 
     def _keep(self, why: str) -> None:
         """Keep the sequence: refused without sequences, else in the form onnxruntime runs

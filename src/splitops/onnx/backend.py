@@ -173,7 +173,7 @@ class OnnxruntimeRep(BackendRep):
         self.fallback: str | None = None
         self._reference: SplitopsRep | None = None
         try:
-            lowered = lower_model(model)
+            lowered = lower_model(model, target="onnxruntime")
         except SplitError as error:
             self.fallback = f"lower_model refused the model: {error}"
         else:
@@ -189,7 +189,9 @@ class OnnxruntimeRep(BackendRep):
                 EngineFallbackWarning,
                 stacklevel=3,
             )
-        self._raw_bits = self.session is not None and has_bfloat16(self.session)
+        # The fast path: the session's own run, where numpy can hand every value over.
+        plain = self.session is not None and not has_bfloat16(self.session)
+        self._run: Any = self.session.run if plain else None
 
     @property
     def engine(self) -> str:
@@ -197,25 +199,33 @@ class OnnxruntimeRep(BackendRep):
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Run on ``inputs`` as :meth:`SplitopsRep.run` does, on onnxruntime."""
-        feeds = feeds_by_name(self.input_names, inputs)
+        feeds = inputs if type(inputs) is dict else feeds_by_name(self.input_names, inputs)
+        run = self._run
+        if run is not None:
+            try:
+                return tuple(run(None, feeds))
+            except Exception as error:  # onnxruntime's own classes
+                return self._on_reference(feeds, error)
         if self.session is None:
             return self.reference.run(feeds)
-        try:
-            if not self._raw_bits:
-                return tuple(self.session.run(None, feeds))
-            from ._ort import run_session
+        from ._ort import run_session
 
+        try:
             return tuple(run_session(self.session, feeds))
         except Exception as error:  # onnxruntime's own classes
-            # The reference engine says what these inputs give: its error, or its outputs.
-            outputs = self.reference.run(feeds)
-            warnings.warn(
-                f"onnxruntime failed on these inputs ({_one_line(error)}); the reference "
-                "engine's outputs are returned.",
-                EngineFallbackWarning,
-                stacklevel=2,
-            )
-            return outputs
+            return self._on_reference(feeds, error)
+
+    def _on_reference(self, feeds: dict[str, Any], error: Exception) -> tuple[Any, ...]:
+        """What the reference engine gives for inputs onnxruntime failed on: its error, or its
+        outputs with a warning."""
+        outputs = self.reference.run(feeds)
+        warnings.warn(
+            f"onnxruntime failed on these inputs ({_one_line(error)}); the reference engine's "
+            "outputs are returned.",
+            EngineFallbackWarning,
+            stacklevel=3,
+        )
+        return outputs
 
     @property
     def reference(self) -> SplitopsRep:

@@ -532,16 +532,18 @@ def _blocks(count: int) -> ModelProto:
 
 def test_lowering_time_grows_linearly_with_the_model() -> None:
     """A model of 4,000 nodes lowers in under 2 s, and four times the nodes take at most
-    about four times as long (6x allowed, on a shared machine)."""
+    about four times as long (6x allowed). Each size is timed three times, interleaved, and
+    its best time kept: other processes on a shared machine only ever add time."""
     small, large = _blocks(125), _blocks(500)
     assert len(large.graph.node) == 4000
     lower_model(_blocks(2))  # imports and caches
-    began = time.perf_counter()
-    lowered = lower_model(small)
-    small_time = time.perf_counter() - began
-    began = time.perf_counter()
-    lowered = lower_model(large)
-    large_time = time.perf_counter() - began
+    times: dict[int, list[float]] = {125: [], 500: []}
+    for _ in range(3):
+        for model in (small, large):
+            began = time.perf_counter()
+            lowered = lower_model(model)
+            times[len(model.graph.node) // 8].append(time.perf_counter() - began)
     assert not [op for op in ops(lowered) if "Sequence" in op]
-    assert large_time < 2.0, large_time
-    assert large_time < 6 * small_time, (small_time, large_time)
+    small_time, large_time = min(times[125]), min(times[500])
+    assert large_time < 2.0, times
+    assert large_time < 6 * small_time, times

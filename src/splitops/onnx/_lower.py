@@ -31,7 +31,9 @@ outputs:
   static axis becomes the 1-d split it stands for, and ``keepdims`` is dropped wherever a
   split is given (the spec ignores it there; onnxruntime applies it to a scalar split).
   With ``target="no-sequences"`` such a node is a :class:`~splitops.SplitError` that names
-  it and what reads its sequence.
+  it and what reads its sequence. ``target="onnxruntime"``, the onnxruntime engine's, also
+  keeps (in that form) a sequence whose parts would each need their own Slice, where
+  onnxruntime has a SplitToSequence kernel for its element type.
 
 Decisions where the issue of how to lower is open:
 

@@ -45,6 +45,9 @@ MAX_LENGTHS = 16
 #: The length of the other axes of a probe where the model does not say.
 OTHER_AXES = 2
 
+#: What stands for a sequence among shapes (its element shape is not compared).
+_SEQUENCE = "sequence"
+
 
 _BEHAVIOURS = {
     "refuses": "refuses it",
@@ -195,9 +198,8 @@ def _infer(model: ModelProto, feeds: dict[str, Any]) -> list[Any]:
 
 
 def _shape_of(type_proto: onnx.TypeProto) -> Any:
-    kind = type_proto.WhichOneof("value")
-    if kind == "sequence_type":
-        return ("sequence", _shape_of(type_proto.sequence_type.elem_type))
+    if type_proto.WhichOneof("value") == "sequence_type":
+        return _SEQUENCE
     tensor = type_proto.tensor_type
     if not tensor.HasField("shape"):
         return None
@@ -357,14 +359,13 @@ def _identical(got: Sequence[Any], want: Sequence[Any]) -> bool:
 
 
 def _spec_shape(value: Any) -> Any:
-    if isinstance(value, list):
-        return ("sequence", None)
-    return tuple(np.shape(value))
+    return _SEQUENCE if isinstance(value, list) else tuple(np.shape(value))
 
 
 def _fits(inferred: Any, shape: Any) -> bool:
-    """Whether an inferred shape (``None`` dims unknown) agrees with the spec's."""
-    if inferred is None or shape[0] == "sequence":
+    """Whether an inferred shape (``None`` dims unknown) agrees with the spec's; a sequence's
+    element shape is not compared."""
+    if inferred is None or _SEQUENCE in (inferred, shape):
         return True
     if len(inferred) != len(shape):
         return False
@@ -372,13 +373,11 @@ def _fits(inferred: Any, shape: Any) -> bool:
 
 
 def _dims_of(shapes: Sequence[Any]) -> list[int | None]:
-    return [d for s in shapes if s is not None and s[0] != "sequence" for d in s]
+    return [d for s in shapes if s is not None and s != _SEQUENCE for d in s]
 
 
 def _fully_known(shapes: Sequence[Any]) -> bool:
-    return all(
-        s is not None and s[0] != "sequence" and all(d is not None for d in s) for s in shapes
-    )
+    return all(s is not None and s != _SEQUENCE and None not in s for s in shapes)
 
 
 def _shapes(values: Sequence[Any]) -> list[Any]:

@@ -20,7 +20,6 @@ runs this file under another interpreter (see its docstring).
 
 from __future__ import annotations
 
-import ctypes
 import os
 import subprocess
 from collections import Counter
@@ -28,7 +27,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import onnx
 import pytest
@@ -48,6 +46,7 @@ from tests.onnx.test_ort_differential import (
 
 import splitops
 from splitops.onnx._lower import lower_model
+from splitops.onnx._ort import has_bfloat16, make_session, run_session
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -144,35 +143,9 @@ def reader_outputs(case: Case, parts: list[np.ndarray[Any, Any]], concat: bool) 
 
 
 def run_onnxruntime(model: ModelProto, values: dict[str, Any]) -> list[Any]:
-    """The model's outputs on onnxruntime (bfloat16 through OrtValues, as raw bits)."""
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.log_severity_level = 4
-    session = ort.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
-    if not any(getattr(v, "dtype", None) == ml_dtypes.bfloat16 for v in values.values()):
-        return list(session.run(None, values))
-    ort_values = {
-        name: ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
-            value.view(np.uint16), onnx_element_type=TensorProto.BFLOAT16
-        )
-        if value.dtype == ml_dtypes.bfloat16
-        else ort.OrtValue.ortvalue_from_numpy(value)
-        for name, value in values.items()
-    }
-    return [_read(value) for value in session.run_with_ort_values(None, ort_values)]
-
-
-def _read(value: Any) -> Any:
-    if not value.is_tensor():
-        return [_read(value.as_sequence()[i]) for i in range(len(value.as_sequence()))]
-    if value.data_type() != "tensor(bfloat16)":
-        return value.numpy()
-    shape = tuple(value.shape())
-    size = value.tensor_size_in_bytes()
-    raw = ctypes.string_at(value.data_ptr(), size) if size else b""
-    return np.frombuffer(raw, dtype=np.uint16).reshape(shape).view(ml_dtypes.bfloat16)
+    """The model's outputs on onnxruntime, one thread (bfloat16 handed over as raw bits)."""
+    session = make_session(model, threads=1)
+    return run_session(session, values, bfloat16=has_bfloat16(session))
 
 
 def run_reference(model: ModelProto, values: dict[str, Any]) -> list[Any]:

@@ -234,8 +234,11 @@ class _Plan:
     removed: set[tuple[str, str]] = field(default_factory=set)
 
     def lower(self, body: Body, index: int, node: NodeProto) -> None:
-        if body.opset is None or any(a.ref_attr_name for a in node.attribute):
-            self._note(body, node, None, "unchanged", "its attributes come from the call")
+        if body.opset is None:
+            self.note(body, node, None, "unchanged", "its body imports no default opset")
+            return
+        if any(a.ref_attr_name for a in node.attribute):
+            self.note(body, node, None, "unchanged", "its attributes come from the call")
             return
         spec = read_node(node, body.opset)
         if spec.op == "Split":
@@ -243,9 +246,10 @@ class _Plan:
         else:
             _Sequence(self, body, index, node, spec).lower()
 
-    def _note(
+    def note(
         self, body: Body, node: NodeProto, spec: SplitNode | None, outcome: str, detail: str
     ) -> None:
+        """Report what became of a node."""
         version = spec.rule.since_version if spec is not None else body.opset or 0
         self.report.append(
             Lowering(body.label, node_label(node), node.op_type, version, outcome, detail)
@@ -269,7 +273,7 @@ class _Plan:
         if count == 1:
             identity = helper.make_node("Identity", [x], [spec.outputs[0]], name=node.name)
             self.edits.replace(body, index, [identity])
-            self._note(body, node, spec, "rewritten", f"{how} -> Identity (one part)")
+            self.note(body, node, spec, "rewritten", f"{how} -> Identity (one part)")
             return
         if dim is not None:
             sizes = spec.part_sizes(dim)
@@ -279,10 +283,10 @@ class _Plan:
                 new, body, opset, listed, self.facts, self.edits, _label(node)
             )
             self.edits.replace(body, index, [*constants, new])
-            self._note(body, node, spec, "rewritten", f"{how} -> split {list(listed)} (constant)")
+            self.note(body, node, spec, "rewritten", f"{how} -> split {list(listed)} (constant)")
             return
         if opset < 13:
-            self._note(
+            self.note(
                 body,
                 node,
                 spec,
@@ -298,7 +302,7 @@ class _Plan:
         new = self._new_split(node, spec, len(listed_names))
         new.input.append(build.sizes(listed_names))
         self.edits.replace(body, index, [*build.nodes, new])
-        self._note(body, node, spec, "rewritten", f"{how} -> split computed in the graph")
+        self.note(body, node, spec, "rewritten", f"{how} -> split computed in the graph")
 
     def _lower_explicit_split(
         self, body: Body, index: int, node: NodeProto, spec: SplitNode, opset: int
@@ -307,16 +311,16 @@ class _Plan:
             # Split-1 reads sizes typed like the data: the attribute, where they are constant.
             sizes = given_sizes(body, spec, self.facts)
             if sizes is None:
-                self._note(body, node, spec, "unchanged", "Split-1 sizes known at run time")
+                self.note(body, node, spec, "unchanged", "Split-1 sizes known at run time")
                 return
             new = _copy_without_split(node)
             new.attribute.append(helper.make_attribute("split", list(sizes)))
             self.edits.replace(body, index, [new])
             self.dropped.append(spec.split_input)
-            self._note(body, node, spec, "rewritten", f"split input -> split={list(sizes)}")
+            self.note(body, node, spec, "rewritten", f"split input -> split={list(sizes)}")
             return
         if spec.split_input is None or self.facts.constant(body, spec.split_input) is not None:
-            self._note(body, node, spec, "unchanged", "explicit sizes")
+            self.note(body, node, spec, "unchanged", "explicit sizes")
             return
         # Sizes given at run time: onnxruntime takes an empty split for an absent one.
         build = GraphBuilder(body, self.facts, self.edits, _label(node))
@@ -326,7 +330,7 @@ class _Plan:
         new.CopyFrom(node)
         new.input[1] = checked
         self.edits.replace(body, index, [*build.nodes, new])
-        self._note(
+        self.note(
             body,
             node,
             spec,
@@ -469,7 +473,7 @@ class _Sequence:
         readers, why_kept = self._readers()
         if why_kept is None and not readers:
             self._replace([])
-            self._note("removed", "nothing reads its sequence")
+            self.note("removed", "nothing reads its sequence")
             return
         if why_kept is None:
             why_kept = self._remove(readers)
@@ -477,8 +481,8 @@ class _Sequence:
                 return
         self._keep(why_kept)
 
-    def _note(self, outcome: str, detail: str) -> None:
-        self.plan._note(self.body, self.node, self.spec, outcome, detail)
+    def note(self, outcome: str, detail: str) -> None:
+        self.plan.note(self.body, self.node, self.spec, outcome, detail)
 
     def _replace(self, nodes: Sequence[NodeProto]) -> None:
         self.plan.edits.replace(self.body, self.index, nodes)
@@ -583,7 +587,7 @@ class _Sequence:
             plan.dropped.extend(reader.node.input[1:])
         kind = "Split + Squeeze" if squeeze else "Split"
         where = "constant sizes" if sizes is not None else "sizes known at run time"
-        self._note("removed", f"sequence of {count} part(s) -> {kind} ({where})")
+        self.note("removed", f"sequence of {count} part(s) -> {kind} ({where})")
 
     def _concat(self, step: GraphBuilder, node: NodeProto, parts: list[str]) -> None:
         """ConcatFromSequence over the sequence's elements ``parts``: a Concat (of the parts
@@ -624,7 +628,7 @@ class _Sequence:
             plan.dropped.extend(reader.node.input[1:])
         self._replace(shared.nodes)
         number = "a number of parts known at run time" if count is None else f"{count} part(s)"
-        self._note("removed", f"sequence of {number} -> {parts.how}")
+        self.note("removed", f"sequence of {number} -> {parts.how}")
         return None
 
     def _keep(self, why: str) -> None:
@@ -655,7 +659,7 @@ class _Sequence:
             self.plan.edits.replace(self.body, self.index, [*constants, new])
         elif changes:
             self.plan.edits.replace(self.body, self.index, [new])
-        self._note("kept", f"{why}; " + (", ".join(changes) if changes else "unchanged"))
+        self.note("kept", f"{why}; " + (", ".join(changes) if changes else "unchanged"))
 
 
 class _RuntimeParts:

@@ -27,12 +27,12 @@ import onnx
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from ..core import SplitError, normalize_axis
+from ..core import SplitError, drops_axis, normalize_axis
 from ._editing import ModelFacts
 from ._graphs import Body, split_sites, value_types
 from ._inference import infer_model_and_nodes
 from ._lower import Readers, SequenceReader, lower_model, sequence_readers
-from ._node import node_label, read_node
+from ._node import SplitNode, node_label, read_node
 from ._ort import has_bfloat16, make_session, run_session, session_version
 from ._types import element_of_code, numpy_dtype
 from .backend import SplitopsRep
@@ -238,15 +238,15 @@ class _Probe:
             if split_value is None:
                 raise _NotProbedError("its sizes are known only at run time")
             initializers.append(numpy_helper.from_array(split_value, spec.split_input))
-        nodes, outputs = [node], _outputs(node, element, len(dims), spec.keepdims)
+        nodes, outputs = [node], _outputs(spec, element, len(dims))
         if spec.op == "SplitToSequence":
             found, why = sequence_readers(readers, facts, body, node)
             if why is None:
-                nodes, outputs = _with_readers(node, found, element, len(dims), spec, facts, body)
+                nodes, outputs = _with_readers(node, found, element, len(dims), spec)
+                positions = {r.node.input[1]: r.position for r in found if r.position is not None}
                 initializers += [
-                    numpy_helper.from_array(np.array(r.position, np.int64), r.node.input[1])
-                    for r in found
-                    if r.position is not None
+                    numpy_helper.from_array(np.array(position, np.int64), name)
+                    for name, position in positions.items()
                 ]
         shape: list[int | str] = [
             length if length is not None else (f"d{i}" if i == axis else OTHER_AXES)
@@ -393,7 +393,7 @@ def _one_line(error: BaseException) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def _lengths(spec: Any, split: Any, outputs: int) -> tuple[int, ...]:
+def _lengths(spec: SplitNode, split: Any, outputs: int) -> tuple[int, ...]:
     """Axis lengths to probe where the model's is known only at run time."""
     if split is not None and np.ndim(split) == 1:
         total = int(np.sum(split))
@@ -405,11 +405,11 @@ def _lengths(spec: Any, split: Any, outputs: int) -> tuple[int, ...]:
     return tuple(range(min(3 * chunk + 2, MAX_LENGTHS)))
 
 
-def _outputs(node: NodeProto, element: int, rank: int, keepdims: bool) -> list[onnx.ValueInfoProto]:
-    if node.op_type == "Split":
-        return [helper.make_tensor_value_info(o, element, [None] * rank) for o in node.output if o]
-    parts = rank - (len(node.input) < 2 or not node.input[1]) * (not keepdims)
-    return [helper.make_tensor_sequence_value_info(node.output[0], element, [None] * parts)]
+def _outputs(spec: SplitNode, element: int, rank: int) -> list[onnx.ValueInfoProto]:
+    if spec.op == "Split":
+        return [helper.make_tensor_value_info(o, element, [None] * rank) for o in spec.outputs if o]
+    parts = rank - drops_axis(spec.split_input is not None, spec.keepdims)
+    return [helper.make_tensor_sequence_value_info(spec.outputs[0], element, [None] * parts)]
 
 
 def _with_readers(
@@ -417,12 +417,10 @@ def _with_readers(
     readers: list[SequenceReader],
     element: int,
     rank: int,
-    spec: Any,
-    facts: ModelFacts,
-    body: Body,
+    spec: SplitNode,
 ) -> tuple[list[NodeProto], list[onnx.ValueInfoProto]]:
     """The SplitToSequence and the nodes that read its sequence, their outputs typed."""
-    squeezed = spec.split_input is None and not spec.keepdims
+    squeezed = drops_axis(spec.split_input is not None, spec.keepdims)
     nodes = [node]
     outputs = []
     for reader in readers:

@@ -35,7 +35,7 @@ outputs:
   keeps (in that form) a sequence whose parts would each need their own Slice, where
   onnxruntime has a SplitToSequence kernel for its element type.
 
-Decisions where the issue of how to lower is open:
+Decisions where the spec leaves the lowered form open:
 
 - Sizes given at run time (a Split-13/18 split input that is no constant) go through a
   ``Reshape`` to the node's number of outputs: onnxruntime takes an empty split input for

@@ -6,6 +6,9 @@
   of 5, sizes [2, 2] for an axis of 5, a SplitToSequence axis past the rank);
 - ``halves.onnx``: Split-18 ``num_outputs=2`` on an axis of symbolic length ``N``;
 - ``greedy.onnx``: a Split asking for a billion parts;
+- ``chunks.onnx``: ``x`` of shape ``[batch, N]`` cut by Split-18 ``num_outputs=4`` listing
+  two outputs, and by SplitToSequence into chunks of 3 read by SequenceAt and
+  SequenceLength (what ``splitops lower`` rewrites);
 - ``downloads/model.onnx``: a weight whose external data claims to live in
   ``../../../etc/passwd``.
 """
@@ -57,6 +60,22 @@ def halves() -> ModelProto:
     return _model([node], ["N"], ["a", "b"])
 
 
+def chunks() -> ModelProto:
+    nodes = [
+        helper.make_node("Split", ["x"], ["first", "second"], "quarters", axis=1, num_outputs=4),
+        helper.make_node("SplitToSequence", ["x", "three"], ["parts"], "chunks", axis=1),
+        helper.make_node("SequenceAt", ["parts", "zero"], ["head"], "head"),
+        helper.make_node("SequenceLength", ["parts"], ["count"], "count"),
+    ]
+    constants = [
+        numpy_helper.from_array(np.array(3, dtype=np.int64), "three"),
+        numpy_helper.from_array(np.array(0, dtype=np.int64), "zero"),
+    ]
+    model = _model(nodes, ["batch", "N"], ["first", "second", "head"], initializer=constants)
+    model.graph.output.append(helper.make_tensor_value_info("count", TensorProto.INT64, []))
+    return model
+
+
 def greedy() -> ModelProto:
     node = helper.make_node("Split", ["x"], ["a"], "greedy", num_outputs=10**9)
     return _model([node], [0], ["a"])
@@ -77,6 +96,7 @@ def main(folder: Path) -> None:
         ("broken.onnx", broken()),
         ("halves.onnx", halves()),
         ("greedy.onnx", greedy()),
+        ("chunks.onnx", chunks()),
         ("downloads/model.onnx", outside_data()),
     ]:
         # Written as bytes: onnx.save_model would try to resolve the external data.

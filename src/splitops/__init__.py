@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from .onnx._diagnostics import Diagnostic
     from .onnx._inference import infer_shapes
     from .onnx._io import load_model, save_model
+    from .onnx._lower import lower_model
     from .onnx._node import run_node
     from .onnx._reference import reference_ops
 
@@ -66,6 +67,7 @@ __all__ = [
     "infer_shapes",
     "limits",
     "load_model",
+    "lower_model",
     "opset_rule",
     "reference_ops",
     "run_node",
@@ -90,6 +92,7 @@ _LAZY = {
     "convert_model": ("splitops.onnx._convert", "convert_model"),
     "load_model": ("splitops.onnx._io", "load_model"),
     "save_model": ("splitops.onnx._io", "save_model"),
+    "lower_model": ("splitops.onnx._lower", "lower_model"),
 }
 
 

@@ -24,6 +24,7 @@ import re
 import sys
 import textwrap
 import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from enum import IntEnum
@@ -90,6 +91,14 @@ _COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
         "cannot be written",
         ExitCode.OTHER_OPERATOR: "onnx.version_converter failed on another operator, or wrote "
         "a model onnx.checker rejects (nothing written)",
+    },
+    "lower": {
+        ExitCode.OK: "lowered and written",
+        ExitCode.RULE_BROKEN: "a node breaks a rule (reported as check reports it), or a "
+        "sequence --target no-sequences cannot remove; nothing written",
+        ExitCode.BAD_INPUT: "the model cannot be read safely, an option is wrong, or -o "
+        "cannot be written",
+        ExitCode.OTHER_OPERATOR: "shape inference failed on another operator",
     },
     "run": {
         ExitCode.OK: "the model ran (and --out was written)",
@@ -183,6 +192,12 @@ def build_parser() -> argparse.ArgumentParser:
     check = _command(commands, "check", _check, "validate every Split/SplitToSequence node")
     _model_arguments(check)
     check.add_argument("--json", action="store_true", help="print the problems as a JSON list")
+    check.add_argument(
+        "--portability",
+        action="store_true",
+        help="also run each node on the installed runtimes and say where they depart from "
+        "the spec, and whether `splitops lower` fixes it",
+    )
 
     infer = _command(commands, "infer", _infer, "print the type and shape of every split output")
     _model_arguments(infer)
@@ -196,6 +211,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     convert.add_argument("-o", "--output", type=Path, required=True, help="where to write it")
 
+    lower = _command(
+        commands, "lower", _lower, "rewrite Split nodes into forms every runtime computes alike"
+    )
+    _model_arguments(lower)
+    lower.add_argument("-o", "--output", type=Path, required=True, help="where to write it")
+    lower.add_argument(
+        "--target",
+        choices=["portable", "no-sequences"],
+        default="portable",
+        help="no-sequences: refuse a SplitToSequence whose sequence cannot be removed "
+        "(default: portable, which keeps it in a form onnxruntime runs as the spec says)",
+    )
+    lower.add_argument("--json", action="store_true", help="print what became of each node as JSON")
+
     run = _command(commands, "run", _run, "run a model (the shipped example by default)")
     _model_arguments(run, optional=True)
     run.add_argument(
@@ -205,6 +234,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--dim", action="append", default=[], metavar="SYMBOL=N", help="a symbolic dim's length"
     )
     run.add_argument("--seed", type=_seed, default=0, help="seed of the generated inputs (>= 0)")
+    run.add_argument(
+        "--engine",
+        choices=["reference", "onnxruntime"],
+        default="reference",
+        help="reference (exact, slow: onnx.reference with Split on splitops) or onnxruntime "
+        "(the model lowered, at onnxruntime's speed, with the same outputs)",
+    )
     run.add_argument("--out", type=Path, metavar="DIR", help="write each output as NAME.npy")
     _limit_arguments(run, "max_input_elements")
 
@@ -251,6 +287,10 @@ _EXAMPLES = {
   Split-18's num_outputs becomes explicit sizes when the axis length is static; a node the
   target cannot express stops the conversion, and nothing is written unless the converted
   model passes onnx.checker (full check).""",
+    "lower": """example:
+  $ splitops lower model.onnx -o model.portable.onnx
+  $ splitops lower model.onnx -o model.trt.onnx --target no-sequences
+  Invalid nodes are reported as `splitops check` reports them, and nothing is written.""",
     "run": """example:
   $ splitops run
   $ splitops run model.onnx --input x=x.npy --dim batch=8 --out results/
@@ -354,6 +394,8 @@ def _check(args: argparse.Namespace) -> ExitCode:
     from .onnx._check import check_model
     from .onnx._graphs import split_nodes
 
+    if args.portability:
+        return _check_portability(args)
     say = _Output()
     model = _load(args, weights=False)
     diagnostics = check_model(model)
@@ -486,9 +528,8 @@ def _run(args: argparse.Namespace) -> ExitCode:
     for name, value in feeds.items():
         say(f"input {name}: {_describe_array(value)} ({origins[name]})")
     try:
-        prepared = backend.prepare(model)
-        results = prepared.run(feeds)
-    except SplitopsError:
+        results = _prepared(backend, model, args.engine).run(feeds)
+    except (SplitopsError, ImportError):
         raise
     except Exception as error:
         raise OtherOperatorError(
@@ -513,6 +554,116 @@ def _run(args: argparse.Namespace) -> ExitCode:
     if args.out is not None:
         say(f"wrote {len(files)} .npy file(s) to {args.out}")
     return ExitCode.OK
+
+
+def _prepared(backend: Any, model: ModelProto, engine: str) -> Any:
+    """``backend.prepare(model, engine=engine)``; the onnxruntime engine's notes (where the
+    reference engine runs instead) as one line each on stderr."""
+    if engine == "reference":
+        return backend.prepare(model)
+    from .onnx._ort import session_version
+
+    version = session_version()
+    if version is None:  # prepare raises the ImportError that says how to install it
+        return backend.prepare(model, engine=engine)
+    print(f"engine: onnxruntime {version}", file=sys.stderr)
+    with warnings.catch_warnings(record=True) as notes:
+        warnings.simplefilter("always", backend.EngineFallbackWarning)
+        rep = backend.prepare(model, engine=engine)
+    for note in notes:
+        print(f"splitops: note: {' '.join(str(note.message).split())}", file=sys.stderr)
+    return _NotingRep(rep, backend.EngineFallbackWarning)
+
+
+class _NotingRep:
+    """A prepared model whose run prints the engine's fallback notes as one line each."""
+
+    def __init__(self, rep: Any, kind: type[Warning]) -> None:
+        self.rep, self.kind = rep, kind
+
+    def run(self, feeds: Any) -> Any:
+        with warnings.catch_warnings(record=True) as notes:
+            warnings.simplefilter("always", self.kind)
+            results = self.rep.run(feeds)
+        for note in notes:
+            print(f"splitops: note: {' '.join(str(note.message).split())}", file=sys.stderr)
+        return results
+
+
+def _lower(args: argparse.Namespace) -> ExitCode:
+    """``splitops lower``: every Split and SplitToSequence rewritten for every runtime."""
+    import splitops
+
+    from .onnx._io import save_model
+    from .onnx._lower import lower_model_with_report
+
+    model = _load(args)
+    try:
+        lowered, report = lower_model_with_report(model, target=args.target)
+    except SplitError:
+        diagnostics = splitops.check_model(model)
+        if not diagnostics:  # a sequence --target no-sequences cannot remove: one line
+            raise
+        _print_problems(args, diagnostics)
+        print(f"{args.model}: {len(diagnostics)} problem(s); nothing written.", file=sys.stderr)
+        return ExitCode.RULE_BROKEN
+    save_model(lowered, args.output)
+    if args.json:
+        print(json.dumps([row.as_dict() for row in report], indent=2))
+    else:
+        for row in report:
+            print(row)
+    outcomes = Counter(row.outcome for row in report)
+    counts = ", ".join(f"{outcomes[o]} {o}" for o in ("rewritten", "removed", "kept", "unchanged"))
+    print(
+        f"lowered {len(report)} Split/SplitToSequence node(s) for target {args.target} "
+        f"({counts}); wrote {args.output}",
+        file=sys.stderr,
+    )
+    return ExitCode.OK
+
+
+def _check_portability(args: argparse.Namespace) -> ExitCode:
+    """``splitops check --portability``: the problems as ``check`` prints them, then where
+    each installed runtime departs from the spec, and whether ``lower`` fixes it."""
+    import splitops
+
+    from .onnx._portability import check_portability
+
+    model = _load(args)
+    diagnostics = splitops.check_model(model)
+    found = check_portability(model)
+    if args.json:
+        document = {
+            "problems": [d.as_dict() for d in diagnostics],
+            "departures": [d.as_dict() for d in found.departures],
+            "not_probed": [{"node": n, "why": why} for n, why in found.not_probed],
+            "runtimes": found.runtimes,
+        }
+        print(json.dumps(document, indent=2))
+    else:
+        _print_problems(args, diagnostics)
+        for departure in found.departures:
+            print(departure)
+        for node, why in found.not_probed:
+            print(f"{node}: not probed: {why}", file=sys.stderr)
+        fixed = sum(1 for d in found.departures if d.fixed_by_lower)
+        print(
+            f"{args.model}: {len(diagnostics)} problem(s); {found.probed} node(s) probed on "
+            f"{', '.join(found.runtimes)}: {len(found.departures)} departure(s), {fixed} fixed "
+            "by lower.",
+            file=sys.stderr,
+        )
+    return ExitCode.RULE_BROKEN if diagnostics else ExitCode.OK
+
+
+def _print_problems(args: argparse.Namespace, diagnostics: Sequence[Any]) -> None:
+    """The problems as ``splitops check`` prints them (a JSON list with ``--json``)."""
+    if args.json:
+        print(json.dumps([d.as_dict() for d in diagnostics], indent=2))
+        return
+    for diagnostic in diagnostics:
+        print(diagnostic)
 
 
 def _describe_split_nodes(model: ModelProto) -> list[str]:

@@ -12,5 +12,6 @@ it needs. Its modules:
   models;
 - ``_inference`` (with ``_symbolic``, dim_param text as sympy): ``infer_shapes``;
   ``_check`` (with ``_diagnostics``): ``check_model``; ``_convert``: ``convert_model``;
-  ``_io``: loading models safely.
+  ``_lower`` (with ``_graph_sizes``, sizes computed in a graph): ``lower_model``; both over
+  ``_editing``, the edits of a model; ``_io``: loading models safely.
 """

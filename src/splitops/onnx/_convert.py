@@ -31,20 +31,15 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterator
 
-import numpy as np
 import onnx
 from onnx import (
     FunctionProto,
-    GraphProto,
     ModelProto,
     NodeProto,
     TypeProto,
     helper,
-    numpy_helper,
 )
 
 from ..core import (
@@ -63,20 +58,27 @@ from ..core import (
     sequence_part_sizes,
     split_sizes,
 )
+from ._editing import (
+    ModelEdits,
+    ModelFacts,
+    drop_unused_constants,
+    given_sizes,
+    remove_where,
+    write_split_sizes,
+)
 from ._graphs import (
     Body,
-    ScopeConstants,
     default_opset,
     function_label,
     iter_bodies,
     iter_nodes,
-    scope_constants,
     split_nodes,
+    split_sites,
     value_types,
 )
 from ._io import check_part_counts
 from ._node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, read_node
-from ._types import dim_of, element_of_code, tensor_parts
+from ._types import element_of_code
 
 __all__ = ["convert_model"]
 
@@ -112,11 +114,16 @@ def convert_model(model: ModelProto, opset: int) -> ModelProto:
     check_part_counts(model)
     converted = ModelProto()
     converted.CopyFrom(model)
-    facts = _ModelFacts(converted)
-    rewrites = [_rewrite(body, node, target, facts) for body, node in split_nodes(converted)]
-    for rewrite in rewrites:
-        rewrite.apply(facts)
-    _drop_unused_sizes(converted, rewrites)
+    facts = ModelFacts.read(converted, value_types(_infer_types(converted)))
+    edits = ModelEdits()
+    dropped = []
+    for body, index, node in split_sites(converted):
+        nodes, dropped_input = _rewrite(body, node, target, facts, edits)
+        edits.replace(body, index, nodes)
+        if dropped_input is not None:
+            dropped.append(dropped_input)
+    edits.apply()
+    drop_unused_constants(converted, dropped)
     _convert_other_ops(converted, target)
     for _, node in split_nodes(converted):
         read_node(node, target)
@@ -160,78 +167,8 @@ def _full_check(model: ModelProto) -> str | None:
     return None
 
 
-@dataclass
-class _Rewrite:
-    """One node's new form and the constant it needs, applied once every node is planned."""
-
-    body: Body
-    node: NodeProto
-    new: NodeProto
-    #: A new int64 sizes constant: (name, values), for the node's split input.
-    constant: tuple[str, tuple[int, ...]] | None = None
-    #: The node's former split input, when it no longer reads it.
-    dropped_input: str | None = None
-
-    def apply(self, facts: _ModelFacts) -> None:
-        self.node.CopyFrom(self.new)
-        if self.constant is None:
-            return
-        name, values = self.constant
-        tensor = numpy_helper.from_array(np.array(values, dtype=np.int64), name)
-        if isinstance(self.body.proto, GraphProto):
-            self.body.proto.initializer.append(tensor)
-            return
-        # Functions have no initializers: a Constant node, first in the body, holds the sizes.
-        self.body.proto.node.insert(0, helper.make_node("Constant", [], [name], value=tensor))
-
-
-@dataclass
-class _ModelFacts:
-    """What the rewrite needs to know about names: types (from onnx shape inference),
-    constant values, and every name in use, per scope (the main graph with its subgraphs,
-    or one function)."""
-
-    model: ModelProto
-    types: dict[str, dict[str, TypeProto]] = field(default_factory=dict)
-    constants: ScopeConstants = field(default_factory=lambda: ScopeConstants({}))
-    names: set[str] = field(default_factory=set)
-    #: Per base name, the suffix that fresh_name tries next: naming K outputs costs K steps.
-    _next: dict[str, int] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.types = value_types(_infer_types(self.model))
-        self.constants = scope_constants(self.model)
-        for body in iter_bodies(self.model):
-            self._read_names(body)
-
-    def type_of(self, body: Body, name: str) -> TypeProto | None:
-        return self.types.get(body.root, {}).get(name)
-
-    def constant(self, body: Body, name: str) -> np.ndarray | None:
-        return self.constants.value(body, name)
-
-    def fresh_name(self, base: str) -> str:
-        """A name no value of the model has: ``base``, else ``base_1``, ``base_2``, ..."""
-        index = self._next.get(base, 0)
-        name = base if index == 0 else f"{base}_{index}"
-        while name in self.names:
-            index += 1
-            name = f"{base}_{index}"
-        self._next[base] = index + 1
-        self.names.add(name)
-        return name
-
-    def _read_names(self, body: Body) -> None:
-        proto = body.proto
-        for node in proto.node:
-            self.names.update(node.input)
-            self.names.update(node.output)
-        if isinstance(proto, GraphProto):
-            for infos in (proto.input, proto.output, proto.value_info, proto.initializer):
-                self.names.update(info.name for info in infos)
-        else:
-            self.names.update(proto.input)
-            self.names.update(proto.output)
+#: A node's new form: the nodes in its place, and the former split input it no longer reads.
+_Rewrite = tuple[list[NodeProto], "str | None"]
 
 
 def _infer_types(model: ModelProto) -> ModelProto:
@@ -280,33 +217,33 @@ def _check_target(opset: object) -> int:
     return opset
 
 
-def _rewrite(body: Body, node: NodeProto, target: int, facts: _ModelFacts) -> _Rewrite:
+def _rewrite(
+    body: Body, node: NodeProto, target: int, facts: ModelFacts, edits: ModelEdits
+) -> _Rewrite:
     if body.opset is None:
         raise SplitError(
             f"{body.label} imports no opset of the default ONNX domain.", rule=Rule.OPSET
         )
     try:
         spec = read_node(node, body.opset)
-        check_input_type = _input_type(facts.type_of(body, node.input[0]))
+        element = facts.element(body, node.input[0])
         if spec.op == "SplitToSequence":
             rule = opset_rule("SplitToSequence", target)
-            if check_input_type is not None:
-                check_element_type(element_of_code(check_input_type), rule)
+            if element is not None:
+                check_element_type(element_of_code(element), rule)
             _check_sequence_sizes(body, spec, node.input[0], facts)
-            new = NodeProto()
-            new.CopyFrom(node)
-            return _Rewrite(body, node, new)
-        return _rewrite_split(body, node, spec, target, facts, check_input_type)
+            return [node], None
+        return _rewrite_split(body, node, spec, target, facts, edits, element)
     except SplitError as error:
         raise node_error(node, error).in_context(f"{body.label}: ") from error
 
 
-def _check_sequence_sizes(body: Body, spec: SplitNode, data: str, facts: _ModelFacts) -> None:
+def _check_sequence_sizes(body: Body, spec: SplitNode, data: str, facts: ModelFacts) -> None:
     """A SplitToSequence's constant sizes, checked as execution would check them (against the
     axis length where it is static): a node broken at its own opset stops the conversion, as
     a chunk length of 0, which kills onnxruntime 1.31, must."""
     value = None if spec.split_input is None else facts.constant(body, spec.split_input)
-    dims = _dims(facts.type_of(body, data))
+    dims = facts.dims(body, data)
     axis = None if dims is None else normalize_axis(spec.axis, len(dims), spec.rule.name)
     dim = None if dims is None or axis is None else dims[axis]
     if dim is not None:
@@ -321,18 +258,19 @@ def _rewrite_split(
     node: NodeProto,
     spec: SplitNode,
     target: int,
-    facts: _ModelFacts,
+    facts: ModelFacts,
+    edits: ModelEdits,
     element: int | None,
 ) -> _Rewrite:
     rule = opset_rule("Split", target)
     if element is not None:
         check_element_type(element_of_code(element), rule)
-    dims = _dims(facts.type_of(body, node.input[0]))
+    dims = facts.dims(body, node.input[0])
     axis = spec.axis
     if dims is not None:
         axis = normalize_axis(spec.axis, len(dims), spec.rule.name)
     dim = dims[axis] if dims is not None else None
-    sizes = _given_sizes(body, spec, facts)
+    sizes = given_sizes(body, spec, facts)
     outputs = list(spec.outputs)
 
     new = NodeProto()
@@ -343,18 +281,17 @@ def _rewrite_split(
     if any(a.name == "axis" for a in node.attribute) or axis != spec.axis:
         # Split-1 and 2 document axis >= 0: a negative axis is written from the front there.
         new.attribute.append(helper.make_attribute("axis", axis if target < 11 else spec.axis))
-    rewrite = _Rewrite(body, node, new)
 
     if not spec.has_sizes and spec.rule.part_count is rule.part_count:
         # Equal parts by output count (before 18), or num_outputs (18 and later): unchanged.
         if spec.num_outputs is not None:
             new.attribute.append(helper.make_attribute("num_outputs", spec.num_outputs))
         new.output.extend(outputs)
-        return rewrite
+        return [new], None
     if not spec.has_sizes and rule.part_count is PartCount.NUM_OUTPUTS:
         new.attribute.append(helper.make_attribute("num_outputs", len(outputs)))
         new.output.extend(outputs)
-        return rewrite
+        return [new], None
     if not spec.has_sizes:
         # Split-18's num_outputs going below 18: the sizes must be known to be written down.
         if dim is None:
@@ -369,77 +306,48 @@ def _rewrite_split(
         sizes = spec.part_sizes(dim)
         if _equal_parts_give(sizes, dim, len(outputs), target):
             new.output.extend(outputs)
-            return rewrite
+            return [new], None
         outputs += [facts.fresh_name(f"{spec.label}_unused") for _ in sizes[len(outputs) :]]
     elif dim is not None and sizes is not None:
         spec.part_sizes(dim, sizes)
     new.output.extend(outputs)
-    _write_sizes(rewrite, spec, rule.name, target, sizes, facts)
-    return rewrite
+    return _write_sizes(new, body, spec, target, sizes, facts, edits)
 
 
 def _write_sizes(
-    rewrite: _Rewrite,
+    new: NodeProto,
+    body: Body,
     spec: SplitNode,
-    rule_name: str,
     target: int,
     sizes: tuple[int, ...] | None,
-    facts: _ModelFacts,
-) -> None:
+    facts: ModelFacts,
+    edits: ModelEdits,
+) -> _Rewrite:
     rule = opset_rule("Split", target)
-    if SplitSource.ATTRIBUTE in rule.split_sources:
-        if sizes is None:
+    if SplitSource.ATTRIBUTE not in rule.split_sources and (
+        spec.split_input is not None and spec.rule.split_input_types is not None
+    ):
+        # Already an int64 input (Split-13 or 18): the node keeps reading it.
+        new.input.append(spec.split_input)
+        return [new], None
+    if sizes is None:
+        if SplitSource.ATTRIBUTE in rule.split_sources:
             raise SplitError(
-                f"{rule_name} takes split as an attribute, and the split input "
+                f"{rule.name} takes split as an attribute, and the split input "
                 f"{spec.split_input!r} is not a constant (an initializer or a Constant node), "
                 "so its values cannot move into the attribute.",
                 rule=Rule.CONVERSION,
                 hint="Keep opset >= 13, or make the sizes a constant.",
             )
-        rewrite.new.attribute.append(helper.make_attribute("split", list(sizes)))
-        rewrite.dropped_input = spec.split_input
-        return
-    if spec.split_input is not None and spec.rule.split_input_types is not None:
-        # Already an int64 input (Split-13 or 18): the node keeps reading it.
-        rewrite.new.input.append(spec.split_input)
-        return
-    if sizes is None:
         raise SplitError(
-            f"{rule_name} takes split as an int64 input, and the split input "
+            f"{rule.name} takes split as an int64 input, and the split input "
             f"{spec.split_input!r} (typed like the data at {spec.rule.name}) is not a constant "
             "whose values could be rewritten as int64.",
             rule=Rule.CONVERSION,
             hint="Make the sizes a constant.",
         )
-    name = facts.fresh_name(f"{spec.label}_split")
-    rewrite.new.input.append(name)
-    rewrite.constant = (name, sizes)
-    rewrite.dropped_input = spec.split_input
-
-
-def _given_sizes(body: Body, spec: SplitNode, facts: _ModelFacts) -> tuple[int, ...] | None:
-    """The node's explicit sizes as ints, or ``None`` when it has none or they are not constant."""
-    if spec.split_attribute is not None:
-        return spec.split_attribute
-    if spec.split_input is None:
-        return None
-    value = facts.constant(body, spec.split_input)
-    if value is None:
-        return None
-    sizes = read_sizes(value, spec.rule, allow_scalar=False)
-    return sizes if isinstance(sizes, tuple) else None
-
-
-def _input_type(type_proto: TypeProto | None) -> int | None:
-    return tensor_parts(type_proto)[0] or None
-
-
-def _dims(type_proto: TypeProto | None) -> list[int | None] | None:
-    """The static length of each axis (``None`` for a symbolic one), or ``None`` without rank."""
-    _, dims = tensor_parts(type_proto)
-    if dims is None:
-        return None
-    return [length if isinstance(length, int) else None for length in map(dim_of, dims)]
+    constants = write_split_sizes(new, body, target, sizes, facts, edits, spec.label)
+    return [*constants, new], spec.split_input
 
 
 def _dim_text(type_proto: TypeProto | None, axis: int) -> str:
@@ -447,36 +355,6 @@ def _dim_text(type_proto: TypeProto | None, axis: int) -> str:
         return "unknown (the input's shape is not known)"
     dim = type_proto.tensor_type.shape.dim[axis]
     return f"the symbol {dim.dim_param!r}" if dim.dim_param else "unknown"
-
-
-def _drop_unused_sizes(model: ModelProto, rewrites: list[_Rewrite]) -> None:
-    """Remove the initializers and Constant nodes of former split inputs nothing reads now."""
-    dropped = {r.dropped_input for r in rewrites if r.dropped_input}
-    if not dropped:
-        return
-    read = {output.name for output in model.graph.output}
-    for _, node in iter_nodes(iter_bodies(model)):
-        read.update(node.input)
-    for function in model.functions:
-        read.update(function.output)
-    unused = dropped - read
-    for body in iter_bodies(model):
-        proto = body.proto
-        if isinstance(proto, GraphProto):
-            _remove(proto.initializer, lambda t: t.name in unused)
-            if body.label == "main":
-                _remove(proto.input, lambda i: i.name in unused)
-        _remove(
-            proto.node,
-            lambda n: n.op_type == "Constant" and bool(n.output) and n.output[0] in unused,
-        )
-
-
-def _remove(container: Any, doomed: Callable[[Any], bool]) -> None:
-    """Remove the items of a repeated protobuf field for which ``doomed`` is true."""
-    keep = [item for item in container if not doomed(item)]
-    del container[:]
-    container.extend(keep)
 
 
 def _convert_other_ops(model: ModelProto, target: int) -> None:
@@ -549,7 +427,7 @@ def _convert_with_parked_splits(model: ModelProto, target: int, where: str = "")
     for _, node in iter_nodes(iter_bodies(result)):
         if node.domain == _PENDING_DOMAIN:
             node.CopyFrom(originals[int(node.name.rsplit(".", 1)[1])])
-    _remove(result.opset_import, lambda entry: entry.domain == _PENDING_DOMAIN)
+    remove_where(result.opset_import, lambda entry: entry.domain == _PENDING_DOMAIN)
     return result
 
 

@@ -56,6 +56,7 @@ __all__ = [
     "main_body",
     "scope_constants",
     "split_nodes",
+    "split_sites",
     "value_types",
     "with_subgraphs",
 ]
@@ -159,7 +160,15 @@ def iter_nodes(bodies: Iterable[Body]) -> Iterator[tuple[Body, NodeProto]]:
 
 def split_nodes(model: ModelProto) -> Iterator[tuple[Body, NodeProto]]:
     """Every Split and SplitToSequence node of the default domain, with its body."""
-    return ((body, node) for body, node in iter_nodes(iter_bodies(model)) if is_split_node(node))
+    return ((body, node) for body, _, node in split_sites(model))
+
+
+def split_sites(model: ModelProto) -> Iterator[tuple[Body, int, NodeProto]]:
+    """:func:`split_nodes`, with each node's index in its body."""
+    for body in iter_bodies(model):
+        for index, node in enumerate(body.proto.node):
+            if is_split_node(node):
+                yield body, index, node
 
 
 def fed_inputs(graph: GraphProto) -> list[ValueInfoProto]:

@@ -7,17 +7,22 @@ by construction. A dim that is a symbol ``N`` gives sizes that are expressions i
 
 How the results meet ``onnx.shape_inference`` (the scheme):
 
-1. A working copy *masks* every Split and SplitToSequence node, and every call of a local
-   function that holds one: their domain is moved to ``splitops.masked.<domain>``, which
-   onnx does not know, so onnx never infers them (and never writes its own, sometimes
-   wrong, shapes for them). Stale entries for their outputs, and any ``value_info`` with a
-   negative dim (never a valid shape), are dropped.
-2. Round: a fresh copy of that masked model gets the types splitops knows so far written
-   into its ``value_info``; onnx infers every other node from them; splitops then reads the
-   input types of its nodes from onnx's result and infers their outputs.
-3. Rounds repeat until the types splitops infers stop changing (a chain of ``k`` Splits
-   takes ``k + 1`` rounds). Each round starts from the masked model, so no type that onnx
-   inferred from an earlier, less complete round can linger.
+1. A working copy *masks* every call of a local function that holds a Split, and every
+   Split and SplitToSequence node in which splitops finds a problem from the declared types
+   alone: their domain is moved to ``splitops.masked.<domain>``, which onnx does not know,
+   so onnx never infers them (its own Split inference writes wrong shapes for some invalid
+   nodes and aborts the process on others). Stale entries for the outputs of every Split
+   node, and any ``value_info`` with a negative dim (never a valid shape), are dropped.
+2. Round: a fresh copy of the model, with the masked nodes masked, gets the types splitops
+   knows so far for their outputs written into its ``value_info``; onnx infers every other
+   node; splitops then reads the input types of all its nodes from onnx's result and infers
+   their outputs. An unmasked node whose outputs onnx inferred otherwise than splitops does
+   (symbolic sizes, which onnx writes as ``unk__`` symbols; a node invalid for these types)
+   is masked from the next round on.
+3. Rounds repeat until no node newly departs and the types splitops infers for the masked
+   nodes stop changing: one round where onnx agrees on every node (all static sizes), else
+   up to one round per link of a chain of masked Splits. Each round starts from the model,
+   so no type that onnx inferred from an earlier, less complete round can linger.
 4. A call of a local function is inferred by inlining that one call
    (``onnx.inliner.inline_selected_functions``) into a small model and running the same
    scheme on it; its body's Split nodes are thereby inferred per call site, and the
@@ -48,7 +53,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import onnx
@@ -98,6 +103,7 @@ __all__ = [
     "SplitNodeInference",
     "SplitOutputDescription",
     "describe_split_outputs",
+    "infer_model_and_nodes",
     "infer_shapes",
     "infer_split_nodes",
 ]
@@ -195,6 +201,14 @@ def infer_split_nodes(model: ModelProto) -> list[SplitNodeInference]:
     return _infer_model(model).records
 
 
+def infer_model_and_nodes(model: ModelProto) -> tuple[ModelProto, list[SplitNodeInference]]:
+    """:func:`infer_shapes` with ``strict=False`` (without its warnings) and
+    :func:`infer_split_nodes`, from one inference: the inferred copy of ``model`` and what
+    was found for every node."""
+    inferred = _infer_model(model)
+    return inferred.model, inferred.records
+
+
 def describe_split_outputs(model: ModelProto) -> list[SplitOutputDescription]:
     """Every output of every Split and SplitToSequence node with its inferred type and shape.
 
@@ -275,23 +289,34 @@ class _Inferred:
 def _infer_model(model: ModelProto, *, top: bool = True) -> _Inferred:
     functions = {_function_key(f): f for f in model.functions}
     holders = _split_holders(functions)
-    masked = ModelProto()
-    masked.CopyFrom(model)
-    sites = list(_sites(masked, holders, functions))
-    _drop_stale(masked, sites)
-    _mask(masked, sites)
+    base = ModelProto()
+    base.CopyFrom(model)
+    sites = list(_sites(base, holders, functions))
+    _drop_stale(base, sites)
     opset = default_opset(model.opset_import) or 0
     calls: dict[bytes, _Inferred | None] = {}
+    masked = _first_masked(base, sites, opset)
     outcomes = [_Outcome() for _ in sites]
-    for _ in range(len(sites) + 1):
+    memo: dict[tuple[int, tuple[bytes, ...]], _Outcome] = {}
+    for _ in range(2 * len(sites) + 2):
         work = ModelProto()
-        work.CopyFrom(masked)
-        _write_outcomes(work.graph, sites, outcomes)
-        work = onnx.shape_inference.infer_shapes(work)
+        work.CopyFrom(base)
+        _mask(work, [sites[i] for i in masked])
+        _write_outcomes(work.graph, [sites[i] for i in masked], [outcomes[i] for i in masked])
+        work = onnx.shape_inference.infer_shapes(work, data_prop=True)
         scopes = _scopes(work)
-        fresh = [_infer_site(work, site, scopes[site.where], opset, calls) for site in sites]
-        settled = all(a.same(b) for a, b in zip(fresh, outcomes, strict=True))
+        fresh = [
+            _remembered(memo, i, work, site, scopes[site.where], opset, calls)
+            for i, site in enumerate(sites)
+        ]
+        departed = {
+            i
+            for i, site in enumerate(sites)
+            if i not in masked and not _onnx_agrees(fresh[i], site, scopes[site.where])
+        }
+        settled = not departed and all(fresh[i].same(outcomes[i]) for i in masked)
         outcomes = fresh
+        masked |= departed
         if settled:
             break
     _unmask(work)
@@ -305,6 +330,63 @@ def _infer_model(model: ModelProto, *, top: bool = True) -> _Inferred:
         _infer_uncalled(inferred, work, holders)
         _write_functions(inferred)
     return inferred
+
+
+def _first_masked(model: ModelProto, sites: Sequence[_Site], opset: int) -> set[int]:
+    """The sites masked from the first round on: every call of a function that holds a Split,
+    and every Split or SplitToSequence in which splitops finds a problem from the declared
+    types alone.
+
+    The other Split nodes are left to onnx's own inference for as long as it infers them as
+    splitops does: a model whose Splits all have static sizes then settles in one round
+    instead of one round per link of a chain of Splits. onnx's own Split inference aborts
+    the process on some invalid nodes (Split-18 listing more outputs than ``num_outputs``),
+    which is why a node splitops finds a problem with never reaches it.
+    """
+    declared = _scopes(model)
+    return {
+        i
+        for i, site in enumerate(sites)
+        if site.function is not None
+        or _infer_split(site.node, opset, declared[site.where]).problems
+    }
+
+
+def _onnx_agrees(outcome: _Outcome, site: _Site, scope: _Scope) -> bool:
+    """Whether onnx inferred the outputs of an unmasked site exactly as splitops does."""
+    if outcome.problems:
+        return False
+    found = tuple((name, scope.type_of(name)) for name, _ in outcome.outputs)
+    if any(type_proto is None for _, type_proto in found):
+        return False
+    written = [name for name in site.node.output if name]
+    return [name for name, _ in outcome.outputs] == written and _outputs_key(
+        outcome.outputs
+    ) == _outputs_key(cast("tuple[tuple[str, TypeProto], ...]", found))
+
+
+def _remembered(
+    memo: dict[tuple[int, tuple[bytes, ...]], _Outcome],
+    index: int,
+    work: ModelProto,
+    site: _Site,
+    scope: _Scope,
+    opset: int,
+    calls: dict[bytes, _Inferred | None],
+) -> _Outcome:
+    """:func:`_infer_site`, inferred once per site and input types: a round that changes
+    nothing upstream of a node finds the types it found before (symbolic sizes cost sympy
+    time)."""
+    if site.function is not None:
+        return _infer_site(work, site, scope, opset, calls)
+    types = (scope.type_of(name) for name in site.node.input)
+    key = (
+        index,
+        tuple(b"" if t is None else t.SerializeToString(deterministic=True) for t in types),
+    )
+    if key not in memo:
+        memo[key] = _infer_site(work, site, scope, opset, calls)
+    return memo[key]
 
 
 def _infer_site(
@@ -389,8 +471,11 @@ def _write_functions(inferred: _Inferred) -> None:
     """Give each function's value_info the types on which all its call sites agree."""
     for function in inferred.model.functions:
         places = inferred.functions.get(_function_key(function), {})
+        grouped: dict[_Where, list[tuple[str, TypeProto]]] = {}
         for (where, _), outcomes in places.items():
-            _write(graph_at(function, where), _merge(outcomes).outputs)
+            grouped.setdefault(where, []).extend(_merge(outcomes).outputs)
+        for where, outputs in grouped.items():
+            _write(graph_at(function, where), outputs)
 
 
 def _call_model(
@@ -700,22 +785,26 @@ def _unmask(model: ModelProto) -> None:
 def _write_outcomes(
     graph: GraphProto, sites: Sequence[_Site], outcomes: Sequence[_Outcome]
 ) -> None:
+    grouped: dict[_Where, list[tuple[str, TypeProto]]] = {}
     for site, outcome in zip(sites, outcomes, strict=True):
-        _write(graph_at(graph, site.where), outcome.outputs)
+        grouped.setdefault(site.where, []).extend(outcome.outputs)
+    for where, outputs in grouped.items():
+        _write(graph_at(graph, where), outputs)
 
 
 def _write(proto: GraphProto | FunctionProto, outputs: Iterable[tuple[str, TypeProto]]) -> None:
     """Put each type in the graph output of that name when it lacks a shape, else in
     value_info (unless the graph output already has a shape)."""
     declared = {v.name: v for v in proto.output} if isinstance(proto, GraphProto) else {}
+    entries = {v.name: v for v in proto.value_info}
     for name, type_proto in outputs:
         if name in declared:
             if not _has_shape(declared[name].type):
                 declared[name].type.CopyFrom(type_proto)
             continue
-        entry = next((v for v in proto.value_info if v.name == name), None)
+        entry = entries.get(name)
         if entry is None:
-            entry = proto.value_info.add()
+            entry = entries[name] = proto.value_info.add()
             entry.name = name
         entry.type.CopyFrom(type_proto)
 

@@ -6,6 +6,15 @@ The module itself is the backend (``prepare``, ``run_model``, ``run_node``,
 Split nodes inside subgraphs (If, Loop, Scan) and model-local functions run on splitops too:
 the evaluator passes its op classes down to every graph it creates.
 
+``prepare(model, engine="onnxruntime")`` runs the whole model on onnxruntime instead, at its
+speed: the model is lowered once (:func:`~splitops.lower_model`), so that onnxruntime computes
+what the spec says, and one ``InferenceSession`` runs it. Outputs and errors are the reference
+engine's: where onnxruntime fails on some inputs, the reference engine runs them, and its
+error (or, where onnxruntime lacks what the model needs, its outputs, with an
+:class:`EngineFallbackWarning`) is what the call gives. A model that lowering refuses (a node
+the spec rejects, perhaps in an If branch these inputs never take) or that onnxruntime cannot
+load runs on the reference engine, with an :class:`EngineFallbackWarning` at ``prepare``.
+
 >>> import numpy as np
 >>> from onnx import TensorProto, helper
 >>> from splitops import backend
@@ -43,6 +52,7 @@ from ..core import (
     ModelCheckWarning,
     ModelInputError,
     OtherOperatorError,
+    Rule,
     SplitError,
     SplitopsError,
 )
@@ -53,6 +63,9 @@ from ._reference import reference_ops
 from ._types import element_name, shape_text, tensor_parts, type_text
 
 __all__ = [
+    "ENGINES",
+    "EngineFallbackWarning",
+    "OnnxruntimeRep",
     "SplitopsBackend",
     "SplitopsEvaluator",
     "SplitopsRep",
@@ -125,8 +138,18 @@ class SplitopsEvaluator(ReferenceEvaluator):
             raise split_error from split_error.__cause__
 
 
+#: The engines that run whole models: the exact reference path, and onnxruntime.
+ENGINES = ("reference", "onnxruntime")
+
+
+class EngineFallbackWarning(UserWarning):
+    """The onnxruntime engine ran a model, or some inputs, on the reference engine."""
+
+
 class SplitopsRep(BackendRep):
     """A prepared model: ``run(inputs)`` returns the graph outputs in order."""
+
+    engine = "reference"
 
     def __init__(self, model: onnx.ModelProto) -> None:
         self.model = model
@@ -146,18 +169,7 @@ class SplitopsRep(BackendRep):
         Each array must fit the graph input it feeds (:func:`check_feeds`), as onnxruntime
         requires; a :class:`~splitops.ModelInputError` says which does not.
         """
-        if isinstance(inputs, Mapping):
-            feeds = dict(inputs)
-        else:
-            values = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
-            if len(values) > len(self.input_names):
-                count = len(self.input_names)
-                raise ModelInputError(
-                    f"the model takes {count} input{'' if count == 1 else 's'} "
-                    f"{self.input_names}; {len(values)} were given. Pass one array per graph "
-                    "input, or a dict by name."
-                )
-            feeds = dict(zip(self.input_names, values))  # noqa: B905 (optional inputs may be left out)
+        feeds = feeds_by_name(self.input_names, inputs)
         check_feeds(self.model, feeds)
         try:
             return tuple(self.evaluator.run(None, feeds))
@@ -169,19 +181,140 @@ class SplitopsRep(BackendRep):
             ) from error
 
 
+class OnnxruntimeRep(BackendRep):
+    """A model prepared for the onnxruntime engine: lowered once, one ``InferenceSession``.
+
+    ``engine`` says what runs it: ``"onnxruntime"``, or ``"reference"`` where the model could
+    not be lowered or loaded (``fallback`` says why).
+    """
+
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        *,
+        session_options: Any = None,
+        providers: Sequence[str] | None = None,
+    ) -> None:
+        from ._lower import lower_model
+        from ._ort import has_bfloat16, import_onnxruntime, make_session
+
+        import_onnxruntime()
+        self.model = model
+        self.input_names = [entry.name for entry in fed_inputs(model.graph)]
+        self.session: Any = None
+        self.fallback: str | None = None
+        self._reference: SplitopsRep | None = None
+        try:
+            lowered = lower_model(model, target="onnxruntime")
+        except SplitError as error:
+            self.fallback = f"lower_model refused the model: {error}"
+        else:
+            try:
+                self.session = make_session(
+                    lowered, session_options=session_options, providers=providers
+                )
+            except Exception as error:  # onnxruntime's own classes
+                self.fallback = f"onnxruntime cannot load the lowered model: {_one_line(error)}"
+        if self.fallback is not None:
+            warnings.warn(
+                f"{self.fallback} The reference engine runs it.",
+                EngineFallbackWarning,
+                stacklevel=3,
+            )
+        # The fast path: the session's own run, where numpy can hand every value over.
+        plain = self.session is not None and not has_bfloat16(self.session)
+        self._run: Any = self.session.run if plain else None
+
+    @property
+    def engine(self) -> str:
+        return "reference" if self.session is None else "onnxruntime"
+
+    def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Run on ``inputs`` as :meth:`SplitopsRep.run` does, on onnxruntime."""
+        feeds = inputs if type(inputs) is dict else feeds_by_name(self.input_names, inputs)
+        run = self._run
+        if run is not None:
+            try:
+                return tuple(run(None, feeds))
+            except Exception as error:  # onnxruntime's own classes
+                return self._on_reference(feeds, error)
+        if self.session is None:
+            return self.reference.run(feeds)
+        from ._ort import run_session
+
+        try:
+            return tuple(run_session(self.session, feeds))
+        except Exception as error:  # onnxruntime's own classes
+            return self._on_reference(feeds, error)
+
+    def _on_reference(self, feeds: dict[str, Any], error: Exception) -> tuple[Any, ...]:
+        """What the reference engine gives for inputs onnxruntime failed on: its error, or its
+        outputs with a warning."""
+        outputs = self.reference.run(feeds)
+        warnings.warn(
+            f"onnxruntime failed on these inputs ({_one_line(error)}); the reference engine's "
+            "outputs are returned.",
+            EngineFallbackWarning,
+            stacklevel=3,
+        )
+        return outputs
+
+    @property
+    def reference(self) -> SplitopsRep:
+        """The reference engine's preparation of the same model, made at first use."""
+        if self._reference is None:
+            self._reference = SplitopsRep(self.model)
+        return self._reference
+
+
+def feeds_by_name(input_names: Sequence[str], inputs: Any) -> dict[str, Any]:
+    """Inputs by name, from a mapping by name, a sequence in graph-input order, or one array."""
+    if isinstance(inputs, Mapping):
+        return dict(inputs)
+    values = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
+    if len(values) > len(input_names):
+        count = len(input_names)
+        raise ModelInputError(
+            f"the model takes {count} input{'' if count == 1 else 's'} {list(input_names)}; "
+            f"{len(values)} were given. Pass one array per graph input, or a dict by name."
+        )
+    return dict(zip(input_names, values))  # noqa: B905 (optional inputs may be left out)
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())
+
+
 class SplitopsBackend(Backend):
     """The backend class; the module-level functions below are its methods."""
 
     @classmethod
-    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> SplitopsRep:
-        """Check the model and get it ready to run.
+    def prepare(
+        cls,
+        model: onnx.ModelProto,
+        device: str = "CPU",
+        engine: str = "reference",
+        **kwargs: Any,
+    ) -> SplitopsRep | OnnxruntimeRep:
+        """Check the model and get it ready to run on ``engine``.
 
         Every Split and SplitToSequence node (subgraphs and local functions included) is read
         by its version's rules first, so a broken one raises SplitError naming it rather than
         the checker's ValidationError; then ``onnx.checker`` checks the rest, and what it
         finds is a :class:`~splitops.ModelCheckWarning`, not a refusal: onnxruntime and
         onnx.reference run such models.
+
+        ``engine="reference"`` (the default) runs every operator on onnx.reference and Split
+        on splitops: exact, slow. ``engine="onnxruntime"`` lowers the model once and runs it
+        on onnxruntime (``session_options=`` and ``providers=`` go to its
+        ``InferenceSession``): its speed, the same outputs and errors.
         """
+        if engine not in ENGINES:
+            raise SplitError(
+                f"the engine must be one of {', '.join(ENGINES)}; {engine!r} was given.",
+                rule=Rule.ARGUMENT,
+            )
+        options = {k: kwargs.pop(k) for k in ("session_options", "providers") if k in kwargs}
         check_split_nodes(model)
         try:
             onnx.checker.check_model(model)
@@ -193,13 +326,20 @@ class SplitopsBackend(Backend):
                 ModelCheckWarning,
                 stacklevel=2,
             )
+        if engine == "onnxruntime":
+            return OnnxruntimeRep(model, **options)
         return SplitopsRep(model)
 
     @classmethod
     def run_model(
-        cls, model: onnx.ModelProto, inputs: Any, device: str = "CPU", **kwargs: Any
+        cls,
+        model: onnx.ModelProto,
+        inputs: Any,
+        device: str = "CPU",
+        engine: str = "reference",
+        **kwargs: Any,
     ) -> tuple[Any, ...]:
-        return cls.prepare(model, device, **kwargs).run(inputs)
+        return cls.prepare(model, device, engine, **kwargs).run(inputs)
 
     @classmethod
     def run_node(

@@ -1,0 +1,177 @@
+"""Part sizes computed inside an ONNX graph, for axes whose length is known only at run time.
+
+:class:`GraphArithmetic` is a :class:`~splitops.core.DimArithmetic` whose values are the
+names of int64 tensors of shape ``[1]`` in a graph: the planner's own
+:func:`~splitops.core.split_part_sizes`, evaluated over it, writes the planner's formula as
+standard operators (``ceil(d / n)`` is ``Div(Add(d, n - 1), n)``, the last part
+``Sub(d, Mul(c, n - 1))``), so the lowered graph computes at every axis length the sizes that
+:func:`~splitops.split_sizes` gives.
+
+Where the spec rejects the split (a last part below 0, an axis that equal parts do not
+divide), the graph fails at run time on every runtime: each such size goes through a
+*runtime check*, ``Reshape(size, [1 + bad])``, which is the size itself when ``bad`` is 0
+and a reshape of one element into two, which every runtime refuses, when it is 1. The check
+lies on the path from the axis length to the Split, so no runtime can prune it, and its node
+is named after the rule it checks, which is what a runtime's error message quotes.
+
+>>> from onnx import TensorProto, helper
+>>> from splitops.core import opset_rule, split_part_sizes
+>>> from splitops.onnx._editing import ModelEdits, ModelFacts
+>>> from splitops.onnx._graphs import main_body
+>>> graph = helper.make_graph([], "g",
+...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])], [])
+>>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+>>> body = main_body(model)
+>>> build = GraphBuilder(body, ModelFacts.read(model, {}), ModelEdits(), "s")
+>>> dims = GraphArithmetic(build)
+>>> d = build.axis_length("x", 0)
+>>> sizes = split_part_sizes(d, None, 4, opset_rule("Split", 18), dims)
+>>> build.sizes(sizes)
+'s_sizes'
+>>> [node.op_type for node in build.nodes]  # doctest: +NORMALIZE_WHITESPACE
+['Shape', 'Gather', 'Add', 'Div', 'Mul', 'Sub', 'Less', 'Cast', 'Add', 'Reshape',
+ 'Expand', 'Concat']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import groupby
+from typing import Any
+
+import numpy as np
+from onnx import NodeProto, TensorProto, helper, numpy_helper
+
+from ._editing import ModelEdits, ModelFacts
+from ._graphs import Body
+
+__all__ = ["GraphArithmetic", "GraphBuilder"]
+
+
+class GraphBuilder:
+    """Nodes computing int64 values in one body, at the body's opset, named after ``label``.
+
+    The nodes gather in :attr:`nodes`, in the order they must run; constants become
+    initializers (or Constant nodes in a function, placed in :attr:`nodes` too).
+    """
+
+    def __init__(self, body: Body, facts: ModelFacts, edits: ModelEdits, label: str) -> None:
+        self.body = body
+        self.opset = body.opset or 0
+        self.facts = facts
+        self.edits = edits
+        self.label = label
+        self.nodes: list[NodeProto] = []
+        self._constants: dict[tuple[int, ...] | int, str] = {}
+
+    def name(self, what: str) -> str:
+        """A fresh value name: ``<label>_<what>``."""
+        return self.facts.fresh_name(f"{self.label}_{what}")
+
+    def add(
+        self, op: str, inputs: Sequence[str], what: str, *, output: str | None = None, **attrs: Any
+    ) -> str:
+        """One node of ``op``; returns its output's name (``output``, or a fresh one)."""
+        result = output or self.name(what)
+        self.nodes.append(helper.make_node(op, list(inputs), [result], **attrs))
+        return result
+
+    def ints(self, values: Sequence[int]) -> str:
+        """A constant 1-d int64 tensor."""
+        key = tuple(values)
+        if key not in self._constants:
+            name = self.name("const")
+            self.nodes += self.edits.int64_constant(self.body, name, key)
+            self._constants[key] = name
+        return self._constants[key]
+
+    def scalar(self, value: int) -> str:
+        """A constant 0-d int64 tensor."""
+        if value not in self._constants:
+            name = self.name("const")
+            tensor = numpy_helper.from_array(np.array(value, dtype=np.int64), name)
+            self.nodes += self.edits.tensor_constant(self.body, tensor)
+            self._constants[value] = name
+        return self._constants[value]
+
+    def axis_length(self, x: str, axis: int) -> str:
+        """The length of ``x`` along ``axis`` (negative counts from the back), shape ``[1]``."""
+        shape = self.add("Shape", [x], "shape")
+        return self.add("Gather", [shape, self.ints([axis])], "length", axis=0)
+
+    def checked(self, value: str, bad: str, rule: str) -> str:
+        """``value`` (one element) when the bool ``bad`` is false; a run-time failure, in the
+        node named ``<label>/<rule>``, when it is true."""
+        wanted = self.add(
+            "Add", [self.add("Cast", [bad], "bad", to=TensorProto.INT64), self.ints([1])], "shape"
+        )
+        result = self.add("Reshape", [value, wanted], "checked")
+        self.nodes[-1].name = self.facts.fresh_name(f"{self.label}/{rule}")
+        return result
+
+    def as_int64(self, value: str, element: int | None) -> str:
+        """``value`` cast to int64 unless it is int64 already."""
+        if element == TensorProto.INT64:
+            return value
+        return self.add("Cast", [value], "int64", to=TensorProto.INT64)
+
+    def squeeze(self, x: str, axis: int, output: str | None = None) -> str:
+        """``x`` without its axis ``axis`` (of length 1)."""
+        if self.opset >= 13:
+            return self.add("Squeeze", [x, self.ints([axis])], "part", output=output)
+        return self.add("Squeeze", [x], "part", output=output, axes=[axis])
+
+    def unsqueeze(self, x: str, axis: int) -> str:
+        """``x`` with a new axis of length 1 at ``axis``."""
+        if self.opset >= 13:
+            return self.add("Unsqueeze", [x, self.ints([axis])], "part")
+        return self.add("Unsqueeze", [x], "part", axes=[axis])
+
+    def sizes(self, sizes: Sequence[str | int]) -> str:
+        """The 1-d int64 tensor of ``sizes``: each a ``[1]`` value of this graph or an int.
+        A run of equal values becomes one Expand, so a node of a million equal parts costs
+        a few nodes."""
+        pieces = []
+        for value, run in groupby(sizes):
+            count = len(list(run))
+            single = self.ints([value]) if isinstance(value, int) else value
+            pieces.append(
+                single if count == 1 else self.add("Expand", [single, self.ints([count])], "run")
+            )
+        if len(pieces) == 1:
+            return pieces[0]
+        return self.add("Concat", pieces, "", output=self.name("sizes"), axis=0)
+
+
+class GraphArithmetic:
+    """:class:`~splitops.core.DimArithmetic` over ``[1]``-shaped int64 values of a graph.
+
+    Every value is a size, and no size may be negative: :meth:`minus` (the planner's last
+    part) and :meth:`exact_div` (equal parts, where the rules require the count to divide
+    the length) return their result through a run-time check of that rule.
+    """
+
+    def __init__(self, build: GraphBuilder) -> None:
+        self.build = build
+
+    def known(self, dim: str) -> int | None:
+        return None
+
+    def exact_div(self, dim: str, count: int) -> str:
+        build = self.build
+        quotient = build.add("Div", [dim, build.ints([count])], "part")
+        whole = build.add("Mul", [quotient, build.ints([count])], "whole")
+        rest = build.add("Less", [whole, dim], "remainder")
+        return build.checked(quotient, rest, "equal_parts_must_divide_the_axis")
+
+    def ceil_div(self, dim: str, count: int) -> str:
+        build = self.build
+        raised = build.add("Add", [dim, build.ints([count - 1])], "raised")
+        return build.add("Div", [raised, build.ints([count])], "chunk")
+
+    def minus(self, dim: str, part: str, times: int) -> str:
+        build = self.build
+        taken = build.add("Mul", [part, build.ints([times])], "taken")
+        rest = build.add("Sub", [dim, taken], "last")
+        negative = build.add("Less", [rest, build.ints([0])], "negative")
+        return build.checked(rest, negative, "last_part_must_not_be_negative")

@@ -1,0 +1,776 @@
+"""Lower a model's Split and SplitToSequence nodes to the forms every runtime computes alike.
+
+The runtimes agree on a Split with explicit int64 sizes, and disagree on everything else
+these operators allow: uneven ``num_outputs``, a node listing fewer outputs than
+``num_outputs``, a scalar SplitToSequence split with ``keepdims=0``, and sequences at all
+(TensorRT, tract and others have none). :func:`lower_model` rewrites every such node, in the
+main graph, in subgraphs and in model-local functions, into the agreed form with the same
+outputs:
+
+- **Split without sizes** (``num_outputs`` at 18, equal parts by output count before): the
+  planner's sizes as an int64 constant when the axis length is static; else the sizes
+  computed in the graph from ``Shape`` by the planner's formula
+  (:mod:`~splitops.onnx._graph_sizes`), with a run-time check where the spec rejects the
+  split. A node listing fewer outputs than ``num_outputs`` gets sizes for its listed parts
+  and one extra, unused output for the rest, so that every listed part keeps its size. One
+  part covering the whole axis becomes an ``Identity``. Before opset 13, where Split takes
+  sizes as an attribute only, a static axis gets the attribute; an axis known only at run
+  time keeps equal parts by output count, which every runtime computes alike.
+- **Split-1 with a constant second input** (sizes typed like the data): the ``split``
+  attribute.
+- **SplitToSequence whose sequence is read only by** ``SequenceAt`` with a constant index,
+  ``SequenceLength`` and ``ConcatFromSequence``, **or by nothing**: the sequence is removed.
+  When the number of parts is known (a constant or static 1-d split, or an axis of static
+  length), one Split cuts the parts (with a Squeeze of each part read where ``keepdims=0``
+  drops the axis); ``SequenceLength`` becomes a constant and ``ConcatFromSequence`` a
+  Concat. When the number of parts depends on a length known only at run time (chunks of
+  a scalar length, or of 1), each ``SequenceAt`` reads its part with one ``Slice`` (a
+  ``Gather`` for chunks of 1), which fails at run time where the index lies past the last
+  part, as ``SequenceAt`` does; ``SequenceLength`` becomes ``ceil(length / chunk)``.
+- **SplitToSequence that keeps its sequence** (``target="portable"``): a scalar split on a
+  static axis becomes the 1-d split it stands for, and ``keepdims`` is dropped wherever a
+  split is given (the spec ignores it there; onnxruntime applies it to a scalar split).
+  With ``target="no-sequences"`` such a node is a :class:`~splitops.SplitError` that names
+  it and what reads its sequence. ``target="onnxruntime"``, the onnxruntime engine's, also
+  keeps (in that form) a sequence whose parts would each need their own Slice, where
+  onnxruntime has a SplitToSequence kernel for its element type.
+
+Decisions where the spec leaves the lowered form open:
+
+- Sizes given at run time (a Split-13/18 split input that is no constant) go through a
+  ``Reshape`` to the node's number of outputs: onnxruntime takes an empty split input for
+  an absent one and cuts equal parts, where the spec needs one size per output.
+- A node whose attributes come from its function's call (``ref_attr_name``) is left as it
+  is: its form is known only per call.
+- Invalid nodes stop the lowering with the first problem :func:`~splitops.check_model`
+  reports (the command prints them all), and nothing is returned.
+
+The model keeps its opset, IR version, graph inputs and outputs. Lowering costs time in
+proportion to the model: one inference (:mod:`~splitops.onnx._inference`) and one pass over
+the nodes; every body is rebuilt once.
+
+>>> import numpy as np
+>>> from onnx import TensorProto, helper, numpy_helper
+>>> graph = helper.make_graph(
+...     [helper.make_node("Split", ["x"], ["a", "b", "c", "d"], num_outputs=4, name="s")], "g",
+...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [9])],
+...     [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "abcd"])
+>>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+>>> lowered = lower_model(model)
+>>> list(lowered.graph.node[0].input), numpy_helper.to_array(lowered.graph.initializer[0])
+(['x', 's_split'], array([3, 3, 3, 0]))
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from typing import Any, Literal
+
+import numpy as np
+from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
+
+from ..core import (
+    PartCount,
+    Rule,
+    SplitError,
+    drops_axis,
+    normalize_axis,
+    sequence_sizes,
+    split_part_sizes,
+)
+from ._editing import (
+    ModelEdits,
+    ModelFacts,
+    drop_unused_constants,
+    given_sizes,
+    remove_where,
+    write_split_sizes,
+)
+from ._graph_sizes import GraphArithmetic, GraphBuilder
+from ._graphs import Body, iter_bodies, split_sites, value_types
+from ._inference import infer_model_and_nodes
+from ._io import check_part_counts
+from ._node import DEFAULT_DOMAINS, SplitNode, node_label, read_node
+
+__all__ = [
+    "TARGETS",
+    "Lowering",
+    "Readers",
+    "SequenceReader",
+    "lower_model",
+    "lower_model_with_report",
+    "sequence_readers",
+]
+
+Target = Literal["portable", "no-sequences", "onnxruntime"]
+
+#: What lowering may aim for: ``portable`` keeps a sequence it cannot remove, in a form
+#: onnxruntime runs as the spec says; ``no-sequences`` refuses it; ``onnxruntime`` (the
+#: onnxruntime engine's) also keeps, in that form, a sequence that it could remove only by
+#: reading each part with its own Slice, where onnxruntime has a kernel for its type: one
+#: SplitToSequence costs onnxruntime less than a dozen small nodes.
+TARGETS: tuple[Target, ...] = ("portable", "no-sequences", "onnxruntime")
+
+#: The element types of onnxruntime's SplitToSequence kernels (releases 1.20 to 1.32).
+ONNXRUNTIME_SEQUENCE_TYPES = frozenset(
+    {
+        TensorProto.BOOL,
+        TensorProto.INT32,
+        TensorProto.INT64,
+        TensorProto.FLOAT16,
+        TensorProto.FLOAT,
+        TensorProto.DOUBLE,
+        TensorProto.STRING,
+    }
+)
+
+#: The operators that read a sequence and that lowering replaces.
+_SEQUENCE_READERS = frozenset({"SequenceAt", "SequenceLength", "ConcatFromSequence"})
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """What lowering did to one Split or SplitToSequence node."""
+
+    #: Where the node lives: "main", "main/loop_1.body", "function:domain.name".
+    graph: str
+    node: str
+    op: str
+    #: The operator version (since_version) the node was read at.
+    opset: int
+    #: "rewritten", "removed" (a sequence and its readers replaced), "kept" or "unchanged".
+    outcome: str
+    #: What it became, or why it stays.
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.graph}/{self.node} ({self.op}-{self.opset}) {self.outcome}: {self.detail}"
+
+    def as_dict(self) -> dict[str, object]:
+        """The fields as a JSON-ready dict."""
+        return asdict(self)
+
+
+def lower_model(model: ModelProto, *, target: Target = "portable") -> ModelProto:
+    """A copy of ``model`` whose Split and SplitToSequence nodes every runtime computes as the
+    spec says (see the module's documentation for each rewrite).
+
+    Raises :class:`~splitops.SplitError` for the first invalid node, as
+    :func:`~splitops.check_model` reports it, and with ``target="no-sequences"`` for a
+    SplitToSequence whose sequence cannot be removed.
+    """
+    return lower_model_with_report(model, target=target)[0]
+
+
+def lower_model_with_report(
+    model: ModelProto, *, target: Target = "portable"
+) -> tuple[ModelProto, list[Lowering]]:
+    """:func:`lower_model`, and what it did to each node."""
+    if target not in TARGETS:
+        raise SplitError(
+            f"the lowering target must be one of {', '.join(TARGETS)}; {target!r} was given.",
+            rule=Rule.ARGUMENT,
+        )
+    check_part_counts(model)
+    inferred, records = infer_model_and_nodes(model)
+    for record in records:
+        error = record.error
+        if error is not None:
+            raise error.in_context(f"{record.graph}: ") from record.problems[0][1]
+    lowered = ModelProto()
+    lowered.CopyFrom(model)
+    plan = _Plan(ModelFacts.read(lowered, value_types(inferred)), Readers.of(lowered), target)
+    for body, index, node in split_sites(lowered):
+        plan.lower(body, index, node)
+    plan.edits.apply()
+    drop_unused_constants(lowered, plan.dropped)
+    _drop_value_info(lowered, plan.removed)
+    for body, _, node in split_sites(lowered):
+        if body.opset is not None and not any(a.ref_attr_name for a in node.attribute):
+            read_node(node, body.opset)
+    return lowered, plan.report
+
+
+# --- who reads what ----------------------------------------------------------------------
+
+
+@dataclass
+class Readers:
+    """The nodes that read each value, and the values that leave their body, per scope."""
+
+    nodes: dict[tuple[str, str], list[tuple[Body, int, NodeProto]]]
+    leaving: dict[tuple[str, str], str]
+
+    @classmethod
+    def of(cls, model: ModelProto) -> Readers:
+        nodes: dict[tuple[str, str], list[tuple[Body, int, NodeProto]]] = defaultdict(list)
+        leaving = {}
+        for body in iter_bodies(model):
+            for index, node in enumerate(body.proto.node):
+                for name in dict.fromkeys(node.input):
+                    nodes[body.root, name].append((body, index, node))
+            for output in body.proto.output:
+                name = output if isinstance(output, str) else output.name
+                leaving[body.root, name] = body.label
+        return cls(nodes, leaving)
+
+
+# --- the plan ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    facts: ModelFacts
+    readers: Readers
+    target: Target
+    edits: ModelEdits = field(default_factory=ModelEdits)
+    report: list[Lowering] = field(default_factory=list)
+    #: Constants that rewritten nodes no longer read (former split inputs, indices).
+    dropped: list[str] = field(default_factory=list)
+    #: Values no longer in the model (removed sequences), per scope.
+    removed: set[tuple[str, str]] = field(default_factory=set)
+
+    def lower(self, body: Body, index: int, node: NodeProto) -> None:
+        if body.opset is None:
+            self.note(body, node, None, "unchanged", "its body imports no default opset")
+            return
+        if any(a.ref_attr_name for a in node.attribute):
+            self.note(body, node, None, "unchanged", "its attributes come from the call")
+            return
+        spec = read_node(node, body.opset)
+        if spec.op == "Split":
+            self._lower_split(body, index, node, spec)
+        else:
+            _Sequence(self, body, index, node, spec).lower()
+
+    def note(
+        self, body: Body, node: NodeProto, spec: SplitNode | None, outcome: str, detail: str
+    ) -> None:
+        """Report what became of a node."""
+        version = spec.rule.since_version if spec is not None else body.opset or 0
+        self.report.append(
+            Lowering(body.label, node_label(node), node.op_type, version, outcome, detail)
+        )
+
+    # --- Split ---------------------------------------------------------------------------
+
+    def _lower_split(self, body: Body, index: int, node: NodeProto, spec: SplitNode) -> None:
+        x = node.input[0]
+        dims = self.facts.dims(body, x)
+        axis = spec.axis if dims is None else normalize_axis(spec.axis, len(dims), spec.op)
+        dim = None if dims is None else dims[axis]
+        opset = body.opset or 0
+        if spec.has_sizes:
+            self._lower_explicit_split(body, index, node, spec, opset)
+            return
+        by_attribute = spec.rule.part_count is PartCount.NUM_OUTPUTS
+        count = spec.num_outputs if by_attribute else len(spec.outputs)
+        assert count is not None  # read_node and the check saw to it
+        how = f"num_outputs={count}" if by_attribute else f"{count} equal parts"
+        if count == 1:
+            identity = helper.make_node("Identity", [x], [spec.outputs[0]], name=node.name)
+            self.edits.replace(body, index, [identity])
+            self.note(body, node, spec, "rewritten", f"{how} -> Identity (one part)")
+            return
+        if dim is not None:
+            sizes = spec.part_sizes(dim)
+            listed = _listed_sizes(sizes, len(spec.outputs))
+            new = self._new_split(node, spec, len(listed))
+            constants = write_split_sizes(
+                new, body, opset, listed, self.facts, self.edits, _label(node)
+            )
+            self.edits.replace(body, index, [*constants, new])
+            self.note(body, node, spec, "rewritten", f"{how} -> split {list(listed)} (constant)")
+            return
+        if opset < 13:
+            self.note(
+                body,
+                node,
+                spec,
+                "unchanged",
+                f"{how} on an axis of length known at run time: Split-{spec.rule.since_version} "
+                "takes sizes only as an attribute, and every runtime cuts equal parts alike",
+            )
+            return
+        build = GraphBuilder(body, self.facts, self.edits, _label(node))
+        length = build.axis_length(x, spec.axis)
+        planned = split_part_sizes(length, None, count, spec.rule, GraphArithmetic(build))
+        listed_names = _listed_in_graph(build, planned, len(spec.outputs))
+        new = self._new_split(node, spec, len(listed_names))
+        new.input.append(build.sizes(listed_names))
+        self.edits.replace(body, index, [*build.nodes, new])
+        self.note(body, node, spec, "rewritten", f"{how} -> split computed in the graph")
+
+    def _lower_explicit_split(
+        self, body: Body, index: int, node: NodeProto, spec: SplitNode, opset: int
+    ) -> None:
+        if spec.rule.split_input_types is None and spec.split_input is not None:
+            # Split-1 reads sizes typed like the data: the attribute, where they are constant.
+            sizes = given_sizes(body, spec, self.facts)
+            if sizes is None:
+                self.note(body, node, spec, "unchanged", "Split-1 sizes known at run time")
+                return
+            new = _copy_without_split(node)
+            new.attribute.append(helper.make_attribute("split", list(sizes)))
+            self.edits.replace(body, index, [new])
+            self.dropped.append(spec.split_input)
+            self.note(body, node, spec, "rewritten", f"split input -> split={list(sizes)}")
+            return
+        if spec.split_input is None or self.facts.constant(body, spec.split_input) is not None:
+            self.note(body, node, spec, "unchanged", "explicit sizes")
+            return
+        # Sizes given at run time: onnxruntime takes an empty split for an absent one.
+        build = GraphBuilder(body, self.facts, self.edits, _label(node))
+        checked = build.add("Reshape", [spec.split_input, build.ints([len(spec.outputs)])], "split")
+        build.nodes[-1].name = self.facts.fresh_name(f"{_label(node)}/one_size_per_output")
+        new = NodeProto()
+        new.CopyFrom(node)
+        new.input[1] = checked
+        self.edits.replace(body, index, [*build.nodes, new])
+        self.note(
+            body,
+            node,
+            spec,
+            "rewritten",
+            "split input known at run time -> checked for one size per output",
+        )
+
+    def _new_split(self, node: NodeProto, spec: SplitNode, parts: int) -> NodeProto:
+        """A copy of a Split node without its sizes, listing ``parts`` outputs: its own, then
+        one unused output for the rest where it lists fewer than there are parts."""
+        new = _copy_without_split(node)
+        rest = range(parts - len(spec.outputs))
+        outputs = [*spec.outputs, *(self.facts.fresh_name(f"{_label(node)}_rest") for _ in rest)]
+        del new.output[:]
+        new.output.extend(outputs)
+        return new
+
+
+def _label(node: NodeProto) -> str:
+    return node_label(node).strip("/").replace("/", "_") or "split"
+
+
+def _copy_without_split(node: NodeProto) -> NodeProto:
+    """A copy of a Split node that keeps only its data input and its axis."""
+    new = NodeProto()
+    new.CopyFrom(node)
+    del new.input[1:]
+    kept = [a for a in new.attribute if a.name == "axis"]
+    del new.attribute[:]
+    new.attribute.extend(kept)
+    return new
+
+
+def _listed_sizes(sizes: tuple[int, ...], listed: int) -> tuple[int, ...]:
+    """The sizes of the parts a node lists, and the rest as one more part when it lists fewer
+    parts than there are."""
+    if listed >= len(sizes):
+        return sizes
+    return (*sizes[:listed], sum(sizes[listed:]))
+
+
+def _listed_in_graph(build: GraphBuilder, planned: tuple[Any, ...], listed: int) -> tuple[Any, ...]:
+    """:func:`_listed_sizes` in the graph: the parts before the last are all ``ceil(d/n)``,
+    so the rest is the (checked) last part plus the unlisted parts before it."""
+    if listed >= len(planned):
+        return planned
+    chunk, last = planned[0], planned[-1]
+    between = build.add("Mul", [chunk, build.ints([len(planned) - 1 - listed])], "between")
+    rest = build.add("Add", [last, between], "rest")
+    return (*planned[:listed], rest)
+
+
+# --- SplitToSequence ---------------------------------------------------------------------
+
+
+@dataclass
+class SequenceReader:
+    """One node that reads a sequence: SequenceAt (with its part), SequenceLength or
+    ConcatFromSequence."""
+
+    index: int
+    node: NodeProto
+    #: SequenceAt's constant position, as given (negative counts from the back).
+    position: int | None = None
+
+
+def sequence_readers(
+    readers: Readers, facts: ModelFacts, body: Body, node: NodeProto
+) -> tuple[list[SequenceReader], str | None]:
+    """The nodes that read the sequence of a SplitToSequence ``node``, when every one is a
+    SequenceAt at a constant position, a SequenceLength or a ConcatFromSequence of its body;
+    else why the sequence must stay."""
+    sequence = node.output[0]
+    key = (body.root, sequence)
+    where = readers.leaving.get(key)
+    if where is not None:
+        return [], f"it is an output of {where}"
+    found = []
+    for place, index, reader in readers.nodes.get(key, ()):
+        what = f"{reader.op_type} {node_label(reader)!r}"
+        if place.label != body.label:
+            return [], f"{what} in {place.label} reads it"
+        if reader.op_type not in _SEQUENCE_READERS or reader.domain not in DEFAULT_DOMAINS:
+            return [], f"{what} reads it"
+        if reader.input[0] != sequence or sequence in reader.input[1:]:
+            return [], f"{what} reads it as a tensor"
+        found.append(SequenceReader(index, reader))
+        if reader.op_type == "SequenceAt":
+            position = facts.constant(body, reader.input[1]) if len(reader.input) > 1 else None
+            if position is None or position.ndim != 0 or position.dtype.kind not in "iu":
+                return [], f"{what} reads it at a position known only at run time"
+            found[-1].position = int(position)
+    return found, None
+
+
+class _Sequence:
+    """The lowering of one SplitToSequence node."""
+
+    def __init__(
+        self, plan: _Plan, body: Body, index: int, node: NodeProto, spec: SplitNode
+    ) -> None:
+        self.plan, self.body, self.index, self.node, self.spec = plan, body, index, node, spec
+        self.facts = plan.facts
+        self.x = node.input[0]
+        self.sequence = node.output[0]
+        dims = self.facts.dims(body, self.x)
+        self.rank = None if dims is None else len(dims)
+        self.axis = spec.axis if dims is None else normalize_axis(spec.axis, len(dims), spec.op)
+        self.dim = None if dims is None else dims[self.axis]
+        split = spec.split_input
+        self.split_element = None if split is None else self.facts.element(body, split)
+        self.split_value = None if split is None else self.facts.constant(body, split)
+        split_dims = None if split is None else self.facts.dims(body, split)
+        self.split_rank = None if split_dims is None else len(split_dims)
+        if self.split_value is not None:
+            self.split_rank = self.split_value.ndim
+        self.split_length = split_dims[0] if split_dims and len(split_dims) == 1 else None
+
+    # The split: None (chunks of 1), a constant chunk or sizes, or a value known at run time.
+
+    @property
+    def chunk(self) -> int | None:
+        """The chunk length, when the parts are chunks of a constant length."""
+        if self.spec.split_input is None:
+            return 1
+        if self.split_value is not None and self.split_value.ndim == 0:
+            return int(self.split_value)
+        return None
+
+    def part_sizes(self) -> tuple[int, ...] | None:
+        """The size of every part, where the planner can tell them now."""
+        version = self.spec.rule.since_version
+        if self.split_value is not None and self.split_value.ndim == 1:
+            return tuple(int(v) for v in self.split_value)
+        if self.dim is not None and self.chunk is not None:
+            return sequence_sizes(self.dim, self.chunk, opset=version)
+        return None
+
+    def lower(self) -> None:
+        readers, why_kept = self._readers()
+        if why_kept is None and not readers:
+            self._replace([])
+            self.note("removed", "nothing reads its sequence")
+            return
+        if why_kept is None:
+            why_kept = self._remove(readers)
+            if why_kept is None:
+                return
+        self._keep(why_kept)
+
+    def note(self, outcome: str, detail: str) -> None:
+        self.plan.note(self.body, self.node, self.spec, outcome, detail)
+
+    def _replace(self, nodes: Sequence[NodeProto]) -> None:
+        self.plan.edits.replace(self.body, self.index, nodes)
+        self.plan.removed.add((self.body.root, self.sequence))
+        if self.spec.split_input is not None:
+            self.plan.dropped.append(self.spec.split_input)
+
+    def _readers(self) -> tuple[list[SequenceReader], str | None]:
+        return sequence_readers(self.plan.readers, self.facts, self.body, self.node)
+
+    def _remove(self, readers: list[SequenceReader]) -> str | None:
+        """Replace the sequence and its readers; or say why it cannot be removed."""
+        sizes = self.part_sizes()
+        count = None if sizes is None else len(sizes)
+        if count is None and self.split_length is not None and self.split_rank == 1:
+            count = self.split_length  # sizes known at run time, their number is static
+        opset = self.body.opset or 0
+        if count is not None:
+            for reader in readers:
+                if reader.position is not None and not -count <= reader.position < count:
+                    return (
+                        f"{node_label(reader.node)!r} reads part {reader.position} of {count}: "
+                        "the model fails there at run time"
+                    )
+            if count == 0 and any(r.node.op_type == "ConcatFromSequence" for r in readers):
+                return "ConcatFromSequence of its empty sequence fails at run time"
+            if sizes is None and opset < 13:
+                # Split-11 takes sizes only as an attribute: one Slice per part instead.
+                return self._runs_on_onnxruntime() or self._by_position(readers, count)
+            self._by_split(readers, sizes, count)
+            return None
+        if self.spec.split_input is not None and self.split_rank is None:
+            return "the rank of its split is not known"
+        if self.split_rank is not None and self.split_rank > 1:
+            return "its split has more than one axis"
+        if any(r.node.op_type == "ConcatFromSequence" for r in readers):
+            return "ConcatFromSequence reads it, and its number of parts is known only at run time"
+        return self._runs_on_onnxruntime() or self._by_position(readers, None)
+
+    def _runs_on_onnxruntime(self) -> str | None:
+        """With target ``onnxruntime``: why a sequence whose parts would be read one Slice at
+        a time stays a sequence (onnxruntime has a kernel for its type and, in the kept form,
+        computes it as the spec says), or ``None``."""
+        element = self.facts.element(self.body, self.x)
+        if self.plan.target != "onnxruntime" or element not in ONNXRUNTIME_SEQUENCE_TYPES:
+            return None
+        return "onnxruntime runs it as the spec says, in fewer nodes than one Slice per part"
+
+    def _by_split(
+        self, readers: list[SequenceReader], sizes: tuple[int, ...] | None, count: int
+    ) -> None:
+        """One Split cuts every part; each reader takes its part, or their count."""
+        plan, body, facts = self.plan, self.body, self.facts
+        label = _label(self.node)
+        build = GraphBuilder(body, facts, plan.edits, label)
+        squeeze = drops_axis(self.spec.split_input is not None, self.spec.keepdims)
+        # A part read once by a SequenceAt that needs no Squeeze is written under its name.
+        named: dict[int, str] = {}
+        for reader in readers:
+            if reader.position is not None and not squeeze:
+                named.setdefault(reader.position % count, reader.node.output[0])
+        outputs = [named.get(i) or facts.fresh_name(f"{label}_part{i}") for i in range(count)]
+        nodes: list[NodeProto] = []
+        if count:
+            split = helper.make_node(
+                "Split", [self.x], outputs, name=self.node.name, axis=self.spec.axis
+            )
+            if sizes is not None:
+                nodes += write_split_sizes(
+                    split, body, body.opset or 0, sizes, facts, plan.edits, label
+                )
+            else:
+                assert self.spec.split_input is not None
+                runtime = build.as_int64(self.spec.split_input, self.split_element)
+                checked = build.add("Reshape", [runtime, build.ints([count])], "split")
+                build.nodes[-1].name = facts.fresh_name(f"{label}/one_size_per_part")
+                split.input.append(checked)
+            nodes += [*build.nodes, split]
+        self._replace(nodes)
+        used = set()
+        for reader in readers:
+            out = reader.node.output[0]
+            op = reader.node.op_type
+            step = GraphBuilder(body, facts, plan.edits, _label(reader.node))
+            if op == "SequenceAt":
+                assert reader.position is not None
+                part = outputs[reader.position % count]
+                if squeeze:
+                    step.squeeze(part, self.spec.axis, output=out)
+                elif part != out:
+                    step.add("Identity", [part], "part", output=out)
+                used.add(reader.position % count)
+            elif op == "SequenceLength":
+                tensor = numpy_helper.from_array(np.array(count, dtype=np.int64), out)
+                step.nodes += plan.edits.tensor_constant(body, tensor)
+            else:
+                elements = (
+                    [step.squeeze(p, self.spec.axis) for p in outputs] if squeeze else outputs
+                )
+                self._concat(step, reader.node, elements)
+            plan.edits.replace(body, reader.index, step.nodes)
+            plan.dropped.extend(reader.node.input[1:])
+        kind = "Split + Squeeze" if squeeze else "Split"
+        where = "constant sizes" if sizes is not None else "sizes known at run time"
+        self.note("removed", f"sequence of {count} part(s) -> {kind} ({where})")
+
+    def _concat(self, step: GraphBuilder, node: NodeProto, parts: list[str]) -> None:
+        """ConcatFromSequence over the sequence's elements ``parts``: a Concat (of the parts
+        given a new axis first, with ``new_axis=1``)."""
+        attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        axis = int(attributes.get("axis", 0))
+        if attributes.get("new_axis", 0):
+            parts = [step.unsqueeze(p, axis) for p in parts]
+        step.add("Concat", parts, "concat", output=node.output[0], axis=axis)
+
+    def _by_position(self, readers: list[SequenceReader], count: int | None) -> str | None:
+        """Each SequenceAt reads its own part (a Gather for chunks of 1, else a Slice), for a
+        number of parts known only at run time, or for sizes known only at run time where
+        Split takes sizes as an attribute only. SequenceLength gets the ``count`` (or
+        computes it), ConcatFromSequence concatenates every part (when ``count`` is known).
+        What the readers share (the axis length, the checked chunk length or sizes) is
+        computed once, in the SplitToSequence's place."""
+        plan, body, facts = self.plan, self.body, self.facts
+        shared = GraphBuilder(body, facts, plan.edits, _label(self.node))
+        parts = _RuntimeParts(self, shared)
+        for reader in readers:
+            step = GraphBuilder(body, facts, plan.edits, _label(reader.node))
+            out = reader.node.output[0]
+            if reader.node.op_type == "ConcatFromSequence":
+                assert count is not None
+                names = [step.name(f"part{i}") for i in range(count)]
+                for position, name in enumerate(names):
+                    parts.part(step, position, name)
+                self._concat(step, reader.node, names)
+            elif reader.position is not None:
+                parts.part(step, reader.position, out)
+            elif count is not None:
+                tensor = numpy_helper.from_array(np.array(count, dtype=np.int64), out)
+                step.nodes += plan.edits.tensor_constant(body, tensor)
+            else:
+                parts.count(step, out)
+            plan.edits.replace(body, reader.index, step.nodes)
+            plan.dropped.extend(reader.node.input[1:])
+        self._replace(shared.nodes)
+        number = "a number of parts known at run time" if count is None else f"{count} part(s)"
+        self.note("removed", f"sequence of {number} -> {parts.how}")
+        return None
+
+    def _keep(self, why: str) -> None:
+        """Keep the sequence: refused without sequences, else in the form onnxruntime runs
+        as the spec says."""
+        if self.plan.target == "no-sequences":
+            raise SplitError(
+                f"{self.body.label}: node {node_label(self.node)!r} (SplitToSequence) cannot "
+                f"become a Split: {why}.",
+                rule=Rule.CONVERSION,
+                hint="Lower with target 'portable' to keep the sequence in a form onnxruntime "
+                "runs as the spec says",
+            )
+        new = NodeProto()
+        new.CopyFrom(self.node)
+        changes = []
+        if self.spec.split_input is not None and any(a.name == "keepdims" for a in new.attribute):
+            remove_where(new.attribute, lambda a: a.name == "keepdims")
+            changes.append("keepdims dropped (ignored with a split)")
+        chunk = self.chunk if self.spec.split_input is not None else None
+        if chunk is not None and self.dim:
+            sizes = sequence_sizes(self.dim, chunk, opset=self.spec.rule.since_version)
+            name = self.facts.fresh_name(f"{_label(self.node)}_split")
+            constants = self.plan.edits.int64_constant(self.body, name, sizes)
+            new.input[1] = name
+            self.plan.dropped.append(self.spec.split_input or "")
+            changes.append(f"scalar split {chunk} -> {list(sizes)}")
+            self.plan.edits.replace(self.body, self.index, [*constants, new])
+        elif changes:
+            self.plan.edits.replace(self.body, self.index, [new])
+        self.note("kept", f"{why}; " + (", ".join(changes) if changes else "unchanged"))
+
+
+class _RuntimeParts:
+    """The parts of a SplitToSequence read one by one, as Slices of its input.
+
+    The spec's three forms: chunks of 1 (no split; ``keepdims=0`` drops the axis, a Squeeze
+    here), chunks of a scalar length ``s`` (the last smaller), and 1-d sizes. A position past
+    the parts fails at run time, as SequenceAt does: a run-time check for chunks, Gather for
+    sizes. The checks of the split itself (``s >= 1``; sizes >= 0 adding up to the axis)
+    lie on the path of every part. (A Gather of the input itself would read chunks of 1 in
+    one node, but onnxruntime's Gather copies only the first string of each row of a string
+    tensor.)
+    """
+
+    def __init__(self, sequence: _Sequence, shared: GraphBuilder) -> None:
+        self.sequence = sequence
+        self.shared = shared
+        self.x = sequence.x
+        self.axis = sequence.spec.axis
+        self.squeeze = drops_axis(sequence.spec.split_input is not None, sequence.spec.keepdims)
+        self._values: dict[str, str] = {}
+        if sequence.spec.split_input is None or sequence.split_rank == 0:
+            self.kind, self.how = "chunks", "Slice per SequenceAt"
+        else:
+            self.kind, self.how = "sizes", "Slice per SequenceAt, offsets by CumSum"
+
+    def _value(self, name: str) -> str:
+        """A shared value, made at first use."""
+        if name not in self._values:
+            self._values[name] = getattr(self, f"_make_{name}")()
+        return self._values[name]
+
+    def _make_length(self) -> str:
+        return self.shared.axis_length(self.x, self.axis)
+
+    def _make_chunk(self) -> str:
+        build, sequence = self.shared, self.sequence
+        if sequence.chunk is not None:  # a constant, checked >= 1 by the model check
+            return build.ints([sequence.chunk])
+        assert sequence.spec.split_input is not None
+        given = build.as_int64(sequence.spec.split_input, sequence.split_element)
+        flat = build.add("Reshape", [given, build.ints([1])], "chunk")
+        small = build.add("Less", [flat, build.ints([1])], "below_one")
+        return build.checked(flat, small, "chunk_length_must_be_at_least_1")
+
+    def _make_chunk_count(self) -> str:
+        build, chunk = self.shared, self._value("chunk")
+        less = build.add("Sub", [chunk, build.ints([1])], "chunk_less_one")
+        raised = build.add("Add", [self._value("length"), less], "raised")
+        return build.add("Div", [raised, chunk], "count")
+
+    def _make_sizes(self) -> str:
+        sequence = self.sequence
+        assert sequence.spec.split_input is not None
+        return self.shared.as_int64(sequence.spec.split_input, sequence.split_element)
+
+    def _make_ends(self) -> str:
+        build, sizes = self.shared, self._value("sizes")
+        ends = build.add("CumSum", [sizes, build.scalar(0)], "ends")
+        total = build.add("Gather", [ends, build.ints([-1])], "total", axis=0)
+        same = build.add("Equal", [total, self._value("length")], "sum")
+        wrong_sum = build.add("Not", [same], "wrong_sum")
+        least = build.add("ReduceMin", [sizes], "least")
+        negative = build.add("Less", [least, build.ints([0])], "negative")
+        bad = build.add("Or", [wrong_sum, negative], "bad_sizes")
+        checked = build.checked(total, bad, "sizes_must_be_non_negative_and_add_up_to_the_axis")
+        return build.add("Add", [ends, build.add("Sub", [checked, total], "zero")], "ends")
+
+    def count(self, step: GraphBuilder, out: str) -> None:
+        """SequenceLength: the number of parts, a 0-d int64 tensor."""
+        if self.kind == "chunks":
+            step.add("Reshape", [self._value("chunk_count"), step.ints([])], "n", output=out)
+        else:
+            self._value("ends")  # the sizes are checked wherever the sequence is read
+            step.add("Size", [self._value("sizes")], "count", output=out)
+
+    def part(self, step: GraphBuilder, position: int, out: str) -> None:
+        """SequenceAt at a constant ``position`` (negative counts from the back)."""
+        if self.kind == "sizes":
+            where = step.ints([position])
+            end = step.add("Gather", [self._value("ends"), where], "end", axis=0)
+            size = step.add("Gather", [self._value("sizes"), where], "size", axis=0)
+            start = step.add("Sub", [end, size], "start")
+        else:
+            chunk, length = self._value("chunk"), self._value("length")
+            if position < 0:
+                index = step.add("Add", [self._value("chunk_count"), step.ints([position])], "i")
+                before = step.add("Less", [index, step.ints([0])], "before_first")
+                index = step.checked(index, before, "sequence_position_out_of_range")
+                start = step.add("Mul", [index, chunk], "start")
+            else:
+                start = step.add("Mul", [step.ints([position]), chunk], "start")
+                past = step.add("Not", [step.add("Less", [start, length], "inside")], "past")
+                start = step.checked(start, past, "sequence_position_out_of_range")
+            end = step.add("Add", [start, chunk], "end")
+        where = step.ints([self.axis])
+        if self.squeeze:
+            step.squeeze(step.add("Slice", [self.x, start, end, where], "slice"), self.axis, out)
+        else:
+            step.add("Slice", [self.x, start, end, where], "part", output=out)
+
+
+def _drop_value_info(model: ModelProto, removed: set[tuple[str, str]]) -> None:
+    """Drop the value_info of values no longer in the model."""
+    if not removed:
+        return
+    for body in iter_bodies(model):
+        names = {name for root, name in removed if root == body.root}
+        if names:
+            remove_where(body.proto.value_info, partial(_named, names))
+
+
+def _named(names: set[str], value: Any) -> bool:
+    return value.name in names

@@ -1,0 +1,451 @@
+"""Which runtimes compute a model's Split and SplitToSequence nodes otherwise than the spec,
+found by running them, and whether :func:`~splitops.lower_model` fixes it.
+
+Each valid node is *probed*: a small model holds it (and, for a SplitToSequence, the nodes
+that read its sequence, as lowering would see them), its input typed as in the model. It
+runs on every installed runtime (onnxruntime, onnx.reference, and onnx shape inference,
+which is compared by shapes) at the axis length the model declares, or, where that length
+is known only at run time, at every length from 0 up to a few times the number of parts.
+splitops' own engine gives what the spec says. A runtime *refuses* a length the spec runs,
+computes it *wrong*, or *accepts* one the spec rejects (a silent answer where an error is
+due). The same probe, lowered, runs again on the same runtime: where it then agrees with
+the spec at every length the original departed, ``lower`` fixes it.
+
+Nodes whose probes are alike (same operator, attributes, input type and constant split)
+are probed once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import onnx
+from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+from ..core import SplitError, drops_axis, normalize_axis
+from ._editing import ModelFacts
+from ._graphs import Body, split_sites, value_types
+from ._inference import infer_model_and_nodes
+from ._lower import Readers, SequenceReader, lower_model, sequence_readers
+from ._node import SplitNode, node_label, read_node
+from ._ort import has_bfloat16, make_session, run_session, session_version
+from ._types import element_of_code, numpy_dtype
+from .backend import SplitopsRep
+
+__all__ = ["Departure", "Portability", "check_portability"]
+
+#: The most axis lengths probed for one node whose axis length is known only at run time.
+MAX_LENGTHS = 16
+
+#: The length of the other axes of a probe where the model does not say.
+OTHER_AXES = 2
+
+#: What stands for a sequence among shapes (its element shape is not compared).
+_SEQUENCE = "sequence"
+
+
+_BEHAVIOURS = {
+    "refuses": "refuses it",
+    "wrong": "computes it wrong",
+    "accepts": "computes parts where the spec rejects it",
+}
+
+
+@dataclass(frozen=True)
+class Departure:
+    """A runtime computing a node otherwise than the spec."""
+
+    #: Where the node lives: "main", "main/loop_1.body", "function:domain.name".
+    graph: str
+    node: str
+    op: str
+    #: The operator version (since_version).
+    opset: int
+    #: The runtime and its version: "onnxruntime 1.32.0", "onnx.reference (onnx 1.23.2)".
+    runtime: str
+    #: "refuses" (an error where the spec computes parts), "wrong" (other parts than the
+    #: spec's), or "accepts" (parts where the spec rejects the length).
+    behaviour: str
+    #: The axis lengths at which it happens.
+    lengths: tuple[int, ...]
+    #: The runtime's error, or the shapes it gives against the spec's, at the first length.
+    detail: str
+    #: Whether the lowered node agrees with the spec on that runtime at all those lengths.
+    fixed_by_lower: bool
+
+    def __str__(self) -> str:
+        lengths = ", ".join(map(str, self.lengths))
+        fixed = "lower fixes it" if self.fixed_by_lower else "lower does not fix it"
+        does = _BEHAVIOURS[self.behaviour]
+        return (
+            f"{self.graph}/{self.node} ({self.op}-{self.opset}) {self.runtime} {does} at axis "
+            f"length {lengths}: {self.detail}; {fixed}"
+        )
+
+    def as_dict(self) -> dict[str, object]:
+        """The fields as a JSON-ready dict."""
+        found = asdict(self)
+        found["lengths"] = list(self.lengths)
+        return found
+
+
+@dataclass(frozen=True)
+class Portability:
+    """What probing found: the departures, the runtimes probed, and the nodes not probed
+    (with why)."""
+
+    departures: list[Departure]
+    runtimes: list[str]
+    probed: int
+    not_probed: list[tuple[str, str]]
+
+
+def check_portability(model: ModelProto) -> Portability:
+    """Probe every valid Split and SplitToSequence node of ``model`` on the installed runtimes.
+
+    Invalid nodes are left out: :func:`~splitops.check_model` reports them.
+    """
+    inferred, records = infer_model_and_nodes(model)
+    invalid = {(r.graph, node_label(r.node)) for r in records if r.problems}
+    facts = ModelFacts.read(model, value_types(inferred))
+    readers = Readers.of(model)
+    runtimes = _runtimes()
+    found: dict[bytes, list[tuple[str, str, bool, tuple[int, ...], str]]] = {}
+    departures: list[Departure] = []
+    not_probed: list[tuple[str, str]] = []
+    probed = 0
+    for body, _, node in split_sites(model):
+        where = f"{body.label}/{node_label(node)}"
+        if (body.label, node_label(node)) in invalid or body.opset is None:
+            continue
+        if any(a.ref_attr_name for a in node.attribute):
+            not_probed.append((where, "its attributes come from the call"))
+            continue
+        spec = read_node(node, body.opset)
+        try:
+            probe = _Probe.of(body, node, facts, readers, model.ir_version)
+        except _NotProbedError as reason:
+            not_probed.append((where, str(reason)))
+            continue
+        probed += 1
+        key = probe.key()
+        if key not in found:
+            found[key] = list(probe.run(runtimes))
+        for runtime, behaviour, fixed, lengths, detail in found[key]:
+            departures.append(
+                Departure(
+                    body.label,
+                    node_label(node),
+                    node.op_type,
+                    spec.rule.since_version,
+                    runtime,
+                    behaviour,
+                    lengths,
+                    detail,
+                    fixed,
+                )
+            )
+    return Portability(departures, [name for name, _, _ in runtimes], probed, not_probed)
+
+
+class _NotProbedError(Exception):
+    """Why a node cannot be probed."""
+
+
+# --- the runtimes ---------------------------------------------------------------------------
+
+#: A runtime: its name, and what it gives for a model and feeds (outputs, or an exception).
+_Run = Callable[[ModelProto, dict[str, Any]], list[Any]]
+
+
+def _runtimes() -> list[tuple[str, _Run, bool]]:
+    """The installed runtimes: name, how to run a model, and whether they compare by shapes
+    only (shape inference)."""
+    found: list[tuple[str, _Run, bool]] = []
+    version = session_version()
+    if version is not None:
+        found.append((f"onnxruntime {version}", _run_onnxruntime, False))
+    found.append((f"onnx.reference (onnx {onnx.__version__})", _run_reference, False))
+    found.append((f"onnx shape inference (onnx {onnx.__version__})", _infer, True))
+    return found
+
+
+def _run_onnxruntime(model: ModelProto, feeds: dict[str, Any]) -> list[Any]:
+    session = make_session(model, threads=1)
+    return run_session(session, feeds, bfloat16=has_bfloat16(session))
+
+
+def _run_reference(model: ModelProto, feeds: dict[str, Any]) -> list[Any]:
+    return list(ReferenceEvaluator(model).run(None, feeds))
+
+
+def _infer(model: ModelProto, feeds: dict[str, Any]) -> list[Any]:
+    """The output shapes onnx infers, for the feeds' shapes (``None`` for an unknown dim)."""
+    static = ModelProto()
+    static.CopyFrom(model)
+    for value in static.graph.input:
+        dims = value.type.tensor_type.shape.dim
+        for dim, length in zip(dims, np.shape(feeds[value.name]), strict=True):
+            dim.Clear()
+            dim.dim_value = length
+    inferred = onnx.shape_inference.infer_shapes(static, strict_mode=True, data_prop=True)
+    return [_shape_of(output.type) for output in inferred.graph.output]
+
+
+def _shape_of(type_proto: onnx.TypeProto) -> Any:
+    if type_proto.WhichOneof("value") == "sequence_type":
+        return _SEQUENCE
+    tensor = type_proto.tensor_type
+    if not tensor.HasField("shape"):
+        return None
+    return tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
+
+
+# --- one probe ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Probe:
+    """A small model holding one node (and its sequence's readers), and the axis lengths to
+    run it at."""
+
+    model: ModelProto
+    element: int
+    dims: tuple[int | None, ...]
+    axis: int
+    lengths: tuple[int, ...]
+
+    @classmethod
+    def of(
+        cls, body: Body, node: NodeProto, facts: ModelFacts, readers: Readers, ir_version: int
+    ) -> _Probe:
+        x = node.input[0]
+        element = facts.element(body, x)
+        dims = facts.dims(body, x)
+        if element is None or dims is None:
+            raise _NotProbedError("the type of its input is not known")
+        spec = read_node(node, body.opset or 0)
+        axis = normalize_axis(spec.axis, len(dims), spec.op)
+        initializers = []
+        split_value = None
+        if spec.split_input is not None:
+            split_value = facts.constant(body, spec.split_input)
+            if split_value is None:
+                raise _NotProbedError("its sizes are known only at run time")
+            initializers.append(numpy_helper.from_array(split_value, spec.split_input))
+        nodes, outputs = [node], _outputs(spec, element, len(dims))
+        if spec.op == "SplitToSequence":
+            found, why = sequence_readers(readers, facts, body, node)
+            if why is None:
+                nodes, outputs = _with_readers(node, found, element, len(dims), spec)
+                positions = {r.node.input[1]: r.position for r in found if r.position is not None}
+                initializers += [
+                    numpy_helper.from_array(np.array(position, np.int64), name)
+                    for name, position in positions.items()
+                ]
+        shape: list[int | str] = [
+            length if length is not None else (f"d{i}" if i == axis else OTHER_AXES)
+            for i, length in enumerate(dims)
+        ]
+        graph = helper.make_graph(
+            nodes, "probe", [helper.make_tensor_value_info(x, element, shape)], outputs
+        )
+        graph.initializer.extend(initializers)
+        opsets = [helper.make_opsetid("", body.opset or 0)]
+        model = helper.make_model(
+            graph,
+            opset_imports=opsets,
+            ir_version=max(ir_version, helper.find_min_ir_version_for(opsets)),
+        )
+        static = dims[axis]
+        lengths = (static,) if static is not None else _lengths(spec, split_value, len(node.output))
+        full = tuple(length if length is not None else OTHER_AXES for length in dims)
+        return cls(model, element, full, axis, lengths)
+
+    def key(self) -> bytes:
+        model: bytes = self.model.SerializeToString(deterministic=True)
+        return model + repr(self.lengths).encode()
+
+    def feeds(self, length: int) -> dict[str, Any]:
+        shape = [OTHER_AXES if d is None else d for d in self.dims]
+        shape[self.axis] = length
+        return {self.model.graph.input[0].name: _values(self.element, tuple(shape))}
+
+    def run(
+        self, runtimes: Sequence[tuple[str, _Run, bool]]
+    ) -> list[tuple[str, str, bool, tuple[int, ...], str]]:
+        """Each departure found: (runtime, behaviour, fixed by lower, lengths, detail)."""
+        spec = SplitopsRep(self.model)
+        lowered = lower_model(self.model)
+        expected = {length: _outcome(spec.run, self.feeds(length)) for length in self.lengths}
+        found = []
+        for name, run, by_shape in runtimes:
+            groups: dict[str, tuple[list[int], str]] = {}
+            fixed = True
+            for length in self.lengths:
+                want = expected[length]
+                behaviour, detail = _compare(
+                    want, _outcome(_bound(run, self.model), self.feeds(length)), by_shape
+                )
+                if not behaviour:
+                    continue
+                groups.setdefault(behaviour, ([], detail))[0].append(length)
+                again, _ = _compare(
+                    want, _outcome(_bound(run, lowered), self.feeds(length)), by_shape
+                )
+                fixed = fixed and not again
+            for behaviour, (lengths, detail) in groups.items():
+                found.append((name, behaviour, fixed, tuple(lengths), detail))
+        return found
+
+
+def _bound(run: _Run, model: ModelProto) -> Callable[[dict[str, Any]], list[Any]]:
+    return lambda feeds: run(model, feeds)
+
+
+def _outcome(run: Callable[[dict[str, Any]], Any], feeds: dict[str, Any]) -> Any:
+    """What a run gives: its outputs, or the exception it raised."""
+    try:
+        return list(run(feeds))
+    except Exception as error:  # every runtime raises its own classes
+        return error
+
+
+def _compare(want: Any, got: Any, by_shape: bool) -> tuple[str, str]:
+    """How ``got`` departs from the spec's ``want``: ("", "") when it agrees."""
+    if isinstance(want, Exception):
+        # Another operator's error (a SequenceAt past the parts) says nothing of the split.
+        if isinstance(got, Exception) or not isinstance(want, SplitError):
+            return "", ""
+        if by_shape and any(d is not None and d < 0 for d in _dims_of(got)):
+            return "wrong", f"a negative dim in {_text(got)}; the spec: {_one_line(want)}"
+        if by_shape and not _fully_known(got):
+            return "", ""
+        return "accepts", f"the spec: {_one_line(want)}"
+    if isinstance(got, Exception):
+        return "refuses", _one_line(got)
+    if by_shape:
+        shapes = [_spec_shape(value) for value in want]
+        if all(_fits(g, w) for g, w in zip(got, shapes, strict=True)):
+            return "", ""
+        return "wrong", f"shapes {_text(got)} where the spec gives {_text(shapes)}"
+    if _identical(got, want):
+        return "", ""
+    return "wrong", f"shapes {_text(_shapes(got))} where the spec gives {_text(_shapes(want))}"
+
+
+def _identical(got: Sequence[Any], want: Sequence[Any]) -> bool:
+    if len(got) != len(want):
+        return False
+    for g, w in zip(got, want, strict=True):
+        if isinstance(w, list):
+            if not isinstance(g, list) or not _identical(g, w):
+                return False
+            continue
+        g, w = np.asarray(g), np.asarray(w)
+        if g.shape != w.shape or g.dtype != w.dtype:
+            return False
+        if w.dtype == object:
+            if g.tolist() != w.tolist():
+                return False
+        elif g.tobytes() != np.ascontiguousarray(w).tobytes():
+            return False
+    return True
+
+
+def _spec_shape(value: Any) -> Any:
+    return _SEQUENCE if isinstance(value, list) else tuple(np.shape(value))
+
+
+def _fits(inferred: Any, shape: Any) -> bool:
+    """Whether an inferred shape (``None`` dims unknown) agrees with the spec's; a sequence's
+    element shape is not compared."""
+    if inferred is None or _SEQUENCE in (inferred, shape):
+        return True
+    if len(inferred) != len(shape):
+        return False
+    return all(i is None or i == s for i, s in zip(inferred, shape, strict=True))
+
+
+def _dims_of(shapes: Sequence[Any]) -> list[int | None]:
+    return [d for s in shapes if s is not None and s != _SEQUENCE for d in s]
+
+
+def _fully_known(shapes: Sequence[Any]) -> bool:
+    return all(s is not None and s != _SEQUENCE and None not in s for s in shapes)
+
+
+def _shapes(values: Sequence[Any]) -> list[Any]:
+    return [[np.shape(p) for p in v] if isinstance(v, list) else np.shape(v) for v in values]
+
+
+def _text(shapes: Sequence[Any]) -> str:
+    return "[" + ", ".join(str(s).replace(" ", "") for s in shapes) + "]"
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _lengths(spec: SplitNode, split: Any, outputs: int) -> tuple[int, ...]:
+    """Axis lengths to probe where the model's is known only at run time."""
+    if split is not None and np.ndim(split) == 1:
+        total = int(np.sum(split))
+        return tuple(length for length in (total - 1, total, total + 1) if length >= 0)
+    if spec.op == "Split":
+        parts = spec.num_outputs or outputs
+        return tuple(range(min(2 * parts + 2, MAX_LENGTHS)))
+    chunk = 1 if split is None else max(int(split), 1)
+    return tuple(range(min(3 * chunk + 2, MAX_LENGTHS)))
+
+
+def _outputs(spec: SplitNode, element: int, rank: int) -> list[onnx.ValueInfoProto]:
+    if spec.op == "Split":
+        return [helper.make_tensor_value_info(o, element, [None] * rank) for o in spec.outputs if o]
+    parts = rank - drops_axis(spec.split_input is not None, spec.keepdims)
+    return [helper.make_tensor_sequence_value_info(spec.outputs[0], element, [None] * parts)]
+
+
+def _with_readers(
+    node: NodeProto,
+    readers: list[SequenceReader],
+    element: int,
+    rank: int,
+    spec: SplitNode,
+) -> tuple[list[NodeProto], list[onnx.ValueInfoProto]]:
+    """The SplitToSequence and the nodes that read its sequence, their outputs typed."""
+    squeezed = drops_axis(spec.split_input is not None, spec.keepdims)
+    nodes = [node]
+    outputs = []
+    for reader in readers:
+        nodes.append(reader.node)
+        out = reader.node.output[0]
+        if reader.node.op_type == "SequenceAt":
+            outputs.append(helper.make_tensor_value_info(out, element, [None] * (rank - squeezed)))
+        elif reader.node.op_type == "SequenceLength":
+            outputs.append(helper.make_tensor_value_info(out, TensorProto.INT64, []))
+        else:
+            attributes = {a.name: helper.get_attribute_value(a) for a in reader.node.attribute}
+            joined = rank - squeezed + int(attributes.get("new_axis", 0))
+            outputs.append(helper.make_tensor_value_info(out, element, [None] * joined))
+    return nodes, outputs
+
+
+def _values(element: int, shape: tuple[int, ...]) -> np.ndarray[Any, Any]:
+    """Distinct values of ``element``'s type: the probe tells parts apart by them."""
+    count = int(np.prod(shape, dtype=np.int64))
+    numbers = np.arange(count).reshape(shape)
+    dtype = numpy_dtype(element_of_code(element))
+    if dtype.kind == "O":
+        return numbers.astype(str).astype(object)
+    if dtype.kind == "b":
+        return np.asarray(numbers % 2 == 1)
+    if dtype == np.dtype(ml_dtypes.bfloat16):
+        return np.asarray(numbers.astype(np.float32).astype(ml_dtypes.bfloat16))
+    return np.asarray(numbers.astype(dtype))

@@ -1,0 +1,179 @@
+"""``splitops lower``, ``splitops check --portability`` and ``splitops run --engine``, as a
+user runs them: exit codes, what is printed, what is written (and never half written)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import ModelProto, TensorProto, helper
+
+import splitops
+from splitops.cli import main
+
+from .conftest import Cli, make_model
+
+ort = pytest.importorskip("onnxruntime")
+
+F = TensorProto.FLOAT
+ErrorLine = Callable[[subprocess.CompletedProcess[str]], str]
+
+
+def fewer_outputs() -> ModelProto:
+    """Split-18 into num_outputs=4 listing two outputs, on a runtime axis: onnxruntime 1.31
+    cuts two halves, 1.32 refuses the node; the spec gives two quarters."""
+    node = helper.make_node("Split", ["x"], ["a", "b"], axis=0, num_outputs=4, name="fewer")
+    return make_model([node], {"x": (F, ["N"])}, ["a", "b"], opset=18)
+
+
+def with_sequence_output() -> ModelProto:
+    node = helper.make_node("SplitToSequence", ["x"], ["seq"], axis=0, name="rows")
+    return make_model([node], {"x": (F, ["N", 2])}, ["seq"], opset=11)
+
+
+def test_lower_writes_a_model_onnxruntime_runs_as_the_spec_says(cli: Cli, tmp_path: Path) -> None:
+    onnx.save(fewer_outputs(), tmp_path / "fewer.onnx")
+    done = cli("lower", "fewer.onnx", "-o", "fewer.low.onnx")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "main/fewer (Split-18) rewritten: num_outputs=4 -> split computed in the graph"
+    ]
+    assert "wrote fewer.low.onnx" in done.stderr
+    lowered = onnx.load(tmp_path / "fewer.low.onnx")
+    onnx.checker.check_model(lowered, full_check=True)
+    x = np.arange(8, dtype=np.float32)
+    expected = splitops.run_node(fewer_outputs().graph.node[0], [x], opset=18)
+    got = ort.InferenceSession(lowered.SerializeToString()).run(None, {"x": x})
+    assert [g.tolist() for g in got] == [e.tolist() for e in expected]
+
+
+def test_lower_prints_what_became_of_each_node_as_json(cli: Cli, tmp_path: Path) -> None:
+    onnx.save(fewer_outputs(), tmp_path / "fewer.onnx")
+    done = cli("lower", "fewer.onnx", "-o", "out.onnx", "--json")
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)
+    assert set(row) == {"graph", "node", "op", "opset", "outcome", "detail"}
+    assert (row["node"], row["outcome"]) == ("fewer", "rewritten")
+
+
+def test_lower_reports_invalid_nodes_as_check_does_and_writes_nothing(
+    cli: Cli, broken_model: Path, tmp_path: Path
+) -> None:
+    checked = cli("check", broken_model)
+    lowered = cli("lower", broken_model, "-o", "out.onnx")
+    assert lowered.returncode == checked.returncode == 1
+    assert lowered.stdout == checked.stdout
+    assert "nothing written" in lowered.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.onnx"]
+
+
+def test_lower_without_sequences_names_the_node_in_one_line(
+    cli: Cli, tmp_path: Path, error_line: ErrorLine
+) -> None:
+    onnx.save(with_sequence_output(), tmp_path / "seq.onnx")
+    done = cli("lower", "seq.onnx", "-o", "out.onnx", "--target", "no-sequences")
+    assert done.returncode == 1
+    line = error_line(done)
+    assert "'rows' (SplitToSequence)" in line
+    assert "output of main" in line
+    assert not (tmp_path / "out.onnx").exists()
+    kept = cli("lower", "seq.onnx", "-o", "out.onnx")
+    assert kept.returncode == 0, kept.stderr
+    assert "kept" in kept.stdout
+
+
+def test_a_failed_write_leaves_the_old_file_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, target = tmp_path / "fewer.onnx", tmp_path / "out.onnx"
+    onnx.save(fewer_outputs(), source)
+    target.write_bytes(b"the old file")
+
+    def fail_half_way(model: ModelProto, path: Path, **_: object) -> None:
+        Path(path).write_bytes(model.SerializeToString()[:10])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(onnx, "save_model", fail_half_way)
+    assert main(["lower", str(source), "-o", str(target)]) == 2
+    assert target.read_bytes() == b"the old file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fewer.onnx", "out.onnx"]
+
+
+def _departs_on_onnxruntime(model: ModelProto, x: np.ndarray) -> bool:
+    """Whether onnxruntime, run live, refuses the model or computes other parts than the
+    spec."""
+    expected = splitops.run_node(model.graph.node[0], [x], opset=18)
+    try:
+        got = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    except Exception:
+        return True
+    return [g.shape for g in got] != [e.shape for e in expected]
+
+
+def test_check_portability_finds_what_onnxruntime_does_and_that_lower_fixes_it(
+    cli: Cli, tmp_path: Path
+) -> None:
+    model = fewer_outputs()
+    onnx.save(model, tmp_path / "fewer.onnx")
+    assert _departs_on_onnxruntime(model, np.arange(8, dtype=np.float32))
+    done = cli("check", "fewer.onnx", "--portability", "--json")
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["problems"] == []
+    assert found["runtimes"][0] == f"onnxruntime {ort.__version__}"
+    rows = [d for d in found["departures"] if d["runtime"].startswith("onnxruntime")]
+    assert rows
+    assert all(d["node"] == "fewer" and d["fixed_by_lower"] for d in rows)
+    assert 8 in [length for d in rows for length in d["lengths"]]
+    text = cli("check", "fewer.onnx", "--portability")
+    assert "main/fewer (Split-18) onnxruntime" in text.stdout
+    assert "lower fixes it" in text.stdout
+    assert "node(s) probed on onnxruntime" in text.stderr
+
+
+def test_check_portability_of_a_clean_model_finds_no_departure(cli: Cli) -> None:
+    done = cli(
+        "check",
+        Path(splitops.__file__).parent / "examples" / "split_tour.onnx",
+        "--json",
+        "--portability",
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["departures"] == []
+
+
+def test_run_on_onnxruntime_prints_what_the_reference_engine_prints(
+    cli: Cli, tmp_path: Path
+) -> None:
+    onnx.save(fewer_outputs(), tmp_path / "fewer.onnx")
+    for args in (["fewer.onnx", "--dim", "N=8"], ["--dim", "batch=3"]):
+        reference = cli("run", *args)
+        fast = cli("run", *args, "--engine", "onnxruntime")
+        assert fast.returncode == reference.returncode == 0, fast.stderr
+        assert fast.stdout == reference.stdout
+        assert f"engine: onnxruntime {ort.__version__}" in fast.stderr
+
+
+_WITHOUT_ORT = (
+    "import sys; sys.modules['onnxruntime'] = None\n"
+    "from splitops.cli import main\n"
+    "raise SystemExit(main(sys.argv[1:]))\n"
+)
+
+
+def test_run_on_onnxruntime_without_it_says_how_to_install_it(error_line: ErrorLine) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_ORT, "run", "--engine", "onnxruntime"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "pip install onnxruntime" in error_line(done)

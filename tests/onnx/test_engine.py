@@ -1,0 +1,193 @@
+"""The onnxruntime engine of splitops.backend: the lowered model on onnxruntime gives the
+reference engine's outputs and errors, where onnxruntime alone departs from the spec."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import onnx
+import pytest
+from onnx import ModelProto, TensorProto, helper, numpy_helper
+
+import splitops
+from splitops import SplitError, backend
+from splitops.examples import EXAMPLE_MODEL
+from splitops.onnx.backend import EngineFallbackWarning, OnnxruntimeRep
+
+ort = pytest.importorskip("onnxruntime")
+
+F = TensorProto.FLOAT
+
+
+def model_of(
+    nodes: list[onnx.NodeProto],
+    x: list[int | str | None],
+    outputs: list[str],
+    *,
+    opset: int = 18,
+    element: int = F,
+    inputs: list[onnx.ValueInfoProto] | None = None,
+    initializers: dict[str, Any] | None = None,
+) -> ModelProto:
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", element, x), *(inputs or [])],
+        [helper.make_tensor_value_info(o, element, [None] * len(x)) for o in outputs],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in (initializers or {}).items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def same(actual: tuple[Any, ...], expected: tuple[Any, ...]) -> None:
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected, strict=True):
+        if isinstance(e, list):
+            same(tuple(a), tuple(e))
+        else:
+            np.testing.assert_array_equal(a, e, strict=True)
+
+
+def test_the_example_model_gives_the_reference_engines_outputs() -> None:
+    model = splitops.load_model(EXAMPLE_MODEL)
+    x = np.arange(21, dtype=np.float32).reshape(3, 7)
+    fast = backend.prepare(model, engine="onnxruntime")
+    assert isinstance(fast, OnnxruntimeRep)
+    assert fast.engine == "onnxruntime"
+    same(fast.run([x]), backend.run_model(model, [x]))
+
+
+def test_where_onnxruntime_refuses_the_original_the_engine_gives_the_spec() -> None:
+    """9 into 4 (onnxruntime 1.31 refuses it) and fewer outputs than num_outputs
+    (onnxruntime 1.32 refuses it), on an axis known only at run time."""
+    nodes = [
+        helper.make_node("Split", ["x"], ["a", "b", "c", "d"], axis=1, num_outputs=4),
+        helper.make_node("Split", ["x"], ["e", "f"], axis=1, num_outputs=4),
+    ]
+    model = model_of(nodes, [2, "N"], list("abcdef"))
+    x = np.arange(18, dtype=np.float32).reshape(2, 9)
+    expected = backend.run_model(model, [x])
+    assert [p.shape[1] for p in expected] == [3, 3, 3, 0, 3, 3]
+    with pytest.raises(Exception):  # noqa: B017, PT011 (one departure or the other)
+        ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    same(backend.run_model(model, [x], engine="onnxruntime"), expected)
+
+
+def test_a_bfloat16_model_runs_on_the_engine() -> None:
+    node = helper.make_node("Split", ["x"], ["a", "b"], axis=0, num_outputs=2)
+    model = model_of([node], ["N"], ["a", "b"], element=TensorProto.BFLOAT16)
+    x = np.arange(5, dtype=np.float32).astype(ml_dtypes.bfloat16)
+    got = backend.run_model(model, {"x": x}, engine="onnxruntime")
+    assert [p.dtype for p in got] == [np.dtype(ml_dtypes.bfloat16)] * 2
+    same(got, backend.run_model(model, {"x": x}))
+
+
+def test_errors_at_run_time_are_the_reference_engines() -> None:
+    """Sizes given at run time that do not add up: onnxruntime fails with its own message;
+    the engine raises the reference engine's SplitError, message and rule alike."""
+    node = helper.make_node("Split", ["x", "s"], ["a", "b"], axis=0, name="cut")
+    sizes = helper.make_tensor_value_info("s", TensorProto.INT64, [2])
+    model = model_of([node], ["N"], ["a", "b"], opset=13, inputs=[sizes])
+    feeds = {"x": np.arange(5, dtype=np.float32), "s": np.array([1, 2])}
+    with pytest.raises(SplitError) as by_reference:
+        backend.run_model(model, feeds)
+    with pytest.raises(SplitError) as by_engine:
+        backend.run_model(model, feeds, engine="onnxruntime")
+    assert str(by_engine.value) == str(by_reference.value)
+    assert by_engine.value.rule is by_reference.value.rule
+
+
+def test_a_check_failing_in_the_lowered_graph_raises_the_specs_error() -> None:
+    """5 into 4 on an axis known only at run time: the lowered graph's check fails on
+    onnxruntime, and the engine raises the reference engine's SplitError."""
+    node = helper.make_node("Split", ["x"], ["a", "b", "c", "d"], num_outputs=4, name="q")
+    model = model_of([node], ["N"], list("abcd"))
+    x = np.arange(5, dtype=np.float32)
+    with pytest.raises(SplitError, match="cannot split a dim of 5 into 4") as by_engine:
+        backend.run_model(model, [x], engine="onnxruntime")
+    with pytest.raises(SplitError) as by_reference:
+        backend.run_model(model, [x])
+    assert str(by_engine.value) == str(by_reference.value)
+
+
+def test_a_model_lowering_refuses_runs_on_the_reference_engine_with_a_warning() -> None:
+    """A node the spec rejects in an If branch these inputs never take: the reference engine
+    runs the model, and so does the onnxruntime engine, saying so."""
+    bad = helper.make_node("Split", ["x"], ["p", "q", "r", "s"], num_outputs=4, axis=0)
+    then = helper.make_graph([bad], "then", [], [helper.make_tensor_value_info("p", F, [None])])
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("y", F, [None])],
+    )
+    node = helper.make_node("If", ["flag"], ["out"], then_branch=then, else_branch=other)
+    flag = helper.make_tensor_value_info("flag", TensorProto.BOOL, [])
+    model = model_of([node], [5], ["out"], inputs=[flag])
+    feeds = {"x": np.arange(5, dtype=np.float32), "flag": np.array(False)}
+    with pytest.warns(EngineFallbackWarning, match="lower_model refused the model"):
+        rep = backend.prepare(model, engine="onnxruntime")
+    assert rep.engine == "reference"
+    same(rep.run(feeds), backend.run_model(model, feeds))
+
+
+def test_outputs_the_reference_engine_gives_where_onnxruntime_fails_come_with_a_warning() -> None:
+    """onnxruntime has no SplitToSequence kernel for int8: a sequence output cannot be
+    lowered away, so onnxruntime fails, and the reference engine's outputs come back."""
+    node = helper.make_node("SplitToSequence", ["x"], ["seq"], axis=0)
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.INT8, [3])],
+        [helper.make_tensor_sequence_value_info("seq", TensorProto.INT8, [1])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=8)
+    x = np.arange(3, dtype=np.int8)
+    with pytest.warns(EngineFallbackWarning):
+        got = backend.prepare(model, engine="onnxruntime").run([x])
+    same(got, backend.run_model(model, [x]))
+
+
+def test_session_options_and_providers_reach_onnxruntime() -> None:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    model = splitops.load_model(EXAMPLE_MODEL)
+    rep = backend.prepare(
+        model, engine="onnxruntime", session_options=options, providers=["CPUExecutionProvider"]
+    )
+    assert isinstance(rep, OnnxruntimeRep)
+    assert rep.session.get_providers() == ["CPUExecutionProvider"]
+    assert rep.session.get_session_options().intra_op_num_threads == 1
+
+
+def test_an_unknown_engine_is_named() -> None:
+    with pytest.raises(SplitError, match="reference, onnxruntime"):
+        backend.prepare(splitops.load_model(EXAMPLE_MODEL), engine="tvm")
+
+
+_WITHOUT_ORT = """
+import sys
+sys.modules["onnxruntime"] = None
+import splitops
+from splitops.examples import EXAMPLE_MODEL
+try:
+    splitops.backend.prepare(splitops.load_model(EXAMPLE_MODEL), engine="onnxruntime")
+except ImportError as error:
+    print(error)
+"""
+
+
+def test_without_onnxruntime_the_engine_says_how_to_install_it() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_ORT],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "pip install onnxruntime" in done.stdout

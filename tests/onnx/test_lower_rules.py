@@ -1,0 +1,549 @@
+"""lower_model, rule by rule: each rewrite, the sizes computed in a graph at every axis length
+(where the spec rejects the split, the lowered graph fails on every runtime), subgraphs and
+functions, what stays, and what lowering refuses. Oracles: splitops' planner and run_node,
+onnxruntime and onnx.reference, run live."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+from onnx import FunctionProto, ModelProto, NodeProto, TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+import splitops
+from splitops import Rule, SplitError, lower_model, sequence_sizes, split_sizes
+from splitops.onnx._lower import lower_model_with_report
+
+ort = pytest.importorskip("onnxruntime")
+
+F = TensorProto.FLOAT
+LOCAL = "local.functions"
+
+
+def make(
+    nodes: Sequence[NodeProto],
+    x: Sequence[int | str | None] | None,
+    outputs: Sequence[tuple[str, int, int | None]],
+    *,
+    opset: int = 18,
+    initializers: dict[str, Any] | None = None,
+    inputs: Sequence[onnx.ValueInfoProto] = (),
+    functions: Sequence[FunctionProto] = (),
+) -> ModelProto:
+    """A model of ``nodes`` reading ``x`` (float, of those dims); ``outputs`` as (name, element
+    type, rank)."""
+    graph = helper.make_graph(
+        list(nodes),
+        "g",
+        [helper.make_tensor_value_info("x", F, x), *inputs],
+        [
+            helper.make_tensor_value_info(n, t, None if r is None else [None] * r)
+            for n, t, r in outputs
+        ],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in (initializers or {}).items()],
+    )
+    imports = [helper.make_opsetid("", opset)]
+    if functions:
+        imports.append(helper.make_opsetid(LOCAL, 1))
+    ir_version = max(helper.find_min_ir_version_for(imports[:1]), 8)
+    return helper.make_model(
+        graph, opset_imports=imports, functions=list(functions), ir_version=ir_version
+    )
+
+
+def session(model: ModelProto) -> Any:
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    return ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+
+
+def shapes(values: Sequence[Any]) -> list[tuple[int, ...]]:
+    return [tuple(np.asarray(v).shape) for v in values]
+
+
+def ops(model: ModelProto) -> list[str]:
+    return [node.op_type for node in model.graph.node]
+
+
+# --- Sizes computed in the graph, at every length ------------------------------------------
+
+
+@pytest.mark.parametrize(("count", "listed"), [(1, 1), (2, 2), (3, 3), (4, 4), (4, 2), (7, 3)])
+def test_num_outputs_on_a_runtime_axis_gives_the_planners_sizes_at_every_length(
+    count: int, listed: int
+) -> None:
+    """Split-18 num_outputs on an axis known only at run time: at each length from 0 to 40
+    the lowered graph cuts the planner's sizes on onnxruntime and onnx.reference, and where
+    the planner rejects the length (a last part below 0), both fail in the check node."""
+    outputs = [f"y{i}" for i in range(listed)]
+    node = helper.make_node("Split", ["x"], outputs, axis=1, num_outputs=count, name="cut")
+    lowered = lower_model(make([node], [2, "N"], [(o, F, 2) for o in outputs]))
+    assert "Split" in ops(lowered) or count == 1
+    assert not any(a.name == "num_outputs" for n in lowered.graph.node for a in n.attribute)
+    runtime, reference = session(lowered), ReferenceEvaluator(lowered)
+    rejected = 0
+    for length in range(41):
+        x = np.arange(2 * length, dtype=np.float32).reshape(2, length)
+        try:
+            planned = split_sizes(length, num_outputs=count)
+        except SplitError:
+            rejected += 1
+            with pytest.raises(Exception, match="cut/last_part_must_not_be_negative"):
+                runtime.run(None, {"x": x})
+            with pytest.raises(ValueError, match="cannot reshape"):
+                reference.run(None, {"x": x})
+            continue
+        wanted = [(2, size) for size in planned[:listed]]
+        parts = splitops.run_node(node, [x], opset=18)
+        for got in (runtime.run(None, {"x": x}), reference.run(None, {"x": x})):
+            assert shapes(got) == wanted
+            for part, spec in zip(got, parts, strict=True):
+                np.testing.assert_array_equal(part, spec, strict=True)
+    assert rejected == sum(1 for d in range(41) if d and (-(-d // count)) * (count - 1) > d)
+
+
+@pytest.mark.parametrize("count", [2, 3, 5])
+def test_equal_parts_on_a_runtime_axis_fail_where_the_count_does_not_divide(count: int) -> None:
+    """Split-13 without sizes: equal parts by output count, checked in the graph."""
+    outputs = [f"y{i}" for i in range(count)]
+    node = helper.make_node("Split", ["x"], outputs, axis=0, name="eq")
+    lowered = lower_model(make([node], ["N"], [(o, F, 1) for o in outputs], opset=13))
+    runtime, reference = session(lowered), ReferenceEvaluator(lowered)
+    for length in range(16):
+        x = np.arange(length, dtype=np.float32)
+        if length % count:
+            with pytest.raises(SplitError):
+                split_sizes(length, num_outputs=count, opset=13)
+            with pytest.raises(Exception, match="eq/equal_parts_must_divide_the_axis"):
+                runtime.run(None, {"x": x})
+            with pytest.raises(ValueError, match="cannot reshape"):
+                reference.run(None, {"x": x})
+            continue
+        planned = split_sizes(length, num_outputs=count, opset=13)
+        assert shapes(runtime.run(None, {"x": x})) == [(s,) for s in planned]
+        assert shapes(reference.run(None, {"x": x})) == [(s,) for s in planned]
+
+
+def _chunk_readers(positions: Sequence[int]) -> ModelProto:
+    """SplitToSequence of ``x`` (length N) by a chunk length given at run time, read at
+    ``positions`` and by SequenceLength."""
+    nodes = [helper.make_node("SplitToSequence", ["x", "s"], ["seq"], name="chunks")]
+    outputs: list[tuple[str, int, int | None]] = []
+    initializers = {}
+    for position in positions:
+        index = f"i{position}".replace("-", "m")
+        initializers[index] = np.array(position, np.int64)
+        nodes.append(helper.make_node("SequenceAt", ["seq", index], [f"at_{index}"]))
+        outputs.append((f"at_{index}", F, 1))
+    nodes.append(helper.make_node("SequenceLength", ["seq"], ["n"]))
+    outputs.append(("n", TensorProto.INT64, 0))
+    chunk = helper.make_tensor_value_info("s", TensorProto.INT32, [])
+    return make(nodes, ["N"], outputs, opset=11, initializers=initializers, inputs=[chunk])
+
+
+def test_chunks_of_a_runtime_length_read_by_position_equal_the_planners_at_every_length() -> None:
+    """A chunk length known only at run time and a runtime axis: each SequenceAt reads the
+    planner's part, a position past the parts fails as SequenceAt does, a chunk length below
+    1 fails as the spec says, and SequenceLength counts the parts."""
+    positions = [0, 1, 3, -1, -2]
+    lowered = lower_model(_chunk_readers(positions))
+    assert not [op for op in ops(lowered) if "Sequence" in op]
+    runtime, reference = session(lowered), ReferenceEvaluator(lowered)
+    for length in range(12):
+        x = np.arange(length, dtype=np.float32)
+        for chunk in range(5):
+            feeds = {"x": x, "s": np.array(chunk, np.int32)}
+            try:
+                planned = sequence_sizes(length, chunk, opset=11)
+            except SplitError:
+                with pytest.raises(Exception, match="chunks/chunk_length_must_be_at_least_1"):
+                    runtime.run(None, feeds)
+                with pytest.raises(ValueError, match="cannot reshape"):
+                    reference.run(None, feeds)
+                continue
+            starts = np.cumsum((0, *planned))
+            parts = [x[a:b] for a, b in itertools.pairwise(starts)]
+            if not all(-len(parts) <= p < len(parts) for p in positions):
+                with pytest.raises(Exception, match="sequence_position_out_of_range"):
+                    runtime.run(None, feeds)
+                with pytest.raises(ValueError, match="cannot reshape"):
+                    reference.run(None, feeds)
+                continue
+            wanted = [*(parts[p] for p in positions), np.array(len(parts), np.int64)]
+            for got in (runtime.run(None, feeds), reference.run(None, feeds)):
+                for actual, expected in zip(got, wanted, strict=True):
+                    np.testing.assert_array_equal(actual, expected, strict=True)
+
+
+def test_sizes_of_unknown_number_read_by_position_are_checked_as_the_spec_checks_them() -> None:
+    """1-d sizes computed at run time, of a number unknown when lowering: each SequenceAt
+    reads its part by the sizes' running sum; sizes that do not add up to the axis, or that
+    are negative, fail in the check node."""
+    nodes = [
+        helper.make_node("SplitToSequence", ["x", "s"], ["seq"], name="cut"),
+        helper.make_node("SequenceAt", ["seq", "i1"], ["second"]),
+        helper.make_node("SequenceLength", ["seq"], ["n"]),
+    ]
+    sizes = helper.make_tensor_value_info("s", TensorProto.INT64, ["K"])
+    model = make(
+        nodes,
+        ["N"],
+        [("second", F, 1), ("n", TensorProto.INT64, 0)],
+        opset=11,
+        initializers={"i1": np.array(1)},
+        inputs=[sizes],
+    )
+    lowered = lower_model(model)
+    assert "CumSum" in ops(lowered)
+    assert not [op for op in ops(lowered) if "Sequence" in op]
+    runtime, reference = session(lowered), ReferenceEvaluator(lowered)
+    x = np.arange(6, dtype=np.float32)
+    for given in ([2, 3, 1], [0, 6], [6, 0, 0, 0]):
+        feeds = {"x": x, "s": np.array(given)}
+        wanted = [x[given[0] : given[0] + given[1]], np.array(len(given))]
+        for got in (runtime.run(None, feeds), reference.run(None, feeds)):
+            for actual, expected in zip(got, wanted, strict=True):
+                np.testing.assert_array_equal(actual, expected, strict=True)
+    for wrong in ([2, 3], [7, -1]):
+        feeds = {"x": x, "s": np.array(wrong)}
+        with pytest.raises(SplitError):
+            sequence_sizes(6, wrong, opset=11)
+        with pytest.raises(Exception, match="cut/sizes_must_be_non_negative_and_add_up"):
+            runtime.run(None, feeds)
+        with pytest.raises(ValueError, match="cannot reshape"):
+            reference.run(None, feeds)
+    # One part: SequenceAt(1) is past the end, and Gather says so.
+    with pytest.raises(Exception, match="Gather"):
+        runtime.run(None, {"x": x, "s": np.array([6])})
+    with pytest.raises(IndexError):
+        reference.run(None, {"x": x, "s": np.array([6])})
+
+
+# --- Each rewrite -----------------------------------------------------------------------
+
+
+def test_uneven_num_outputs_on_a_static_axis_become_the_planners_constant_sizes() -> None:
+    node = helper.make_node("Split", ["x"], ["a", "b", "c", "d"], axis=1, num_outputs=4)
+    model = make([node], [2, 9], [(n, F, 2) for n in "abcd"])
+    lowered = lower_model(model)
+    (split,) = lowered.graph.node
+    sizes = numpy_helper.to_array(lowered.graph.initializer[0]).tolist()
+    assert sizes == list(split_sizes(9, num_outputs=4)) == [3, 3, 3, 0]
+    assert list(split.input) == ["x", lowered.graph.initializer[0].name]
+    x = np.arange(18, dtype=np.float32).reshape(2, 9)
+    assert shapes(session(lowered).run(None, {"x": x})) == [(2, 3), (2, 3), (2, 3), (2, 0)]
+
+
+def test_fewer_outputs_than_num_outputs_keep_their_sizes_and_one_unused_output_takes_the_rest() -> (
+    None
+):
+    node = helper.make_node("Split", ["x"], ["a", "b"], axis=0, num_outputs=4, name="s")
+    lowered = lower_model(make([node], [8], [("a", F, 1), ("b", F, 1)]))
+    (split,) = lowered.graph.node
+    assert list(split.output)[:2] == ["a", "b"]
+    assert len(split.output) == 3
+    assert numpy_helper.to_array(lowered.graph.initializer[0]).tolist() == [2, 2, 4]
+    x = np.arange(8, dtype=np.float32)
+    got = session(lowered).run(None, {"x": x})
+    assert [g.tolist() for g in got] == [[0, 1], [2, 3]]
+
+
+def test_one_part_becomes_an_identity() -> None:
+    node = helper.make_node("Split", ["x"], ["a"], axis=1, num_outputs=1)
+    lowered = lower_model(make([node], [2, "N"], [("a", F, 2)]))
+    assert ops(lowered) == ["Identity"]
+    empty = np.zeros((2, 0), np.float32)
+    assert shapes(session(lowered).run(None, {"x": empty})) == [(2, 0)]
+
+
+def test_split1_sizes_from_a_constant_second_input_become_the_attribute() -> None:
+    node = helper.make_node("Split", ["x", "sizes"], ["a", "b"], axis=0)
+    model = make(
+        [node],
+        [5],
+        [("a", F, 1), ("b", F, 1)],
+        opset=1,
+        initializers={"sizes": np.array([2.0, 3.0], np.float32)},
+    )
+    model.ir_version = 3
+    lowered = lower_model(model)
+    (split,) = lowered.graph.node
+    assert list(split.input) == ["x"]
+    assert helper.get_attribute_value(split.attribute[-1]) == [2, 3]
+    assert not lowered.graph.initializer
+    x = np.arange(5, dtype=np.float32)
+    assert [p.tolist() for p in splitops.backend.run_model(lowered, [x])] == [[0, 1], [2, 3, 4]]
+
+
+def test_split2_equal_parts_on_a_static_axis_become_the_attribute() -> None:
+    node = helper.make_node("Split", ["x"], ["a", "b", "c"], axis=0)
+    lowered = lower_model(make([node], [6], [(n, F, 1) for n in "abc"], opset=9))
+    (split,) = lowered.graph.node
+    assert helper.get_attribute_value(split.attribute[-1]) == [2, 2, 2]
+
+
+def test_a_runtime_split_input_must_give_one_size_per_output() -> None:
+    """onnxruntime takes an empty split input for an absent one and cuts equal parts; the
+    spec needs one size per output: the lowered graph fails there."""
+    node = helper.make_node("Split", ["x", "s"], ["a", "b"], axis=0, name="cut")
+    sizes = helper.make_tensor_value_info("s", TensorProto.INT64, ["K"])
+    model = make([node], [4], [("a", F, 1), ("b", F, 1)], opset=13, inputs=[sizes])
+    x = np.arange(4, dtype=np.float32)
+    empty = {"x": x, "s": np.zeros(0, np.int64)}
+    assert shapes(session(model).run(None, empty)) == [(2,), (2,)]
+    with pytest.raises(SplitError, match="at least one size"):
+        splitops.run_node(node, [x, empty["s"]], opset=13)
+    lowered = lower_model(model)
+    with pytest.raises(Exception, match="cut/one_size_per_output"):
+        session(lowered).run(None, empty)
+    right = {"x": x, "s": np.array([1, 3])}
+    assert shapes(session(lowered).run(None, right)) == [(1,), (3,)]
+
+
+def test_a_kept_scalar_split_becomes_1d_and_loses_keepdims() -> None:
+    """onnxruntime applies keepdims=0 to a scalar split, which the spec ignores there."""
+    node = helper.make_node("SplitToSequence", ["x", "s"], ["seq"], axis=0, keepdims=0)
+    model = make([node], [5, 2], [], opset=11, initializers={"s": np.array(2)})
+    model.graph.output.append(helper.make_tensor_sequence_value_info("seq", F, [None, 2]))
+    x = np.arange(10, dtype=np.float32).reshape(5, 2)
+    with pytest.raises(Exception):  # noqa: B017, PT011 (onnxruntime's own error)
+        session(model).run(None, {"x": x})
+    lowered, report = lower_model_with_report(model)
+    (kept,) = lowered.graph.node
+    assert not any(a.name == "keepdims" for a in kept.attribute)
+    assert numpy_helper.to_array(lowered.graph.initializer[0]).tolist() == [2, 2, 1]
+    assert report[0].outcome == "kept"
+    assert "output of main" in report[0].detail
+    (parts,) = session(lowered).run(None, {"x": x})
+    assert shapes(parts) == [(2, 2), (2, 2), (1, 2)]
+
+
+def test_a_sequence_read_at_constant_positions_becomes_split_and_squeeze() -> None:
+    """The unbind pattern: chunks of 1 with keepdims=0, read by SequenceAt."""
+    nodes = [
+        helper.make_node("SplitToSequence", ["x"], ["seq"], axis=1, keepdims=0),
+        helper.make_node("SequenceAt", ["seq", "first"], ["q"]),
+        helper.make_node("SequenceAt", ["seq", "last"], ["v"]),
+        helper.make_node("SequenceLength", ["seq"], ["n"]),
+    ]
+    model = make(
+        nodes,
+        ["B", 3, 4],
+        [("q", F, 2), ("v", F, 2), ("n", TensorProto.INT64, 0)],
+        opset=13,
+        initializers={"first": np.array(0), "last": np.array(-1, np.int32)},
+    )
+    lowered = lower_model(model)
+    assert sorted(set(ops(lowered))) == ["Split", "Squeeze"]
+    assert [i.name for i in lowered.graph.initializer if i.name in ("first", "last")] == []
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    q, v, n = session(lowered).run(None, {"x": x})
+    np.testing.assert_array_equal(q, x[:, 0])
+    np.testing.assert_array_equal(v, x[:, 2])
+    assert n.shape == ()
+    assert n == 3
+
+
+@pytest.mark.parametrize(("element", "kept"), [(F, True), (TensorProto.INT8, False)])
+def test_the_onnxruntime_target_keeps_only_sequences_onnxruntime_has_a_kernel_for(
+    element: int, kept: bool
+) -> None:
+    """Chunks of 1 on an axis known only at run time: onnxruntime runs the float sequence as
+    the spec says; it has no SplitToSequence kernel for int8, so that one goes."""
+    nodes = [
+        helper.make_node("SplitToSequence", ["x"], ["seq"], axis=0),
+        helper.make_node("SequenceAt", ["seq", "first"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", element, ["N", 2])],
+        [helper.make_tensor_value_info("y", element, [None, None])],
+        [numpy_helper.from_array(np.array(0), "first")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=8)
+    lowered = lower_model(model, target="onnxruntime")
+    assert ("SplitToSequence" in ops(lowered)) == kept
+    assert "SplitToSequence" not in ops(lower_model(model))
+    x = np.arange(6).reshape(3, 2).astype(helper.tensor_dtype_to_np_dtype(element))
+    (y,) = session(lowered).run(None, {"x": x})
+    np.testing.assert_array_equal(y, x[:1], strict=True)
+
+
+def test_a_sequence_nothing_reads_is_removed() -> None:
+    nodes = [
+        helper.make_node("SplitToSequence", ["x"], ["seq"]),
+        helper.make_node("Relu", ["x"], ["y"]),
+    ]
+    lowered = lower_model(make(nodes, ["N"], [("y", F, 1)], opset=11))
+    assert ops(lowered) == ["Relu"]
+
+
+# --- Where lowering stops -----------------------------------------------------------------
+
+
+def test_no_sequences_names_the_node_and_what_reads_its_sequence() -> None:
+    nodes = [
+        helper.make_node("SplitToSequence", ["x"], ["seq"], name="rows"),
+        helper.make_node("SequenceInsert", ["seq", "x"], ["more"], name="grow"),
+    ]
+    model = make(nodes, ["N"], [], opset=11)
+    model.graph.output.append(helper.make_tensor_sequence_value_info("more", F, None))
+    with pytest.raises(SplitError, match=r"'rows' \(SplitToSequence\).*SequenceInsert 'grow'") as e:
+        lower_model(model, target="no-sequences")
+    assert e.value.rule is Rule.CONVERSION
+    lowered = lower_model(model)
+    assert ops(lowered) == ["SplitToSequence", "SequenceInsert"]
+
+
+def test_an_invalid_node_stops_lowering_as_check_model_reports_it() -> None:
+    node = helper.make_node("Split", ["x"], ["a", "b", "c", "d"], num_outputs=4, name="bad")
+    model = make([node], [5], [(n, F, 1) for n in "abcd"])
+    (diagnostic,) = splitops.check_model(model)
+    with pytest.raises(SplitError) as error:
+        lower_model(model)
+    assert error.value.rule.id == diagnostic.rule
+    assert diagnostic.message in str(error.value)
+    assert "'bad'" in str(error.value)
+
+
+def test_the_target_must_be_one_lowering_knows() -> None:
+    model = make([helper.make_node("Relu", ["x"], ["y"])], [2], [("y", F, 1)])
+    with pytest.raises(SplitError, match="portable, no-sequences"):
+        lower_model(model, target="tensorrt")  # type: ignore[arg-type]
+
+
+def test_the_model_given_is_left_as_it_was() -> None:
+    node = helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2)
+    model = make([node], [4], [("a", F, 1), ("b", F, 1)])
+    before = model.SerializeToString()
+    lower_model(model)
+    assert model.SerializeToString() == before
+
+
+# --- Subgraphs and functions ----------------------------------------------------------------
+
+
+def test_splits_in_if_branches_and_local_functions_are_lowered() -> None:
+    halves = helper.make_node("Split", ["v"], ["l", "r"], num_outputs=2, axis=0)
+    function = helper.make_function(
+        LOCAL,
+        "Halves",
+        ["v"],
+        ["l", "r"],
+        [halves],
+        [helper.make_opsetid("", 18)],
+    )
+    branch_split = helper.make_node("Split", ["x"], ["t0", "t1", "t2"], num_outputs=3, axis=0)
+    then = helper.make_graph(
+        [branch_split, helper.make_node("Concat", ["t2", "t0"], ["picked"], axis=0)],
+        "then",
+        [],
+        [helper.make_tensor_value_info("picked", F, [None])],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["same"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("same", F, [None])],
+    )
+    nodes = [
+        helper.make_node("Halves", ["x"], ["left", "right"], domain=LOCAL),
+        helper.make_node("If", ["flag"], ["chosen"], then_branch=then, else_branch=other),
+    ]
+    flag = helper.make_tensor_value_info("flag", TensorProto.BOOL, [])
+    model = make(
+        nodes,
+        ["N"],
+        [("left", F, 1), ("right", F, 1), ("chosen", F, 1)],
+        inputs=[flag],
+        functions=[function],
+    )
+    lowered, report = lower_model_with_report(model)
+    assert [(r.graph, r.outcome, r.detail) for r in report] == [
+        ("main/chosen.then_branch", "rewritten", "num_outputs=3 -> split computed in the graph"),
+        (
+            "function:local.functions.Halves",
+            "rewritten",
+            "num_outputs=2 -> split computed in the graph",
+        ),
+    ]
+    body = lowered.functions[0].node
+    assert any(n.op_type == "Constant" for n in body)
+    assert not any(a.name == "num_outputs" for n in body for a in n.attribute)
+    onnx.checker.check_model(lowered, full_check=True)
+    for length in (5, 6, 7):
+        x = np.arange(length, dtype=np.float32)
+        feeds = {"x": x, "flag": np.array(True)}
+        expected = splitops.backend.run_model(model, feeds)
+        got = session(lowered).run(None, feeds)
+        for a, b in zip(got, expected, strict=True):
+            np.testing.assert_array_equal(a, b, strict=True)
+
+
+def test_a_node_whose_attributes_come_from_the_call_is_left_as_it_is() -> None:
+    split = helper.make_node("Split", ["v"], ["l", "r"])
+    split.attribute.append(helper.make_attribute_ref("num_outputs", onnx.AttributeProto.INT))
+    function = helper.make_function(
+        LOCAL, "Parts", ["v"], ["l", "r"], [split], [helper.make_opsetid("", 18)], ["num_outputs"]
+    )
+    call = helper.make_node("Parts", ["x"], ["a", "b"], domain=LOCAL, num_outputs=2)
+    model = make([call], [4], [("a", F, 1), ("b", F, 1)], functions=[function])
+    lowered, report = lower_model_with_report(model)
+    assert [r.outcome for r in report] == ["unchanged"]
+    assert lowered.functions[0].node[0] == function.node[0]
+
+
+# --- Time ------------------------------------------------------------------------------------
+
+
+def _blocks(count: int) -> ModelProto:
+    """``count`` blocks of 8 nodes, in the proportions of an exported transformer: Split-18 by
+    num_outputs on the static feature axis (qkv, gate and up), every fourth block one on the
+    runtime batch axis instead, and a SplitToSequence read by position (the torchscript
+    exporter's chunk)."""
+    nodes: list[NodeProto] = []
+    initializers = {"zero": np.array(0), "one": np.array(1)}
+    current = "x"
+    for i in range(count):
+        a, b, c, s, p, q, r, o = (f"{n}{i}" for n in "abcspqro")
+        axis = 0 if i % 4 == 3 else 1
+        nodes += [
+            helper.make_node("Split", [current], [a, b, c], axis=1, num_outputs=3),
+            helper.make_node("Concat", [c, a, b], [r], axis=1),
+            helper.make_node("Split", [r], [p, q], axis=axis, num_outputs=2),
+            helper.make_node("Concat", [q, p], [o], axis=axis),
+            helper.make_node("SplitToSequence", [o], [s], axis=1),
+            helper.make_node("SequenceAt", [s, "zero"], [f"first{i}"]),
+            helper.make_node("SequenceAt", [s, "one"], [f"second{i}"]),
+            helper.make_node("Add", [o, f"first{i}"], [f"x{i}"]),
+        ]
+        current = f"x{i}"
+    return make(nodes, ["B", 12], [(current, F, 2)], initializers=initializers)
+
+
+def test_lowering_time_grows_linearly_with_the_model() -> None:
+    """A model of 4,000 nodes lowers in under 2 s, and four times the nodes take at most
+    about four times as long (6x allowed). Each size is timed three times, interleaved, and
+    its best time kept: other processes on a shared machine only ever add time."""
+    small, large = _blocks(125), _blocks(500)
+    assert len(large.graph.node) == 4000
+    lower_model(_blocks(2))  # imports and caches
+    times: dict[int, list[float]] = {125: [], 500: []}
+    for _ in range(3):
+        for model in (small, large):
+            began = time.perf_counter()
+            lowered = lower_model(model)
+            times[len(model.graph.node) // 8].append(time.perf_counter() - began)
+    assert not [op for op in ops(lowered) if "Sequence" in op]
+    small_time, large_time = min(times[125]), min(times[500])
+    assert large_time < 2.0, times
+    assert large_time < 6 * small_time, times

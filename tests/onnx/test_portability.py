@@ -1,0 +1,71 @@
+"""check_portability: the departures it reports are those the runtimes show when run live,
+and lowering fixes them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import ModelProto, NodeProto, TensorProto, helper
+from onnx.reference import ReferenceEvaluator
+
+import splitops
+from splitops import SplitError
+from splitops.onnx._portability import check_portability
+
+pytest.importorskip("onnxruntime")
+
+F = TensorProto.FLOAT
+
+
+def _model(nodes: list[NodeProto], outputs: list[str]) -> ModelProto:
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, ["N"])],
+        [helper.make_tensor_value_info(o, F, [None]) for o in outputs],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+
+
+def test_onnx_reference_cutting_what_the_spec_rejects_is_found_at_those_lengths() -> None:
+    node = helper.make_node("Split", ["x"], list("abcd"), num_outputs=4, name="q")
+    model = _model([node], list("abcd"))
+    found = check_portability(model)
+    (row,) = [d for d in found.departures if d.runtime.startswith("onnx.reference")]
+    assert row.behaviour == "accepts"
+    assert row.fixed_by_lower
+    for length in range(10):
+        x = np.arange(length, dtype=np.float32)
+        try:
+            splitops.run_node(node, [x], opset=18)
+        except SplitError:
+            ReferenceEvaluator(model).run(None, {"x": x})  # a silent answer
+            assert length in row.lengths
+        else:
+            assert length not in row.lengths
+
+
+def test_a_node_with_sizes_known_only_at_run_time_is_not_probed() -> None:
+    node = helper.make_node("Split", ["x", "s"], ["a", "b"], name="cut")
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("x", F, ["N"]),
+            helper.make_tensor_value_info("s", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info(o, F, [None]) for o in "ab"],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    found = check_portability(model)
+    assert found.probed == 0
+    assert found.not_probed == [("main/cut", "its sizes are known only at run time")]
+
+
+def test_an_invalid_node_is_left_to_check_model() -> None:
+    node = helper.make_node("Split", ["x"], list("abcd"), num_outputs=4, name="q")
+    model = _model([node], list("abcd"))
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 5
+    assert splitops.check_model(model)
+    found = check_portability(model)
+    assert (found.probed, found.departures) == (0, [])

@@ -97,6 +97,7 @@ class Rule(str, Enum):
     SPLIT_DTYPE = ("split-dtype", "Cast the split tensor to the version's type")
     # Whole models
     MODEL_INPUTS = ("model-inputs", "Feed each graph input an array of its declared type")
+    DECLARED_SHAPE = ("declared-shape", "Fix the output's declared type, or drop it")
     CONVERSION = ("conversion", "Keep the node's opset, or give its sizes statically")
 
 

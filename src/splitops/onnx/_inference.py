@@ -127,6 +127,7 @@ from ._types import (
     tensor_parts,
     type_text,
     union_type,
+    unnamed_placeholders,
 )
 from ._values import (
     MAX_ITEMS,
@@ -553,6 +554,9 @@ class _Pass:
         #: Each call of a local function holding a Split, with what its inference found.
         self.calls: list[tuple[FunctionProto, _Inferred]] = []
         self._call_cache: dict[bytes, _Inferred | None] = {}
+        #: Nodes alike (attributes, outputs, types and values of their inputs) have outcomes
+        #: alike: the layers of a model repeat their Split nodes.
+        self._split_outcomes: dict[tuple[Any, ...], _Outcome] = {}
 
     # -- graphs --
 
@@ -584,7 +588,11 @@ class _Pass:
                 if op in SPLIT_OPS:
                     self._split(graph, index, node)
                     continue
-                if op not in _OWN_OPS and not any(graph.changed(n) for n in node.input):
+                if (
+                    op not in _OWN_OPS
+                    and not any(graph.changed(n) for n in node.input)
+                    and not self._vague(graph, node)
+                ):
                     continue  # onnx's types stand
             self._node(graph, index, node)
 
@@ -594,7 +602,14 @@ class _Pass:
     # -- one node --
 
     def _split(self, graph: _Graph, index: int, node: NodeProto) -> None:
-        outcome = _infer_split(node, graph.opset, graph)
+        key = _split_key(node, graph)
+        found = self._split_outcomes.get(key)
+        if found is None:
+            outcome = self._split_outcomes[key] = _infer_split(node, graph.opset, graph)
+        else:
+            names = [name for name in node.output if name]
+            outputs = tuple((n, t) for n, (_, t) in zip(names, found.outputs, strict=False))
+            outcome = replace(found, outputs=outputs)
         outcome = _with_declarations(outcome, node, graph)
         site = _Site(graph.body.path, index, node)
         self.outcomes[(graph.order, index)] = (site, outcome)
@@ -623,11 +638,13 @@ class _Pass:
         shape = None
         if default and op in VALUE_OPS:
             shape = self._follow(graph, node, bool(changed))
-        if not changed and shape is None:
+        known = shape is not None and None not in shape  # splitops has every dim
+        vague = not changed and not known and self._vague(graph, node)
+        if not changed and shape is None and not vague:
             return
         types = {o: graph.seen(o) for o in node.output if o}
         trust = not any(graph.is_loose(n) or _loose_in(subgraphs, n) for n in changed)
-        if changed:
+        if changed or vague:
             found = self._reinfer(graph, node, subgraphs)
             types = {o: refined_type(found.get(o), t if trust else None) for o, t in types.items()}
             if op == "If" and default and len(subgraphs) == 2:
@@ -638,6 +655,19 @@ class _Pass:
                 types[out] = refined_type(_shape_type(shape, types.get(out)), types.get(out))
         for name, type_proto in types.items():
             self._set(graph, name, type_proto, trust_base=trust)
+
+    def _vague(self, graph: _Graph, node: NodeProto) -> bool:
+        """Whether onnx left a placeholder in ``node``'s outputs that splitops has not named,
+        after splitops named some: onnx may have made it up for dims it could not tell
+        apart then (``seq`` against ``unk__1``, which splitops found to be ``seq``), so the
+        node is inferred again from the named types."""
+        if not self.names:
+            return False
+        for name in node.output:
+            base = graph.base.get(name)
+            if base is not None and unnamed_placeholders(base, self.names):
+                return True
+        return False
 
     def _follow(self, graph: _Graph, node: NodeProto, changed: bool) -> list[Any] | None:
         """Follow ``node``'s value; the dims of its output when splitops works them out
@@ -1186,6 +1216,22 @@ def _is_concrete(given: Any) -> bool:
     if isinstance(given, list):
         return all(_is_concrete(item) for item in given)
     return given is None or isinstance(given, (int, float))
+
+
+def _split_key(node: NodeProto, graph: _Graph) -> tuple[Any, ...]:
+    """What a Split or SplitToSequence node's outcome depends on, but its value names."""
+    types = [graph.type_of(name) if name else None for name in node.input]
+    value = graph.value_of(node.input[1]) if len(node.input) > 1 and node.input[1] else None
+    return (
+        node.op_type,
+        node.domain,
+        graph.opset,
+        tuple(a.SerializeToString() for a in node.attribute),
+        tuple(bool(name) for name in node.input),
+        tuple(bool(name) for name in node.output),
+        tuple(b"" if t is None else t.SerializeToString() for t in types),
+        None if value is None else (value.integer, repr(value.host())),
+    )
 
 
 def _with_declarations(outcome: _Outcome, node: NodeProto, graph: _Graph) -> _Outcome:

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from onnx import TensorProto, TensorShapeProto, TypeProto, helper
 
@@ -38,6 +38,7 @@ __all__ = [
     "tensor_parts",
     "type_text",
     "union_type",
+    "unnamed_placeholders",
 ]
 
 
@@ -330,15 +331,28 @@ def rename_in_place(type_proto: TypeProto, names: dict[str, TensorShapeProto.Dim
         dim.CopyFrom(names[dim.dim_param])
 
 
+def unnamed_placeholders(
+    type_proto: TypeProto, names: dict[str, TensorShapeProto.Dimension]
+) -> bool:
+    """Whether ``type_proto`` holds one of onnx's placeholders that ``names`` does not."""
+    return any(_says(d) == 1 and d.dim_param not in names for d in _tensor_dims(type_proto))
+
+
 def _placeholder_dims(
     type_proto: TypeProto, names: dict[str, TensorShapeProto.Dimension]
 ) -> list[TensorShapeProto.Dimension]:
+    return [d for d in _tensor_dims(type_proto) if d.dim_param in names]
+
+
+def _tensor_dims(type_proto: TypeProto) -> Sequence[TensorShapeProto.Dimension]:
+    """The dims of a tensor type, or of a sequence's elements (none for other types)."""
     kind = type_proto.WhichOneof("value")
     if kind == "sequence_type":
-        return _placeholder_dims(type_proto.sequence_type.elem_type, names)
+        return _tensor_dims(type_proto.sequence_type.elem_type)
     if kind != "tensor_type":
-        return []
-    return [d for d in type_proto.tensor_type.shape.dim if d.dim_param in names]
+        return ()
+    dims: Sequence[TensorShapeProto.Dimension] = type_proto.tensor_type.shape.dim
+    return dims
 
 
 def union_type(a: TypeProto, b: TypeProto) -> TypeProto | None:

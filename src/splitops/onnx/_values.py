@@ -486,6 +486,22 @@ def _toward_zero(item: Any) -> Any:
     return None
 
 
+def _equal(a: Any, b: Any) -> Any:
+    """1 where ``a == b`` is certain, 0 where ``a != b`` is, else ``None``."""
+    difference = sympy.sympify(a - b)
+    return None if difference.is_zero is None else int(bool(difference.is_zero))
+
+
+def _where(call: _Call) -> Value | None:
+    condition, chosen, other = (call.value(k) for k in range(3))
+    if condition is None or chosen is None or other is None:
+        return None
+    pair = _Call(call.node, call.opset, [condition, chosen, other])
+    return _elementwise(
+        pair, lambda c, x, y: x if c else y, integer=chosen.integer and other.integer
+    )
+
+
 def _range_count(start: Any, limit: Any, delta: Any) -> Any:
     """How many items Range(start, limit, delta) gives: max(ceil((limit - start) / delta), 0)."""
     if delta is None or delta == 0 or start is None or limit is None:
@@ -583,6 +599,9 @@ VALUE_OPS: dict[str, Callable[[_Call], Value | None]] = {
     "Ceil": _rounded(lambda a: sympy.ceiling(a)),
     "Floor": _rounded(lambda a: sympy.floor(a)),
     "Min": _variadic(lambda a, b: sympy.Min(a, b)),
+    "Equal": lambda call: _elementwise(call, _equal, integer=True),
+    "Not": lambda call: _elementwise(call, lambda a: int(not a), integer=True),
+    "Where": _where,
     "Max": _variadic(lambda a, b: sympy.Max(a, b)),
     "Range": _range,
     "ConstantOfShape": _constant_of_shape,

@@ -64,6 +64,11 @@ def _split(axis: int, count: int) -> NodeProto:
     return helper.make_node("Split", ["x", "sizes"], [f"y{i}" for i in range(count)], axis=axis)
 
 
+def _first_and_rest(nodes: list[NodeProto], axis: int) -> ModelProto:
+    """A model of ``nodes`` computing 0-d ``first`` and ``rest``, split into those sizes."""
+    return _model([*nodes, *_sizes(["first", "rest"]), _split(axis, 2)], ["y0", "y1"])
+
+
 def halves_of_the_batch() -> ModelProto:
     """split([(b + 1) // 2, b - (b + 1) // 2], 0), as the dynamo exporter writes it."""
     nodes = [*_dim(0, "b"), _int("one", 1), _int("two", 2)]
@@ -72,7 +77,7 @@ def halves_of_the_batch() -> ModelProto:
         helper.make_node("Div", ["b1", "two"], ["first"]),
         helper.make_node("Sub", ["b", "first"], ["rest"]),
     ]
-    return _model([*nodes, *_sizes(["first", "rest"]), _split(0, 2)], ["y0", "y1"])
+    return _first_and_rest(nodes, axis=0)
 
 
 def thirds_of_the_sequence() -> ModelProto:
@@ -99,7 +104,7 @@ def ceiling_through_floats() -> ModelProto:
         helper.make_node("Cast", ["qc"], ["first"], to=I64),
         helper.make_node("Sub", ["s", "first"], ["rest"]),
     ]
-    return _model([*nodes, *_sizes(["first", "rest"]), _split(1, 2)], ["y0", "y1"])
+    return _first_and_rest(nodes, axis=1)
 
 
 def clamped_by_min_of_a_slice() -> ModelProto:
@@ -124,7 +129,7 @@ def remainder_last() -> ModelProto:
         helper.make_node("Mod", ["s", "four"], ["rest"]),
         helper.make_node("Sub", ["s", "rest"], ["first"]),
     ]
-    return _model([*nodes, *_sizes(["first", "rest"]), _split(1, 2)], ["y0", "y1"])
+    return _first_and_rest(nodes, axis=1)
 
 
 def every_other_by_range() -> ModelProto:
@@ -135,7 +140,7 @@ def every_other_by_range() -> ModelProto:
         helper.make_node("Size", ["evens"], ["first"]),
         helper.make_node("Sub", ["s", "first"], ["rest"]),
     ]
-    return _model([*nodes, *_sizes(["first", "rest"]), _split(1, 2)], ["y0", "y1"])
+    return _first_and_rest(nodes, axis=1)
 
 
 def reshaped_then_halved() -> ModelProto:

@@ -241,16 +241,7 @@ def _truncated(a: Any, b: Any) -> Any:
     if isinstance(a, int) and isinstance(b, int):
         quotient = abs(a) // abs(b)
         return quotient if (a >= 0) == (b > 0) else -quotient
-    if b == 0:
-        return None
-    exact = a / b
-    if exact.is_integer:
-        return exact
-    if exact.is_nonnegative:
-        return sympy.floor(exact)
-    if exact.is_nonpositive:
-        return sympy.ceiling(exact)
-    return None
+    return None if b == 0 else _toward_zero(sympy.sympify(a) / b)
 
 
 def _div(call: _Call) -> Value | None:
@@ -474,6 +465,7 @@ def _cast(call: _Call) -> Value | None:
 
 
 def _toward_zero(item: Any) -> Any:
+    """``item`` rounded toward zero, where its sign is known (else ``None``)."""
     if isinstance(item, int):
         return item
     expr = sympy.sympify(item)

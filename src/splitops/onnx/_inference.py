@@ -582,6 +582,8 @@ class _Pass:
         return graph
 
     def _walk(self, graph: _Graph) -> None:
+        # The main graph's values are its own: whether one changed is one lookup.
+        changed = graph.ours.__contains__ if graph.parent is None else graph.changed
         for index, node in enumerate(graph.proto.node):
             op = node.op_type
             if node.domain in DEFAULT_DOMAINS:
@@ -590,7 +592,7 @@ class _Pass:
                     continue
                 if (
                     op not in _OWN_OPS
-                    and not any(graph.changed(n) for n in node.input)
+                    and not any(changed(n) for n in node.input)
                     and not self._vague(graph, node)
                 ):
                     continue  # onnx's types stand
@@ -676,9 +678,11 @@ class _Pass:
         op = node.op_type
         inputs = [graph.value_of(name) if name else None for name in node.input]
         shapes: list[list[Any] | None] = []
-        if op in READS_SHAPES and (op != "Concat" or changed or _names_on_axis(graph, node)):
+        if op in READS_SHAPES:
             shapes = [graph.dims_of(name) if name else None for name in node.input]
-        elif all(v is None for v in inputs) and op != "Constant":
+            if op == "Concat" and not changed and not _names_on_axis(node, shapes):
+                shapes = []  # onnx adds values up as well
+        if not shapes and all(v is None for v in inputs) and op != "Constant":
             return None  # nothing to follow
         value = propagate(node, graph.opset, inputs, shapes)
         if value is not None and node.output:
@@ -834,16 +838,12 @@ def _holds_graphs(node: NodeProto) -> bool:
     return any(a.type in _GRAPH_ATTRIBUTES for a in node.attribute)
 
 
-def _names_on_axis(graph: _Graph, node: NodeProto) -> bool:
-    """Whether a Concat joins inputs of which one has a name (no value) on the axis."""
+def _names_on_axis(node: NodeProto, shapes: Sequence[Sequence[Any] | None]) -> bool:
+    """Whether a Concat joins inputs (of ``shapes``) of which one has a name on the axis."""
     axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
-    for name in node.input:
-        dims = graph.dims_of(name)
-        if (
-            dims
-            and -len(dims) <= axis < len(dims)
-            and not isinstance(dims[axis], (int, type(None)))
-        ):
+    for dims in shapes:
+        dims = dims or []
+        if -len(dims) <= axis < len(dims) and not isinstance(dims[axis], (int, type(None))):
             return True
     return False
 

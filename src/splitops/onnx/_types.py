@@ -335,7 +335,11 @@ def unnamed_placeholders(
     type_proto: TypeProto, names: dict[str, TensorShapeProto.Dimension]
 ) -> bool:
     """Whether ``type_proto`` holds one of onnx's placeholders that ``names`` does not."""
-    return any(_says(d) == 1 and d.dim_param not in names for d in _tensor_dims(type_proto))
+    for dim in _tensor_dims(type_proto):
+        name = dim.dim_param
+        if name and name not in names and _says(dim) == 1:
+            return True
+    return False
 
 
 def _placeholder_dims(

@@ -120,6 +120,7 @@ from ._types import (
     has_type,
     named_placeholders,
     refined_type,
+    rename_all,
     rename_in_place,
     renamed,
     says_more,
@@ -555,8 +556,9 @@ class _Pass:
         self.calls: list[tuple[FunctionProto, _Inferred]] = []
         self._call_cache: dict[bytes, _Inferred | None] = {}
         #: Nodes alike (attributes, outputs, types and values of their inputs) have outcomes
-        #: alike: the layers of a model repeat their Split nodes.
+        #: alike: the layers of a model repeat their nodes.
         self._split_outcomes: dict[tuple[Any, ...], _Outcome] = {}
+        self._derived: dict[tuple[Any, ...], _Derived] = {}
 
     # -- graphs --
 
@@ -582,8 +584,9 @@ class _Pass:
         return graph
 
     def _walk(self, graph: _Graph) -> None:
-        # The main graph's values are its own: whether one changed is one lookup.
-        changed = graph.ours.__contains__ if graph.parent is None else graph.changed
+        # The main graph's values are its own: whether one changed is one set operation.
+        ours = graph.ours.keys()
+        main = graph.parent is None
         for index, node in enumerate(graph.proto.node):
             op = node.op_type
             if node.domain in DEFAULT_DOMAINS:
@@ -592,7 +595,7 @@ class _Pass:
                     continue
                 if (
                     op not in _OWN_OPS
-                    and not any(changed(n) for n in node.input)
+                    and (ours.isdisjoint(node.input) if main else not _any_changed(graph, node))
                     and not self._vague(graph, node)
                 ):
                     continue  # onnx's types stand
@@ -604,7 +607,7 @@ class _Pass:
     # -- one node --
 
     def _split(self, graph: _Graph, index: int, node: NodeProto) -> None:
-        key = _split_key(node, graph)
+        key = _node_key(node, graph)
         found = self._split_outcomes.get(key)
         if found is None:
             outcome = self._split_outcomes[key] = _infer_split(node, graph.opset, graph)
@@ -637,9 +640,19 @@ class _Pass:
             return
         changed = [n for n in node.input if n and graph.changed(n)]
         changed += [o.name for s in subgraphs for o in s.proto.output if s.changed(o.name)]
-        shape = None
-        if default and op in VALUE_OPS:
-            shape = self._follow(graph, node, bool(changed))
+        # Nodes alike, in a graph whose layers repeat, are worked out once (no subgraphs).
+        memo = None if subgraphs or not default else (_node_key(node, graph), bool(changed))
+        derived = self._derived.get(memo) if memo else None
+        if derived is None:
+            value, shape = (
+                self._follow(graph, node, bool(changed)) if op in VALUE_OPS else (None, None)
+            )
+            derived = _Derived(value, shape)
+            if memo:
+                self._derived[memo] = derived
+        value, shape = derived.value, derived.shape
+        if value is not None and node.output:
+            graph.values[node.output[0]] = value
         known = shape is not None and None not in shape  # splitops has every dim
         vague = not changed and not known and self._vague(graph, node)
         if not changed and shape is None and not vague:
@@ -647,14 +660,19 @@ class _Pass:
         types = {o: graph.seen(o) for o in node.output if o}
         trust = not any(graph.is_loose(n) or _loose_in(subgraphs, n) for n in changed)
         if changed or vague:
-            found = self._reinfer(graph, node, subgraphs)
-            types = {o: refined_type(found.get(o), t if trust else None) for o, t in types.items()}
+            if derived.inferred is None:
+                found = self._reinfer(graph, node, subgraphs)
+                derived.inferred = [found.get(o) for o in node.output]
+            inferred = dict(zip(node.output, derived.inferred, strict=True))
+            types = {o: refined_type(inferred[o], t if trust else None) for o, t in types.items()}
             if op == "If" and default and len(subgraphs) == 2:
                 types = _branch_union(node, subgraphs, types)
         if shape is not None and node.output and node.output[0] != "":
             out = node.output[0]
-            if changed or shape != graph.dims_of(out):
-                types[out] = refined_type(_shape_type(shape, types.get(out)), types.get(out))
+            elem, _ = tensor_parts(types.get(out))
+            if elem not in derived.typed:
+                derived.typed[elem] = _shape_type(shape, elem)
+            types[out] = refined_type(derived.typed[elem], types.get(out))
         for name, type_proto in types.items():
             self._set(graph, name, type_proto, trust_base=trust)
 
@@ -665,14 +683,19 @@ class _Pass:
         node is inferred again from the named types."""
         if not self.names:
             return False
-        for name in node.output:
-            base = graph.base.get(name)
+        outputs, types = node.output, graph.base
+        if len(outputs) == 1 and node.input and types.get(outputs[0]) == types.get(node.input[0]):
+            return False  # onnx gave the output its input's type: no placeholder of its own
+        for name in outputs:
+            base = types.get(name)
             if base is not None and unnamed_placeholders(base, self.names):
                 return True
         return False
 
-    def _follow(self, graph: _Graph, node: NodeProto, changed: bool) -> list[Any] | None:
-        """Follow ``node``'s value; the dims of its output when splitops works them out
+    def _follow(
+        self, graph: _Graph, node: NodeProto, changed: bool
+    ) -> tuple[Value | None, list[Any] | None]:
+        """``node``'s value, and the dims of its output when splitops works them out
         (:data:`SHAPE_OPS`), else ``None``. A Concat's dims are worked out where onnx's may
         fall short: an input ``changed`` from onnx's type, or a name on the axis."""
         op = node.op_type
@@ -683,13 +706,11 @@ class _Pass:
             if op == "Concat" and not changed and not _names_on_axis(node, shapes):
                 shapes = []  # onnx adds values up as well
         if not shapes and all(v is None for v in inputs) and op != "Constant":
-            return None  # nothing to follow
+            return None, None  # nothing to follow
         value = propagate(node, graph.opset, inputs, shapes)
-        if value is not None and node.output:
-            graph.values[node.output[0]] = value
         if op not in SHAPE_OPS:
-            return None
-        return values_shape(node, graph.opset, inputs, shapes)
+            return value, None
+        return value, values_shape(node, graph.opset, inputs, shapes)
 
     def _set(
         self,
@@ -815,8 +836,7 @@ class _Pass:
             types = graph.ours
             if self.names:
                 for entries in (graph.proto.value_info, graph.proto.output):
-                    for entry in entries:
-                        rename_in_place(entry.type, self.names)
+                    rename_all(entries, self.names)
                 types = {n: None if t is None else renamed(t, self.names) for n, t in types.items()}
             _write_graph(graph.proto, types, graph.declared)
 
@@ -832,6 +852,10 @@ def _onnx_types(graph: GraphProto) -> dict[str, TypeProto]:
     for entries in (graph.input, graph.value_info, graph.output):
         types.update((entry.name, entry.type) for entry in entries)
     return types
+
+
+def _any_changed(graph: _Graph, node: NodeProto) -> bool:
+    return any(graph.changed(name) for name in node.input if name)
 
 
 def _holds_graphs(node: NodeProto) -> bool:
@@ -904,9 +928,8 @@ def _branch_union(
     return merged
 
 
-def _shape_type(dims: list[Any], known: TypeProto | None) -> TypeProto | None:
-    """A tensor type of ``dims`` (value items) with the element type of ``known``."""
-    elem, _ = tensor_parts(known)
+def _shape_type(dims: list[Any], elem: int) -> TypeProto | None:
+    """A tensor type of ``dims`` (value items) and element type ``elem`` (``None`` for 0)."""
     if not elem:
         return None
     sizes = [_size_dim(d, {}) for d in dims]
@@ -1218,10 +1241,12 @@ def _is_concrete(given: Any) -> bool:
     return given is None or isinstance(given, (int, float))
 
 
-def _split_key(node: NodeProto, graph: _Graph) -> tuple[Any, ...]:
-    """What a Split or SplitToSequence node's outcome depends on, but its value names."""
+def _node_key(node: NodeProto, graph: _Graph) -> tuple[Any, ...]:
+    """What a node's outcome depends on, but the names of its values (and subgraphs, which
+    a node with subgraphs gets no key for): its attributes, which inputs and outputs it
+    lists, and the types and values of its inputs."""
     types = [graph.type_of(name) if name else None for name in node.input]
-    value = graph.value_of(node.input[1]) if len(node.input) > 1 and node.input[1] else None
+    values = [graph.value_of(name) if name else None for name in node.input]
     return (
         node.op_type,
         node.domain,
@@ -1230,8 +1255,20 @@ def _split_key(node: NodeProto, graph: _Graph) -> tuple[Any, ...]:
         tuple(bool(name) for name in node.input),
         tuple(bool(name) for name in node.output),
         tuple(b"" if t is None else t.SerializeToString() for t in types),
-        None if value is None else (value.integer, repr(value.host())),
+        tuple(None if v is None else (v.integer, v.shape, *v.flat()) for v in values),
     )
+
+
+@dataclass
+class _Derived:
+    """What a node's inputs decide of it: its value, the dims splitops works out, and
+    onnx's inference of its outputs (by position; ``None`` until asked)."""
+
+    value: Value | None
+    shape: list[Any] | None
+    inferred: list[TypeProto | None] | None = None
+    #: The type of those dims, by element type.
+    typed: dict[int, TypeProto | None] = field(default_factory=dict)
 
 
 def _with_declarations(outcome: _Outcome, node: NodeProto, graph: _Graph) -> _Outcome:

@@ -12,9 +12,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
-from onnx import TensorProto, TensorShapeProto, TypeProto, helper
+from onnx import TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, helper
 
 from ..arrays import element_of, numpy_dtype
 from ..core import ElementType, Rule, SplitTypeError
@@ -31,6 +31,7 @@ __all__ = [
     "named_placeholders",
     "numpy_dtype",
     "refined_type",
+    "rename_all",
     "rename_in_place",
     "renamed",
     "says_more",
@@ -296,21 +297,13 @@ def named_placeholders(
     ...     helper.make_tensor_type_proto(1, ["ceiling(N/2)", 4]))]
     [('unk__3', 'ceiling(N/2)')]
     """
-    kind = base.WhichOneof("value")
-    if kind != ours.WhichOneof("value"):
+    if base.WhichOneof("value") != ours.WhichOneof("value"):
         return
-    if kind == "sequence_type":
-        yield from named_placeholders(base.sequence_type.elem_type, ours.sequence_type.elem_type)
+    theirs, mine = _tensor_dims(base), _tensor_dims(ours)
+    if len(theirs) != len(mine):
         return
-    if kind != "tensor_type":
-        return
-    theirs, mine = base.tensor_type, ours.tensor_type
-    if not (theirs.HasField("shape") and mine.HasField("shape")):
-        return
-    if len(theirs.shape.dim) != len(mine.shape.dim):
-        return
-    for a, b in zip(theirs.shape.dim, mine.shape.dim, strict=True):
-        if _says(a) == 1 and _says(b) >= 2:
+    for a, b in zip(theirs, mine, strict=True):
+        if a.dim_param and _says(a) == 1 and _says(b) >= 2:
             yield a.dim_param, b
 
 
@@ -340,6 +333,21 @@ def unnamed_placeholders(
         if name and name not in names and _says(dim) == 1:
             return True
     return False
+
+
+def rename_all(
+    entries: Iterable[ValueInfoProto], names: dict[str, TensorShapeProto.Dimension]
+) -> None:
+    """:func:`rename_in_place` for every entry's type (a graph's value_info, its outputs)."""
+    for entry in entries:
+        tensor = entry.type.tensor_type if entry.type.HasField("tensor_type") else None
+        if tensor is None:
+            rename_in_place(entry.type, names)
+            continue
+        for dim in tensor.shape.dim:
+            name = dim.dim_param
+            if name in names:
+                dim.CopyFrom(names[name])
 
 
 def _placeholder_dims(

@@ -16,8 +16,6 @@ from typing import Any
 
 import onnx
 import pytest
-from onnx import ModelProto
-
 from benchmarks import corpus
 from benchmarks.inference import (
     KNOWN,
@@ -27,6 +25,8 @@ from benchmarks.inference import (
     split_outputs,
     without_shapes,
 )
+from onnx import ModelProto
+
 from splitops import check_model, infer_shapes
 
 onnxruntime = pytest.importorskip("onnxruntime")

@@ -379,9 +379,8 @@ class Target:
 
     def line(self) -> str:
         figure = "-" if self.measured is None else f"{self.measured:.3g}"
-        return (
-            f"{self.status:4}  {self.id} {self.text}: {figure} (target {self.bound}). {self.detail}"
-        )
+        line = f"{self.status:4}  {self.id} {self.text}: {figure} (target {self.bound})."
+        return f"{line} {self.detail}".rstrip()
 
 
 def _verdict(value: float | None, bound: str) -> str:

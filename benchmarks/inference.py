@@ -54,7 +54,6 @@ from typing import Any
 import numpy as np
 import onnx
 import onnx.shape_inference
-import sympy
 from onnx import ModelProto, TensorProto, helper
 
 from .machine import collect, describe
@@ -240,6 +239,8 @@ def _value(dim: int | str | None, bindings: dict[str, int]) -> int | None:
     input binds (onnx's ``unk__0``, onnxruntime's ``Flatten_56_o0__d0``)."""
     if dim is None or isinstance(dim, int):
         return None if dim is None or dim < 0 else dim
+    import sympy  # splitops' inference needs it too: pip install 'splitops[inference]'
+
     symbols = {name: sympy.Symbol(name) for name in bindings}
     try:
         expr = sympy.sympify(dim, locals=symbols)

@@ -9,10 +9,13 @@ by construction. A dim that is a symbol ``N`` gives sizes that are expressions i
 
 How the results meet ``onnx.shape_inference`` (one pass, linear in the size of the model):
 
-1. onnx infers the whole model once (``data_prop=True``), Split nodes included. That pass
-   is right for every other operator, and for a valid Split it is right where it says
-   something; it only says less (``unk__0`` for a size splitops can write as ``N - 3*
-   ceiling(N/4)``), or something impossible for an invalid node (a dim of -1).
+1. onnx infers the whole model once (``data_prop=True``), Split nodes included (but those
+   that onnx cannot take, :func:`_onnx_pass`). That pass is right for every other
+   operator, and for a valid Split it is right where it says something; it only says less
+   (``unk__0`` for a size splitops can write as ``N - 3*ceiling(N/4)``), or something
+   impossible for an invalid node (a dim of -1). Where onnx wrote a placeholder such as
+   ``unk__0`` and splitops finds the dim, the placeholder is named in the whole model
+   (:meth:`_Pass._set`).
 2. One walk over the nodes in order, subgraphs where their node stands. A Split or
    SplitToSequence gets its outputs from the planner; an operator whose output shape a
    followed value decides (Reshape, Expand, Range, Tile, ConstantOfShape) gets it from
@@ -21,7 +24,8 @@ How the results meet ``onnx.shape_inference`` (one pass, linear in the size of t
    (``onnx.shape_inference.infer_node_outputs``, or ``infer_function_output_types`` for a
    call of a local function), and what onnx's first pass said is kept where the new types
    say less, as long as the new input types only refine the old ones (a Split that
-   splitops finds invalid gets no types, and nothing after it keeps onnx's).
+   splitops finds invalid gets no types, and nothing after it keeps onnx's). Nodes alike
+   (attributes, types and values of their inputs) are worked out once.
 3. Types that differ from onnx's are written: into ``value_info``, or merged into a graph
    output or a ``value_info`` entry that the model declares, as onnx merges them (an
    unknown dim or onnx's ``unk__`` placeholder takes the inferred dim, a declared name

@@ -35,6 +35,8 @@ class RuleCase:
     version: int = 0
     #: Texts the message must contain: the offending values.
     says: tuple[str, ...] = ()
+    #: The shape the model declares for the first output (a float tensor), if any.
+    declared: Sequence[int | str | None] | None = None
 
 
 def _split(inputs: Sequence[str], outputs: int = 2, **attributes: Any) -> NodeProto:
@@ -165,13 +167,27 @@ CASES = [
         version=24,
         says=("float",),
     ),
+    RuleCase(
+        "declared-shape",
+        _split(["x"], num_outputs=2),
+        18,
+        declared=["N", 4],
+        version=18,
+        says=("'o0'", "[N, 4]", "[3, 3]", "dim 1 is declared 4 and inferred 3"),
+    ),
 ]
+
+
+def _case_model(case: RuleCase, make_model: MakeModel) -> ModelProto:
+    model = make_model([case.node], {"x": case.x}, opset=case.opset, constants=case.constants)
+    if case.declared is not None:
+        model.graph.output[0].type.CopyFrom(helper.make_tensor_type_proto(F, case.declared))
+    return model
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.rule}-{c.node.op_type}{c.opset}")
 def test_each_rule_gives_one_diagnostic_naming_it(case: RuleCase, make_model: MakeModel) -> None:
-    model = make_model([case.node], {"x": case.x}, opset=case.opset, constants=case.constants)
-    (diagnostic,) = check_model(model)
+    (diagnostic,) = check_model(_case_model(case, make_model))
     assert diagnostic.rule == case.rule
     assert (diagnostic.graph, diagnostic.node, diagnostic.op) == ("main", "s", case.node.op_type)
     assert diagnostic.opset == case.version
@@ -187,7 +203,7 @@ def test_each_rule_gives_one_diagnostic_naming_it(case: RuleCase, make_model: Ma
 def test_each_rule_is_named_by_the_error_where_it_is_raised(
     case: RuleCase, make_model: MakeModel
 ) -> None:
-    model = make_model([case.node], {"x": case.x}, opset=case.opset, constants=case.constants)
+    model = _case_model(case, make_model)
     ((_, error),) = [problem for record in infer_split_nodes(model) for problem in record.problems]
     assert error.rule == case.rule
 

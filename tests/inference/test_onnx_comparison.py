@@ -262,6 +262,11 @@ _RANK_KEPT = ("none", "partial")
 _SYMBOL_LOST = ("partial", "exact")
 #: onnx infers no shape for Split-1 with a constant split input; splitops does.
 _ONNX_NO_SHAPE = ("none", "exact")
+#: The split sizes are computed from the input's shape by other nodes (RotaryEmbedding's
+#: expansion: Shape, Slice, Div, Concat): onnx keeps no shape, or no size; splitops follows
+#: the computation, and is exact on static and symbolic dims alike.
+_COMPUTED = ("none", "exact")
+_COMPUTED_ON_SYMBOLS = ("partial", "exact")
 
 #: The Split nodes sit in If branches, whose outputs neither side observes here; the graph
 #: outputs are shaped by other nodes, and neither inference shapes them.
@@ -327,22 +332,22 @@ SUITE_VERDICTS = {
     "test_split_to_sequence_2+constant+symbolic": _EXACT,
     "test_split_to_sequence_nokeepdims": _EXACT,
     "test_split_to_sequence_nokeepdims+symbolic": _EXACT,
-    "test_rotary_embedding_expanded": _RANK_KEPT,
-    "test_rotary_embedding_expanded+symbolic": _SAME_PARTIAL,
-    "test_rotary_embedding_3d_input_expanded": _SAME_PARTIAL,
-    "test_rotary_embedding_3d_input_expanded+symbolic": _SAME_PARTIAL,
-    "test_rotary_embedding_interleaved_expanded": _RANK_KEPT,
-    "test_rotary_embedding_interleaved_expanded+symbolic": _SAME_PARTIAL,
-    "test_rotary_embedding_with_rotary_dim_expanded": _RANK_KEPT,
-    "test_rotary_embedding_with_rotary_dim_expanded+symbolic": _SAME_PARTIAL,
-    "test_rotary_embedding_with_interleaved_rotary_dim_expanded": _RANK_KEPT,
-    "test_rotary_embedding_with_interleaved_rotary_dim_expanded+symbolic": _SAME_PARTIAL,
-    "test_rotary_embedding_no_position_ids_expanded": _RANK_KEPT,
-    "test_rotary_embedding_no_position_ids_expanded+symbolic": _SAME_PARTIAL,
-    "test_rotary_embedding_no_position_ids_interleaved_expanded": _RANK_KEPT,
-    "test_rotary_embedding_no_position_ids_interleaved_expanded+symbolic": _SAME_PARTIAL,
-    "test_rotary_embedding_no_position_ids_rotary_dim_expanded": _RANK_KEPT,
-    "test_rotary_embedding_no_position_ids_rotary_dim_expanded+symbolic": _SAME_PARTIAL,
+    "test_rotary_embedding_expanded": _COMPUTED,
+    "test_rotary_embedding_expanded+symbolic": _COMPUTED_ON_SYMBOLS,
+    "test_rotary_embedding_3d_input_expanded": _COMPUTED_ON_SYMBOLS,
+    "test_rotary_embedding_3d_input_expanded+symbolic": _COMPUTED_ON_SYMBOLS,
+    "test_rotary_embedding_interleaved_expanded": _COMPUTED,
+    "test_rotary_embedding_interleaved_expanded+symbolic": _COMPUTED_ON_SYMBOLS,
+    "test_rotary_embedding_with_rotary_dim_expanded": _COMPUTED,
+    "test_rotary_embedding_with_rotary_dim_expanded+symbolic": _COMPUTED_ON_SYMBOLS,
+    "test_rotary_embedding_with_interleaved_rotary_dim_expanded": _COMPUTED,
+    "test_rotary_embedding_with_interleaved_rotary_dim_expanded+symbolic": _COMPUTED_ON_SYMBOLS,
+    "test_rotary_embedding_no_position_ids_expanded": _COMPUTED,
+    "test_rotary_embedding_no_position_ids_expanded+symbolic": _COMPUTED_ON_SYMBOLS,
+    "test_rotary_embedding_no_position_ids_interleaved_expanded": _COMPUTED,
+    "test_rotary_embedding_no_position_ids_interleaved_expanded+symbolic": _COMPUTED_ON_SYMBOLS,
+    "test_rotary_embedding_no_position_ids_rotary_dim_expanded": _COMPUTED,
+    "test_rotary_embedding_no_position_ids_rotary_dim_expanded+symbolic": _COMPUTED_ON_SYMBOLS,
     "test_affine_grid_2d_expanded": _BRANCHES_ONLY,
     "test_affine_grid_2d_expanded+symbolic": _BRANCHES_ONLY,
     "test_affine_grid_2d_align_corners_expanded": _BRANCHES_ONLY,

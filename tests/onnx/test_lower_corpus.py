@@ -75,24 +75,27 @@ def test_a_corpus_model_lowered_runs_on_onnxruntime_as_torch_does(
 
 def test_the_torchscript_tensor_split_sequence_is_gone(exported_corpus: dict[str, Path]) -> None:
     """tensor_split on the dynamic sequence axis: SplitToSequence, sizes computed at run
-    time, read by three SequenceAt; lowered, one Slice per part."""
+    time (Tile and Concat of a quotient and a remainder, three in all, as inference finds by
+    following the values), read by three SequenceAt; lowered, one Split of three parts."""
     model = onnx.load(exported_corpus["tensor_split_seq-torchscript.onnx"])
     assert sequence_ops(model) == ["SequenceAt", "SplitToSequence"]
     lowered, report = lower_model_with_report(model)
     assert [row.outcome for row in report] == ["removed"]
-    assert [n.op_type for n in lowered.graph.node].count("Slice") == 3
+    assert sequence_ops(lowered) == []
+    (split,) = [n for n in lowered.graph.node if n.op_type == "Split"]
+    assert len(split.output) == 3
 
 
-def test_the_onnxruntime_target_keeps_the_sequence_onnxruntime_runs_alike(
+def test_the_onnxruntime_engine_gives_torchs_outputs_for_a_computed_sequence(
     exported_corpus: dict[str, Path],
 ) -> None:
-    """The onnxruntime engine's target keeps a sequence whose parts would each need a Slice,
-    where onnxruntime runs it as the spec says; the engine's outputs are torch's still."""
+    """The onnxruntime engine's target removes the sequence whose part count inference knows
+    (one Split, no Slice per part); the engine's outputs are torch's at two sizes."""
     entry = corpus.by_name("tensor_split_seq", "torchscript")
     model = onnx.load(exported_corpus[entry.file_name])
     lowered, report = lower_model_with_report(model, target="onnxruntime")
-    assert [row.outcome for row in report] == ["kept"]
-    assert sequence_ops(lowered) == ["SequenceAt", "SplitToSequence"]
+    assert [row.outcome for row in report] == ["removed"]
+    assert sequence_ops(lowered) == []
     from splitops import backend
 
     rep = backend.prepare(model, engine="onnxruntime")

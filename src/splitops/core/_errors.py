@@ -103,6 +103,7 @@ class Rule(str, Enum):
     SPLIT_TYPE = ("split-type", "Give the sizes as integers")
     SPLIT_DTYPE = ("split-dtype", "Cast the split tensor to the version's type")
     # Whole models
+    DECLARED_SHAPE = ("declared-shape", "Fix the output's declared type, or drop it")
     CONVERSION = ("conversion", "Keep the node's opset, or give its sizes statically")
 
 

@@ -113,9 +113,13 @@ class DimArithmetic(Protocol[D]):
     symbolic size is the same formula that execution evaluates.
     """
 
-    def known(self, dim: D) -> int | None:
+    def known(self, dim: D | int) -> int | None:
         """``dim`` as an int when its value is known, else ``None`` (checks that need the
         value are then left to execution)."""
+
+    def is_size(self, value: object) -> bool:
+        """Whether ``value``, which is no plain int, is a size this arithmetic computes with
+        (a symbol): explicit sizes may hold such sizes, computed from the dims of a model."""
 
     def exact_div(self, dim: D, count: int) -> D:
         """``dim / count``, where the rules require ``count`` to divide ``dim``."""
@@ -123,13 +127,16 @@ class DimArithmetic(Protocol[D]):
     def ceil_div(self, dim: D, count: int) -> D:
         """``ceil(dim / count)``."""
 
-    def minus(self, dim: D, part: D, times: int) -> D:
+    def minus(self, dim: D, part: D | int, times: int) -> D:
         """``dim - part * times``."""
 
 
 class _IntArithmetic:
     def known(self, dim: int) -> int:
         return dim
+
+    def is_size(self, value: object) -> bool:
+        return False
 
     def exact_div(self, dim: int, count: int) -> int:
         return dim // count
@@ -146,8 +153,11 @@ INT_ARITHMETIC: DimArithmetic[int] = _IntArithmetic()
 
 
 class _UnknownLength:
-    def known(self, dim: None) -> None:
-        return None
+    def known(self, dim: int | None) -> int | None:
+        return dim if isinstance(dim, int) else None
+
+    def is_size(self, value: object) -> bool:
+        return False
 
     def exact_div(self, dim: None, count: int) -> None:
         return None
@@ -155,7 +165,7 @@ class _UnknownLength:
     def ceil_div(self, dim: None, count: int) -> None:
         return None
 
-    def minus(self, dim: None, part: None, times: int) -> None:
+    def minus(self, dim: None, part: int | None, times: int) -> None:
         return None
 
 
@@ -430,7 +440,9 @@ def split_sizes(
     (2, 4)
     """
     rule = opset_rule("Split", opset)
-    sizes = cast("tuple[int, ...] | None", read_sizes(split, rule, allow_scalar=False))
+    sizes = cast(
+        "tuple[Any, ...] | None", read_sizes(split, rule, allow_scalar=False, arithmetic=arithmetic)
+    )
     count = _read_count(num_outputs, rule)
     if arithmetic is None or arithmetic is INT_ARITHMETIC:
         return split_part_sizes(_read_dim(dim, rule), sizes, count, rule, INT_ARITHMETIC)
@@ -486,17 +498,17 @@ def check_split_arguments(rule: OpsetRule, split: str | None, count: int | None)
 
 def split_part_sizes(
     dim: D,
-    sizes: tuple[int, ...] | None,
+    sizes: tuple[D | int, ...] | None,
     count: int | None,
     rule: OpsetRule,
     arithmetic: DimArithmetic[D],
 ) -> tuple[D | int, ...]:
     """Split's rules, written once for any :class:`DimArithmetic`.
 
-    ``sizes`` are the explicit sizes (already read), ``count`` the number of parts when there
-    are none (for a node, its output count before opset 18). A check that needs the value of
-    ``dim`` (sizes adding up to it, equal parts, a last part >= 0) runs when
-    ``arithmetic.known`` gives that value.
+    ``sizes`` are the explicit sizes (already read: ints, or sizes of the arithmetic),
+    ``count`` the number of parts when there are none (for a node, its output count before
+    opset 18). A check that needs a value (a size >= 0, sizes adding up to ``dim``, equal
+    parts, a last part >= 0) runs when ``arithmetic.known`` gives that value.
 
     >>> split_part_sizes(7, None, 4, opset_rule("Split", 18), INT_ARITHMETIC)
     (2, 2, 2, 1)
@@ -507,7 +519,7 @@ def split_part_sizes(
     if sizes is not None:
         if count is not None:
             check_output_count(sizes, count, rule, by_num_outputs=False)
-        return _check_explicit(sizes, length, rule)
+        return _check_explicit(sizes, dim, rule, arithmetic)
     if count is None:
         raise SplitError(
             f"{rule.name} without split sizes needs the number of outputs.",
@@ -539,38 +551,39 @@ def split_part_sizes(
 
 def sequence_part_sizes(
     dim: D,
-    split: int | tuple[int, ...] | None,
+    split: D | int | tuple[D | int, ...] | None,
     rule: OpsetRule,
     arithmetic: DimArithmetic[D],
 ) -> tuple[D | int, ...] | None:
     """SplitToSequence's rules, written once for any :class:`DimArithmetic`.
 
-    ``split`` is ``None`` (chunks of 1), a chunk length, or the explicit sizes. Returns
-    ``None`` when the number of parts depends on a ``dim`` whose value is unknown.
+    ``split`` is ``None`` (chunks of 1), a chunk length, or the explicit sizes (a tuple).
+    Returns ``None`` when the number of parts depends on a value that is unknown (``dim``,
+    or a symbolic chunk length).
 
     >>> sequence_part_sizes(5, 2, opset_rule("SplitToSequence", 11), INT_ARITHMETIC)
     (2, 2, 1)
     """
+    if isinstance(split, tuple):
+        return _check_explicit(split, dim, rule, arithmetic)
+    given = _DEFAULT_CHUNK if split is None else split
+    chunk = given if type(given) is int else arithmetic.known(given)
+    if chunk is not None and chunk < 1:
+        raise SplitError(
+            f"{rule.name} scalar split (the chunk length) must be >= 1; {chunk} was given.",
+            rule=Rule.SPLIT_CHUNK,
+            hint="Pass a positive chunk length, or a 1-d list of sizes for zero-size parts.",
+        )
     length = arithmetic.known(dim)
-    if split is None:
-        split = _DEFAULT_CHUNK
-    if isinstance(split, int):
-        if split < 1:
-            raise SplitError(
-                f"{rule.name} scalar split (the chunk length) must be >= 1; {split} was given.",
-                rule=Rule.SPLIT_CHUNK,
-                hint="Pass a positive chunk length, or a 1-d list of sizes for zero-size parts.",
-            )
-        if length is None:
-            return None
-        full, rest = divmod(length, split)
-        _check_part_count(full + bool(rest), rule)
-        return (split,) * full + ((rest,) if rest else ())
-    return _check_explicit(split, length, rule)
+    if length is None or chunk is None:
+        return None
+    full, rest = divmod(length, chunk)
+    _check_part_count(full + bool(rest), rule)
+    return (chunk,) * full + ((rest,) if rest else ())
 
 
 def sequence_part_length(
-    split: int | tuple[int, ...] | None, sizes: tuple[D | int, ...] | None
+    split: D | int | tuple[D | int, ...] | None, sizes: tuple[D | int, ...] | None
 ) -> D | int | None:
     """The length all of SplitToSequence's parts share, or ``None`` when they may differ.
 
@@ -591,9 +604,15 @@ def sequence_part_length(
 
 
 def read_sizes(
-    split: SizesLike | None, rule: OpsetRule, *, allow_scalar: bool
-) -> int | tuple[int, ...] | None:
+    split: SizesLike | None,
+    rule: OpsetRule,
+    *,
+    allow_scalar: bool,
+    arithmetic: DimArithmetic[Any] | None = None,
+) -> Any:
     """``split`` as plain ints: ``None``, one int (a 0-d split) or a tuple (a 1-d split).
+    With an ``arithmetic``, a size may also be one of its symbolic sizes (see
+    :meth:`DimArithmetic.is_size`).
 
     Values with a ``tolist()`` (numpy arrays and scalars, tensors) are read through it: this
     is the one place where such values become host values. Bools are never sizes; floats are
@@ -610,7 +629,7 @@ def read_sizes(
         return None
     values = host_value(split)
     if _is_scalar(values):
-        size = _read_size(values, rule)
+        size = _read_size(values, rule, arithmetic)
         if not allow_scalar:
             raise SplitError(
                 f"{rule.name} takes split as a 1-d list of sizes; the scalar {values!r} was given.",
@@ -633,7 +652,7 @@ def read_sizes(
             rule=Rule.SPLIT_SHAPE,
             hint="Flatten it to one list of sizes.",
         )
-    return tuple(_read_size(v, rule) for v in items)
+    return tuple(_read_size(v, rule, arithmetic) for v in items)
 
 
 def check_output_count(
@@ -761,8 +780,10 @@ def _preview(items: Sequence[object], limit: int = 8) -> str:
     return f"[{text}{', ...' if len(items) > limit else ''}]"
 
 
-def _read_size(value: object, rule: OpsetRule) -> int:
+def _read_size(value: object, rule: OpsetRule, arithmetic: DimArithmetic[Any] | None = None) -> Any:
     if type(value) is int:  # the common case, first
+        return value
+    if arithmetic is not None and arithmetic.is_size(value):
         return value
     if isinstance(value, bool):
         raise SplitTypeError(
@@ -824,22 +845,36 @@ def _read_count(num_outputs: object, rule: OpsetRule) -> int | None:
     return count
 
 
-def _check_explicit(sizes: tuple[int, ...], dim: int | None, rule: OpsetRule) -> tuple[int, ...]:
+def _check_explicit(
+    sizes: tuple[D | int, ...], dim: D, rule: OpsetRule, arithmetic: DimArithmetic[D]
+) -> tuple[D | int, ...]:
+    """``sizes``, after the checks that their known values allow: at least one size, none
+    negative, and a sum equal to ``dim`` (when ``dim`` minus the sum is known)."""
     if not sizes:
         raise SplitError(
             f"{rule.name} split must hold at least one size; [] was given.",
             rule=Rule.SPLIT_EMPTY,
         )
     _check_part_count(len(sizes), rule)
-    negative = [(i, s) for i, s in enumerate(sizes) if s < 0]
+    values = [s if type(s) is int else arithmetic.known(s) for s in sizes]
+    negative = [(i, v) for i, v in enumerate(values) if v is not None and v < 0]
     if negative:
-        i, s = negative[0]
+        i, v = negative[0]
         raise SplitError(
-            f"{rule.name} split sizes must be >= 0; {_preview(sizes)} has {s} at position {i}.",
+            f"{rule.name} split sizes must be >= 0; {_preview(sizes)} has {v} at position {i}.",
             rule=Rule.SPLIT_NEGATIVE,
         )
-    total = sum(sizes)
-    if dim is not None and total != dim:
+    if None in values:  # symbolic sizes: the sum is checked where dim minus it is known
+        rest: Any = dim
+        for size in sizes:
+            rest = arithmetic.minus(rest, size, 1)
+        left = arithmetic.known(rest)
+        total: Any = arithmetic.minus(dim, rest, 1)
+    else:
+        total = sum(cast("list[int]", values))
+        length = arithmetic.known(dim)
+        left = None if length is None else length - total
+    if left:
         raise SplitError(
             f"{rule.name} split sizes {_preview(sizes)} sum to {total}, but the axis "
             f"length is {dim}: the sizes must add up to the length of the split axis.",

@@ -10,7 +10,8 @@ it needs. Its modules:
   functions, and constant values;
 - ``_reference``: op classes for onnx.reference; ``backend``: an ``onnx.backend`` for whole
   models;
-- ``_inference`` (with ``_symbolic``, dim_param text as sympy): ``infer_shapes``;
+- ``_inference`` (with ``_symbolic``, dim_param text as sympy, and ``_values``, the values of
+  shape computations followed): ``infer_shapes``;
   ``_check`` (with ``_diagnostics``): ``check_model``; ``_convert``: ``convert_model``;
   ``_lower`` (with ``_graph_sizes``, sizes computed in a graph): ``lower_model``; both over
   ``_editing``, the edits of a model; ``_io``: loading models safely.

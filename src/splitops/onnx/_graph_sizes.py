@@ -154,8 +154,11 @@ class GraphArithmetic:
     def __init__(self, build: GraphBuilder) -> None:
         self.build = build
 
-    def known(self, dim: str) -> int | None:
-        return None
+    def known(self, dim: str | int) -> int | None:
+        return dim if isinstance(dim, int) else None
+
+    def is_size(self, value: object) -> bool:
+        return False  # explicit sizes reach lowering as constants, never as graph values
 
     def exact_div(self, dim: str, count: int) -> str:
         build = self.build
@@ -169,9 +172,10 @@ class GraphArithmetic:
         raised = build.add("Add", [dim, build.ints([count - 1])], "raised")
         return build.add("Div", [raised, build.ints([count])], "chunk")
 
-    def minus(self, dim: str, part: str, times: int) -> str:
+    def minus(self, dim: str, part: str | int, times: int) -> str:
         build = self.build
-        taken = build.add("Mul", [part, build.ints([times])], "taken")
+        factor = build.ints([part]) if isinstance(part, int) else part
+        taken = build.add("Mul", [factor, build.ints([times])], "taken")
         rest = build.add("Sub", [dim, taken], "last")
         negative = build.add("Less", [rest, build.ints([0])], "negative")
         return build.checked(rest, negative, "last_part_must_not_be_negative")

@@ -35,6 +35,7 @@ from onnx import (
 )
 
 from ..core import current_limits
+from ._diagnostics import location
 from ._node import DEFAULT_DOMAINS, is_split_node, node_label
 from ._types import has_type, tensor_problem
 
@@ -50,10 +51,12 @@ __all__ = [
     "function_body",
     "function_label",
     "graph_at",
+    "graph_attributes",
     "iter_bodies",
     "iter_nodes",
     "iter_tensors",
     "main_body",
+    "node_subgraphs",
     "scope_constants",
     "split_nodes",
     "split_sites",
@@ -126,21 +129,32 @@ def with_subgraphs(body: Body) -> Iterator[Body]:
     bodies, any GRAPH or GRAPHS attribute), depth first."""
     yield body
     for index, node in enumerate(body.proto.node):
-        for attribute in node.attribute:
-            where = f"{body.label}/{node_label(node)}.{attribute.name}"
-            graphs = [(-1, attribute.g)] if attribute.type == AttributeProto.GRAPH else []
-            graphs += enumerate(attribute.graphs)
-            for k, graph in graphs:
-                yield from with_subgraphs(
-                    Body(
-                        where if k < 0 else f"{where}[{k}]",
-                        graph,
-                        body.opset,
-                        body.root,
-                        path=(*body.path, (index, attribute.name, k)),
-                        parents=(*body.parents, node),
-                    )
-                )
+        for subgraph in node_subgraphs(body, index, node):
+            yield from with_subgraphs(subgraph)
+
+
+def node_subgraphs(body: Body, index: int, node: NodeProto) -> Iterator[Body]:
+    """The graphs that ``node`` (at ``index`` in ``body``) holds in attributes, in order."""
+    for name, k, graph in graph_attributes(node):
+        where = f"{location(body.label, node_label(node))}.{name}"
+        yield Body(
+            where if k < 0 else f"{where}[{k}]",
+            graph,
+            body.opset,
+            body.root,
+            path=(*body.path, (index, name, k)),
+            parents=(*body.parents, node),
+        )
+
+
+def graph_attributes(node: NodeProto) -> Iterator[tuple[str, int, GraphProto]]:
+    """Each graph ``node`` holds: (attribute name, index in its ``graphs`` or -1, graph)."""
+    for attribute in node.attribute:
+        if attribute.type == AttributeProto.GRAPH:
+            yield attribute.name, -1, attribute.g
+        elif attribute.type == AttributeProto.GRAPHS:
+            for k, graph in enumerate(attribute.graphs):
+                yield attribute.name, k, graph
 
 
 def graph_at(proto: GraphProto | FunctionProto, path: Iterable[Step]) -> GraphProto | FunctionProto:

@@ -3,38 +3,45 @@
 The sizes of the parts come from the planner, through :meth:`SplitNode.part_sizes`, the
 same call that :func:`~splitops.run_node` makes, so an inferred shape is the executed shape
 by construction. A dim that is a symbol ``N`` gives sizes that are expressions in ``N``
-(:mod:`splitops.symbolic_dims`): the planner's own formula, evaluated over sympy.
+(:mod:`splitops.onnx._symbolic`): the planner's own formula, evaluated over sympy. A
+``split`` computed by other nodes (``Shape -> Gather -> Div -> Concat``) is followed by
+:mod:`splitops.onnx._values`, so that its sizes are expressions of the input's dims.
 
-How the results meet ``onnx.shape_inference`` (the scheme):
+How the results meet ``onnx.shape_inference`` (one pass, linear in the size of the model):
 
-1. A working copy *masks* every call of a local function that holds a Split, and every
-   Split and SplitToSequence node in which splitops finds a problem from the declared types
-   alone: their domain is moved to ``splitops.masked.<domain>``, which onnx does not know,
-   so onnx never infers them (its own Split inference writes wrong shapes for some invalid
-   nodes and aborts the process on others). Stale entries for the outputs of every Split
-   node, and any ``value_info`` with a negative dim (never a valid shape), are dropped.
-2. Round: a fresh copy of the model, with the masked nodes masked, gets the types splitops
-   knows so far for their outputs written into its ``value_info``; onnx infers every other
-   node; splitops then reads the input types of all its nodes from onnx's result and infers
-   their outputs. An unmasked node whose outputs onnx inferred otherwise than splitops does
-   (symbolic sizes, which onnx writes as ``unk__`` symbols; a node invalid for these types)
-   is masked from the next round on.
-3. Rounds repeat until no node newly departs and the types splitops infers for the masked
-   nodes stop changing: one round where onnx agrees on every node (all static sizes), else
-   up to one round per link of a chain of masked Splits. Each round starts from the model,
-   so no type that onnx inferred from an earlier, less complete round can linger.
-4. A call of a local function is inferred by inlining that one call
-   (``onnx.inliner.inline_selected_functions``) into a small model and running the same
+1. onnx infers the whole model once (``data_prop=True``), Split nodes included (but those
+   that onnx cannot take, :func:`_onnx_pass`). That pass is right for every other
+   operator, and for a valid Split it is right where it says something; it only says less
+   (``unk__0`` for a size splitops can write as ``N - 3*ceiling(N/4)``), or something
+   impossible for an invalid node (a dim of -1). Where onnx wrote a placeholder such as
+   ``unk__0`` and splitops finds the dim, the placeholder is named in the whole model
+   (:meth:`_Pass._set`).
+2. One walk over the nodes in order, subgraphs where their node stands. A Split or
+   SplitToSequence gets its outputs from the planner; an operator whose output shape a
+   followed value decides (Reshape, Expand, Range, Tile, ConstantOfShape) gets it from
+   that value. Every other node keeps onnx's types unless one of its inputs now has a
+   different type; then that node alone is inferred again
+   (``onnx.shape_inference.infer_node_outputs``, or ``infer_function_output_types`` for a
+   call of a local function), and what onnx's first pass said is kept where the new types
+   say less, as long as the new input types only refine the old ones (a Split that
+   splitops finds invalid gets no types, and nothing after it keeps onnx's). Nodes alike
+   (attributes, types and values of their inputs) are worked out once.
+3. Types that differ from onnx's are written: into ``value_info``, or merged into a graph
+   output or a ``value_info`` entry that the model declares, as onnx merges them (an
+   unknown dim or onnx's ``unk__`` placeholder takes the inferred dim, a declared name
+   stays unless a value is inferred). A Split output whose declaration contradicts the
+   inferred type is a problem of that node (``declared-shape``).
+4. A call of a local function that holds a Split is inferred by inlining that one call
+   (``onnx.inliner.inline_selected_functions``) into a small model and running this
    scheme on it; its body's Split nodes are thereby inferred per call site, and the
    function's ``value_info`` receives the types on which all call sites agree.
 
 What is written: the element type and shape of each output of each node, in the graph's
-``value_info`` (or in a graph output that lacks a shape), in the main graph, subgraphs and
-local functions. SplitToSequence's output is ``seq(tensor(T))``: the element shape keeps
-the other dims; its axis dim is the common part length when all parts have the same one
-(1 when the chunks are of length 1), absent with ``keepdims=0`` and no ``split``, and
-unknown otherwise (e.g. a scalar ``split`` on a symbolic dim, where the last part may be
-shorter).
+``value_info`` (or in a graph output), in the main graph, subgraphs and local functions.
+SplitToSequence's output is ``seq(tensor(T))``: the element shape keeps the other dims;
+its axis dim is the common part length when all parts have the same one (1 when the chunks
+are of length 1), absent with ``keepdims=0`` and no ``split``, and unknown otherwise (e.g.
+a scalar ``split`` on a symbolic dim, where the last part may be shorter).
 
 >>> from onnx import TensorProto, helper
 >>> graph = helper.make_graph(
@@ -53,17 +60,20 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple, cast
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 import numpy as np
 import onnx
 import onnx.inliner
 from onnx import (
+    AttributeProto,
     FunctionProto,
     GraphProto,
     ModelProto,
     NodeProto,
     TensorProto,
+    TensorShapeProto,
     TypeProto,
     ValueInfoProto,
     helper,
@@ -72,11 +82,13 @@ from onnx import (
 
 from ..arrays import host_sizes
 from ..core import (
+    Rule,
     SplitError,
     check_element_type,
     check_split_input_type,
     drops_axis,
     normalize_axis,
+    opset_rule,
     read_sizes,
     sequence_part_length,
     sequence_part_sizes,
@@ -84,19 +96,55 @@ from ..core import (
 from ._graphs import (
     Body,
     Step,
-    constant_sources,
     constant_value,
-    declared_types,
-    default_opset,
     function_body,
     graph_at,
+    graph_attributes,
     iter_nodes,
     main_body,
+    node_subgraphs,
     with_subgraphs,
 )
-from ._node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, node_label, read_node
+from ._node import (
+    DEFAULT_DOMAINS,
+    SPLIT_OPS,
+    SplitNode,
+    is_split_node,
+    node_error,
+    node_label,
+    read_node,
+)
 from ._symbolic import SYMBOLIC, format_dim, parse_dim, sympy  # sympy: an optional extra
-from ._types import dim_of, element_of_code, has_type, shape_text, tensor_parts, type_text
+from ._types import (
+    conflicts,
+    declared_type,
+    dim_of,
+    element_of_code,
+    has_negative_dim,
+    has_type,
+    named_placeholders,
+    refined_type,
+    rename_all,
+    rename_in_place,
+    renamed,
+    says_more,
+    shape_text,
+    tensor_parts,
+    type_text,
+    union_type,
+    unnamed_placeholders,
+)
+from ._values import (
+    MAX_ITEMS,
+    READS_SHAPES,
+    SHAPE_OPS,
+    VALUE_OPS,
+    Value,
+    dims_items,
+    from_array,
+    propagate,
+)
+from ._values import value_shape as values_shape
 
 __all__ = [
     "SplitInferenceWarning",
@@ -108,7 +156,10 @@ __all__ = [
     "infer_split_nodes",
 ]
 
+#: The domain prefix that hides a node from onnx's pass.
 _MASK = "splitops.masked."
+#: The most parts onnx's pass is left to infer for a Split-18 that lists fewer outputs.
+_ONNX_MOST_PARTS = 4096
 #: A dim whose value nobody knows: sizes that involve it are written as unknown dims.
 _UNKNOWN = sympy.Dummy("unknown", integer=True, nonnegative=True)
 
@@ -116,6 +167,26 @@ _UNKNOWN = sympy.Dummy("unknown", integer=True, nonnegative=True)
 _Where = tuple[Step, ...]
 _FunctionKey = tuple[str, str, str]
 _Dim = int | str | None
+_GRAPH_ATTRIBUTES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
+#: ONNX's own operators that hold subgraphs (other domains' are found by their attributes).
+_CONTROL_FLOW = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+
+#: The operators of ONNX's domain that the pass looks at even when their inputs' types are
+#: onnx's: their values are followed, or they hold subgraphs.
+_OWN_OPS = frozenset(VALUE_OPS) | _CONTROL_FLOW
+
+#: The operators whose one output has the type of their first input, element type and shape
+#: (onnx infers them with ``propagateShapeAndTypeFromFirstInput``): the pass gives their
+#: output the input's type without asking onnx, which costs more than the rest of a node.
+SAME_TYPE_OPS = frozenset(
+    {
+        "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "BitwiseNot", "Ceil",
+        "Celu", "Cos", "Cosh", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid",
+        "HardSwish", "Hardmax", "Identity", "LeakyRelu", "Log", "LogSoftmax", "Mish", "Neg",
+        "Not", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin", "Sinh",
+        "Softmax", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu",
+    }
+)  # fmt: skip
 
 
 class SplitInferenceWarning(UserWarning):
@@ -135,7 +206,7 @@ class SplitNodeInference:
     #: the node is invalid.
     outputs: tuple[tuple[str, TypeProto], ...] = ()
     #: Each problem found, as (check, error): the check is "schema", "dtype",
-    #: "split-dtype", "axis" or "sizes"; the error does not name the node.
+    #: "split-dtype", "axis", "sizes" or "declared"; the error does not name the node.
     problems: tuple[tuple[str, SplitError], ...] = ()
     #: Whether the node lies inside a branch of an If, which may never run: a branch for
     #: other input shapes may hold nodes that are invalid for these ones.
@@ -169,13 +240,13 @@ class SplitOutputDescription(NamedTuple):
 def infer_shapes(model: ModelProto, *, strict: bool = True) -> ModelProto:
     """A copy of ``model`` with the types and shapes of all values, Split's exact.
 
-    Every other node is inferred by ``onnx.shape_inference`` as usual. An invalid Split or
-    SplitToSequence node raises SplitError (naming the graph and node), or with
-    ``strict=False`` warns with :class:`SplitInferenceWarning` and leaves its outputs
+    Every other node is inferred by ``onnx.shape_inference`` as usual, from splitops' types.
+    An invalid Split or SplitToSequence node raises SplitError (naming the graph and node),
+    or with ``strict=False`` warns with :class:`SplitInferenceWarning` and leaves its outputs
     without shapes. An invalid node inside a branch of an If only warns, even when strict:
     the branch may be one that these inputs never take.
     """
-    inferred = _infer_model(model)
+    inferred = _infer_model(model, write=True)
     for record in inferred.records:
         error = record.error
         if error is None:
@@ -194,19 +265,19 @@ def infer_shapes(model: ModelProto, *, strict: bool = True) -> ModelProto:
     return inferred.model
 
 
-def infer_split_nodes(model: ModelProto) -> list[SplitNodeInference]:
-    """What inference finds for every Split and SplitToSequence node: main graph,
-    subgraphs, then local functions (types on which all call sites agree, and the first
-    error any call site meets)."""
-    return _infer_model(model).records
-
-
 def infer_model_and_nodes(model: ModelProto) -> tuple[ModelProto, list[SplitNodeInference]]:
     """:func:`infer_shapes` with ``strict=False`` (without its warnings) and
     :func:`infer_split_nodes`, from one inference: the inferred copy of ``model`` and what
     was found for every node."""
-    inferred = _infer_model(model)
+    inferred = _infer_model(model, write=True)
     return inferred.model, inferred.records
+
+
+def infer_split_nodes(model: ModelProto) -> list[SplitNodeInference]:
+    """What inference finds for every Split and SplitToSequence node: main graph,
+    subgraphs, then local functions (types on which all call sites agree, and the first
+    error any call site meets)."""
+    return _infer_model(model, write=False).records
 
 
 def describe_split_outputs(model: ModelProto) -> list[SplitOutputDescription]:
@@ -234,30 +305,22 @@ def describe_split_outputs(model: ModelProto) -> list[SplitOutputDescription]:
     return rows
 
 
-# --- the scheme -------------------------------------------------------------------------
+# --- what a pass finds ------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class _Site:
-    """A masked node: a Split or SplitToSequence, or a call of a function that holds one."""
+    """A Split or SplitToSequence node, where it lies."""
 
     where: _Where
     index: int
     node: NodeProto
-    function: FunctionProto | None = None
 
 
 @dataclass(frozen=True)
 class _Outcome:
     outputs: tuple[tuple[str, TypeProto], ...] = ()
     problems: tuple[tuple[str, SplitError], ...] = ()
-    #: For a call: what inference found inside it.
-    call: _Inferred | None = None
-
-    def same(self, other: _Outcome) -> bool:
-        return _outputs_key(self.outputs) == _outputs_key(other.outputs) and [
-            str(e) for _, e in self.problems
-        ] == [str(e) for _, e in other.problems]
 
 
 _PlaceOutcomes = dict[tuple[_Where, int], list[_Outcome]]
@@ -266,16 +329,20 @@ _PlaceOutcomes = dict[tuple[_Where, int], list[_Outcome]]
 @dataclass
 class _Inferred:
     model: ModelProto
-    #: The model's own Split and SplitToSequence nodes (main graph and subgraphs).
+    #: The model's own Split and SplitToSequence nodes (main graph and subgraphs), in the
+    #: order of :func:`with_subgraphs`.
     own: list[tuple[_Site, _Outcome]]
+    #: The graphs the pass walked, by where they lie.
+    bodies: dict[_Where, Body] = field(default_factory=dict)
+    #: The types of the main graph's outputs.
+    outputs: dict[str, TypeProto] = field(default_factory=dict)
     #: Per local function, per place in its body: the outcome at each call site.
     functions: dict[_FunctionKey, _PlaceOutcomes] = field(default_factory=dict)
 
     @property
     def records(self) -> list[SplitNodeInference]:
         main = main_body(self.model)
-        bodies = {body.path: body for body in with_subgraphs(main)}
-        found = [_record(bodies[site.where], site.index, outcome) for site, outcome in self.own]
+        found = [_record(self.bodies[s.where], s.index, outcome) for s, outcome in self.own]
         for function in self.model.functions:
             places = self.functions.get(_function_key(function), {})
             bodies = {
@@ -286,123 +353,659 @@ class _Inferred:
         return found
 
 
-def _infer_model(model: ModelProto, *, top: bool = True) -> _Inferred:
+def _infer_model(model: ModelProto, *, write: bool, top: bool = True) -> _Inferred:
+    """One pass over ``model`` (see the module's docstring); ``write``: the types go into the
+    returned model; ``top``: the model is the user's (not one inlined call)."""
     functions = {_function_key(f): f for f in model.functions}
     holders = _split_holders(functions)
-    base = ModelProto()
-    base.CopyFrom(model)
-    sites = list(_sites(base, holders, functions))
-    _drop_stale(base, sites)
-    opset = default_opset(model.opset_import) or 0
-    calls: dict[bytes, _Inferred | None] = {}
-    masked = _first_masked(base, sites, opset)
-    outcomes = [_Outcome() for _ in sites]
-    memo: dict[tuple[int, tuple[bytes, ...]], _Outcome] = {}
-    for _ in range(2 * len(sites) + 2):
-        work = ModelProto()
-        work.CopyFrom(base)
-        _mask(work, [sites[i] for i in masked])
-        _write_outcomes(work.graph, [sites[i] for i in masked], [outcomes[i] for i in masked])
-        work = onnx.shape_inference.infer_shapes(work, data_prop=True)
-        scopes = _scopes(work)
-        fresh = [
-            _remembered(memo, i, work, site, scopes[site.where], opset, calls)
-            for i, site in enumerate(sites)
-        ]
-        departed = {
-            i
-            for i, site in enumerate(sites)
-            if i not in masked and not _onnx_agrees(fresh[i], site, scopes[site.where])
-        }
-        settled = not departed and all(fresh[i].same(outcomes[i]) for i in masked)
-        outcomes = fresh
-        masked |= departed
-        if settled:
-            break
-    _unmask(work)
-    inferred = _Inferred(work, [])
-    for site, outcome in zip(sites, outcomes, strict=True):
-        if site.function is None:
-            inferred.own.append((site, outcome))
-        elif outcome.call is not None:
-            _add_call(inferred, site.function, outcome.call, nested=True)
+    model, base = _onnx_pass(model, holders)
+    run = _Pass(model, base, functions, holders)
+    main = run.walk_main()
+    if write:
+        run.write()
+    inferred = _Inferred(base, run.sites(), {g.body.path: g.body for g in run.graphs})
+    inferred.outputs = {
+        v.name: t for v in base.graph.output if (t := main.type_of(v.name)) and has_type(t)
+    }
+    for function, call in run.calls:
+        _add_call(inferred, function, call, nested=True)
     if top:
-        _infer_uncalled(inferred, work, holders)
-        _write_functions(inferred)
+        _infer_uncalled(inferred, base, holders)
+        if write:
+            _write_functions(inferred)
     return inferred
 
 
-def _first_masked(model: ModelProto, sites: Sequence[_Site], opset: int) -> set[int]:
-    """The sites masked from the first round on: every call of a function that holds a Split,
-    and every Split or SplitToSequence in which splitops finds a problem from the declared
-    types alone.
+def _onnx_pass(model: ModelProto, holders: set[_FunctionKey]) -> tuple[ModelProto, ModelProto]:
+    """onnx's own inference of ``model``, with data propagation: the model it read, and the
+    new model it returned.
 
-    The other Split nodes are left to onnx's own inference for as long as it infers them as
-    splitops does: a model whose Splits all have static sizes then settles in one round
-    instead of one round per link of a chain of Splits. onnx's own Split inference aborts
-    the process on some invalid nodes (Split-18 listing more outputs than ``num_outputs``),
-    which is why a node splitops finds a problem with never reaches it.
+    onnx infers the Split and SplitToSequence nodes too, except those it cannot take: onnx
+    1.23 aborts the process on a Split-18 that lists more outputs than ``num_outputs``, and
+    allocates ``num_outputs`` sizes whatever the node lists (``2**31 - 1`` exhausts the
+    memory). Those nodes, and calls of local functions that hold a Split (whose bodies onnx
+    would infer with them), are masked: moved to a domain onnx does not know for its pass.
+    A ``value_info`` entry with a negative dim (no tensor has one; an earlier pass of onnx
+    writes them for invalid nodes) is dropped first.
     """
-    declared = _scopes(model)
-    return {
-        i
-        for i, site in enumerate(sites)
-        if site.function is not None
-        or _infer_split(site.node, opset, declared[site.where]).problems
-    }
+    risky: list[tuple[_Where, int]] = []
+    negative: list[_Where] = []
+    _scan(model.graph, (), holders, risky, negative)
+    if negative:
+        copy = ModelProto()
+        copy.CopyFrom(model)
+        for path in negative:
+            graph = graph_at(copy.graph, path)
+            kept = [v for v in graph.value_info if not has_negative_dim(v.type)]
+            del graph.value_info[:]
+            graph.value_info.extend(kept)
+        model = copy
+    if not risky:
+        return model, onnx.shape_inference.infer_shapes(model, data_prop=True)
+    masked = ModelProto()
+    masked.CopyFrom(model)
+    domains = set()
+    for path, index in risky:
+        node = graph_at(masked.graph, path).node[index]
+        node.domain = _MASK + node.domain
+        domains.add(node.domain)
+    masked.opset_import.extend(helper.make_opsetid(d, 1) for d in sorted(domains))
+    base = onnx.shape_inference.infer_shapes(masked, data_prop=True)
+    for path, index in risky:
+        node = graph_at(base.graph, path).node[index]
+        node.domain = node.domain.removeprefix(_MASK)
+    kept = [o for o in base.opset_import if not o.domain.startswith(_MASK)]
+    del base.opset_import[:]
+    base.opset_import.extend(kept)
+    return model, base
 
 
-def _onnx_agrees(outcome: _Outcome, site: _Site, scope: _Scope) -> bool:
-    """Whether onnx inferred the outputs of an unmasked site exactly as splitops does."""
-    if outcome.problems:
+def _scan(
+    graph: GraphProto,
+    path: _Where,
+    holders: set[_FunctionKey],
+    risky: list[tuple[_Where, int]],
+    negative: list[_Where],
+) -> None:
+    """Find, in ``graph`` and its subgraphs, the nodes to mask from onnx's pass and the
+    graphs whose value_info holds a negative dim."""
+    if any(has_negative_dim(v.type) for v in graph.value_info):
+        negative.append(path)
+    for index, node in enumerate(graph.node):
+        op = node.op_type
+        if node.domain in DEFAULT_DOMAINS:
+            if op == "Split" and not _onnx_takes(node):
+                risky.append((path, index))
+            if op not in _CONTROL_FLOW:
+                continue
+        elif (node.domain, op, node.overload) in holders:
+            risky.append((path, index))
+        for name, k, subgraph in graph_attributes(node):
+            _scan(subgraph, (*path, (index, name, k)), holders, risky, negative)
+
+
+def _onnx_takes(node: NodeProto) -> bool:
+    """Whether onnx's own inference of a Split or SplitToSequence node is safe to run: every
+    node but a Split whose ``num_outputs`` is below the outputs it lists, or far above."""
+    listed = len(node.output)
+    for attribute in node.attribute:
+        if attribute.name == "num_outputs" and node.op_type == "Split":
+            return bool(listed <= attribute.i <= max(listed, _ONNX_MOST_PARTS))
+    return True
+
+
+# --- the pass -----------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Graph:
+    """One graph as the pass sees it: onnx's types, splitops' where they differ, the values
+    followed, and what the model declares."""
+
+    body: Body
+    proto: GraphProto
+    parent: _Graph | None
+    #: Where the pass entered it, counting graphs: the order of :func:`with_subgraphs`.
+    order: int
+    #: onnx's types (its inputs, initializers, value_info and outputs after onnx's pass).
+    base: dict[str, TypeProto]
+    #: The types the model itself declares (value_info and outputs, before any inference).
+    declared: dict[str, TypeProto]
+    #: The initializers a caller cannot replace: constant values.
+    constants: dict[str, TensorProto]
+    #: What onnx's placeholders (``unk__3``) stand for, as splitops found: shared by the
+    #: graphs of one pass (onnx's symbols are the model's).
+    names: dict[str, TensorShapeProto.Dimension]
+    #: splitops' types where they differ from onnx's (``None``: splitops leaves it untyped).
+    ours: dict[str, TypeProto | None] = field(default_factory=dict)
+    #: The values among ``ours`` whose type is no refinement of onnx's: onnx's types of the
+    #: nodes after them came from something splitops found impossible.
+    loose: set[str] = field(default_factory=set)
+    #: The values followed, by name (``None``: a constant that is not followed).
+    values: dict[str, Value | None] = field(default_factory=dict)
+
+    @property
+    def opset(self) -> int:
+        return self.body.opset or 0
+
+    def _owner(self, name: str) -> _Graph | None:
+        """The graph (this one or an outer one) that types ``name``."""
+        graph: _Graph | None = self
+        while graph is not None:
+            if name in graph.ours or name in graph.base:
+                return graph
+            graph = graph.parent
+        return None
+
+    def type_of(self, name: str) -> TypeProto | None:
+        graph = self._owner(name)
+        if graph is None:
+            return None
+        return graph.ours[name] if name in graph.ours else graph.seen(name)
+
+    def seen(self, name: str) -> TypeProto | None:
+        """onnx's type of ``name`` (of this graph), its placeholders named where splitops
+        found what they stand for (renamed where onnx wrote it: every placeholder that
+        splitops names is renamed in the model it returns)."""
+        base = self.base.get(name)
+        if base is not None and self.names:
+            rename_in_place(base, self.names)
+        return base
+
+    def changed(self, name: str) -> bool:
+        graph = self._owner(name)
+        return graph is not None and name in graph.ours
+
+    def is_loose(self, name: str) -> bool:
+        graph = self._owner(name)
+        return graph is not None and name in graph.loose
+
+    def value_of(self, name: str) -> Value | None:
+        """The value followed for ``name``: a constant, or one computed by earlier nodes."""
+        graph: _Graph | None = self
+        while graph is not None:
+            if name in graph.values:
+                return graph.values[name]
+            tensor = graph.constants.get(name)
+            if tensor is not None:
+                graph.values[name] = value = _constant(tensor)
+                return value
+            graph = graph.parent
+        return None
+
+    def dims_of(self, name: str) -> list[Any] | None:
+        """The dims of ``name`` as value items (ints, expressions, ``None`` unknown)."""
+        _, dims = tensor_parts(self.type_of(name))
+        return None if dims is None else dims_items([dim_of(d) for d in dims])
+
+
+def _constant(tensor: TensorProto) -> Value | None:
+    """An initializer's value, or ``None`` when it is large or not at hand."""
+    if np.prod(tensor.dims, dtype=np.int64) > MAX_ITEMS:
+        return None
+    array = constant_value(tensor)
+    return None if array is None else from_array(array)
+
+
+class _Pass:
+    """The walk over one model, after onnx's pass gave ``base`` its types."""
+
+    def __init__(
+        self,
+        model: ModelProto,
+        base: ModelProto,
+        functions: dict[_FunctionKey, FunctionProto],
+        holders: set[_FunctionKey],
+    ) -> None:
+        self.model = model
+        self.base = base
+        self.opsets = {o.domain: o.version for o in base.opset_import}
+        self.functions = functions
+        self.holders = holders
+        self.graphs: list[_Graph] = []
+        self.outcomes: dict[tuple[int, int], tuple[_Site, _Outcome]] = {}
+        self.names: dict[str, TensorShapeProto.Dimension] = {}
+        #: Each call of a local function holding a Split, with what its inference found.
+        self.calls: list[tuple[FunctionProto, _Inferred]] = []
+        self._call_cache: dict[bytes, _Inferred | None] = {}
+        #: Nodes alike (attributes, outputs, types and values of their inputs) have outcomes
+        #: alike: the layers of a model repeat their nodes.
+        self._split_outcomes: dict[tuple[Any, ...], _Outcome] = {}
+        self._derived: dict[tuple[Any, ...], _Derived] = {}
+
+    # -- graphs --
+
+    def walk_main(self) -> _Graph:
+        main = self._graph(main_body(self.base), self.model.graph, None)
+        self._walk(main)
+        return main
+
+    def _graph(self, body: Body, original: GraphProto, parent: _Graph | None) -> _Graph:
+        proto = body.proto
+        assert isinstance(proto, GraphProto)  # a model's graphs, never a function body
+        graph = _Graph(
+            body,
+            proto,
+            parent,
+            len(self.graphs),
+            _onnx_types(proto),
+            {v.name: v.type for v in [*original.value_info, *original.output]},
+            {t.name: t for t in proto.initializer if t.name not in _names(proto.input)},
+            self.names,
+        )
+        self.graphs.append(graph)
+        return graph
+
+    def _walk(self, graph: _Graph) -> None:
+        # The main graph's values are its own: whether one changed is one set operation.
+        ours = graph.ours.keys()
+        main = graph.parent is None
+        for index, node in enumerate(graph.proto.node):
+            op = node.op_type
+            if node.domain in DEFAULT_DOMAINS:
+                if op in SPLIT_OPS:
+                    self._split(graph, index, node)
+                    continue
+                if (
+                    op not in _OWN_OPS
+                    and (ours.isdisjoint(node.input) if main else not _any_changed(graph, node))
+                    and not self._vague(graph, node)
+                ):
+                    continue  # onnx's types stand
+            self._node(graph, index, node)
+
+    def sites(self) -> list[tuple[_Site, _Outcome]]:
+        return [found for _, found in sorted(self.outcomes.items())]
+
+    # -- one node --
+
+    def _split(self, graph: _Graph, index: int, node: NodeProto) -> None:
+        key = _node_key(node, graph)
+        found = self._split_outcomes.get(key)
+        if found is None:
+            outcome = self._split_outcomes[key] = _infer_split(node, graph.opset, graph)
+        else:
+            names = [name for name in node.output if name]
+            outputs = tuple((n, t) for n, (_, t) in zip(names, found.outputs, strict=False))
+            outcome = replace(found, outputs=outputs)
+        outcome = _with_declarations(outcome, node, graph)
+        site = _Site(graph.body.path, index, node)
+        self.outcomes[(graph.order, index)] = (site, outcome)
+        inferred = {} if outcome.problems else dict(outcome.outputs)
+        for name in node.output:
+            if name:
+                self._set(graph, name, inferred.get(name), trust_base=False, authority=True)
+
+    def _node(self, graph: _Graph, index: int, node: NodeProto) -> None:
+        default = node.domain in DEFAULT_DOMAINS
+        op = node.op_type
+        subgraphs = []
+        if (op in _CONTROL_FLOW) if default else _holds_graphs(node):
+            for body in node_subgraphs(graph.body, index, node):
+                original = graph_at(self.model.graph, body.path)
+                assert isinstance(original, GraphProto)
+                subgraph = self._graph(body, original, graph)
+                self._walk(subgraph)
+                subgraphs.append(subgraph)
+        key = (node.domain, op, node.overload)
+        if key in self.functions:
+            self._call(graph, node, self.functions[key])
+            return
+        changed = [n for n in node.input if n and graph.changed(n)]
+        changed += [o.name for s in subgraphs for o in s.proto.output if s.changed(o.name)]
+        # Nodes alike, in a graph whose layers repeat, are worked out once (no subgraphs).
+        memo = None if subgraphs or not default else (_node_key(node, graph), bool(changed))
+        derived = self._derived.get(memo) if memo else None
+        if derived is None:
+            value, shape = (
+                self._follow(graph, node, bool(changed)) if op in VALUE_OPS else (None, None)
+            )
+            derived = _Derived(value, shape)
+            if memo:
+                self._derived[memo] = derived
+        value, shape = derived.value, derived.shape
+        if value is not None and node.output:
+            graph.values[node.output[0]] = value
+        known = shape is not None and None not in shape  # splitops has every dim
+        vague = not changed and not known and self._vague(graph, node)
+        if not changed and shape is None and not vague:
+            return
+        types = {o: graph.seen(o) for o in node.output if o}
+        trust = not any(graph.is_loose(n) or _loose_in(subgraphs, n) for n in changed)
+        if changed or vague:
+            if derived.inferred is None:
+                found = self._reinfer(graph, node, subgraphs)
+                derived.inferred = [found.get(o) for o in node.output]
+            inferred = dict(zip(node.output, derived.inferred, strict=True))
+            types = {o: refined_type(inferred[o], t if trust else None) for o, t in types.items()}
+            if op == "If" and default and len(subgraphs) == 2:
+                types = _branch_union(node, subgraphs, types)
+        if shape is not None and node.output and node.output[0] != "":
+            out = node.output[0]
+            elem, _ = tensor_parts(types.get(out))
+            if elem not in derived.typed:
+                derived.typed[elem] = _shape_type(shape, elem)
+            types[out] = refined_type(derived.typed[elem], types.get(out))
+        for name, type_proto in types.items():
+            self._set(graph, name, type_proto, trust_base=trust)
+
+    def _vague(self, graph: _Graph, node: NodeProto) -> bool:
+        """Whether onnx left a placeholder in ``node``'s outputs that splitops has not named,
+        after splitops named some: onnx may have made it up for dims it could not tell
+        apart then (``seq`` against ``unk__1``, which splitops found to be ``seq``), so the
+        node is inferred again from the named types."""
+        if not self.names:
+            return False
+        outputs, types = node.output, graph.base
+        if len(outputs) == 1 and node.input and types.get(outputs[0]) == types.get(node.input[0]):
+            return False  # onnx gave the output its input's type: no placeholder of its own
+        for name in outputs:
+            base = types.get(name)
+            if base is not None and unnamed_placeholders(base, self.names):
+                return True
         return False
-    found = tuple((name, scope.type_of(name)) for name, _ in outcome.outputs)
-    if any(type_proto is None for _, type_proto in found):
-        return False
-    written = [name for name in site.node.output if name]
-    return [name for name, _ in outcome.outputs] == written and _outputs_key(
-        outcome.outputs
-    ) == _outputs_key(cast("tuple[tuple[str, TypeProto], ...]", found))
+
+    def _follow(
+        self, graph: _Graph, node: NodeProto, changed: bool
+    ) -> tuple[Value | None, list[Any] | None]:
+        """``node``'s value, and the dims of its output when splitops works them out
+        (:data:`SHAPE_OPS`), else ``None``. A Concat's dims are worked out where onnx's may
+        fall short: an input ``changed`` from onnx's type, or a name on the axis."""
+        op = node.op_type
+        inputs = [graph.value_of(name) if name else None for name in node.input]
+        shapes: list[list[Any] | None] = []
+        if op in READS_SHAPES:
+            shapes = [graph.dims_of(name) if name else None for name in node.input]
+            if op == "Concat" and not changed and not _names_on_axis(node, shapes):
+                shapes = []  # onnx adds values up as well
+        if not shapes and all(v is None for v in inputs) and op != "Constant":
+            return None, None  # nothing to follow
+        value = propagate(node, graph.opset, inputs, shapes)
+        if op not in SHAPE_OPS:
+            return value, None
+        return value, values_shape(node, graph.opset, inputs, shapes)
+
+    def _set(
+        self,
+        graph: _Graph,
+        name: str,
+        type_proto: TypeProto | None,
+        *,
+        trust_base: bool,
+        authority: bool = False,
+    ) -> None:
+        """Record ``name``'s type where it differs from onnx's; with ``trust_base``, what
+        onnx's pass said of it fills in what splitops leaves unknown. A type that is no
+        refinement of onnx's makes the value loose: the types onnx gave the nodes after it
+        are not kept either. With ``authority`` (a Split's output, which splitops infers
+        exactly), a type that says less than onnx's is loose too: onnx said too much (it
+        reads an initializer that a graph input overrides as a constant).
+
+        Where onnx wrote a placeholder (``unk__3``) and splitops knows the dim, the
+        placeholder is named for the whole model: onnx wrote the same placeholder only
+        where it found the dims equal, so the nodes whose types differ only by it keep
+        onnx's types, renamed, and need not be inferred again."""
+        base = graph.base.get(name)
+        if type_proto == base:
+            return
+        trusted = trust_base or authority
+        if trusted and base is not None and type_proto is not None:
+            for placeholder, dim in named_placeholders(base, type_proto):
+                self.names.setdefault(placeholder, dim)
+        seen = graph.seen(name)
+        if trust_base and type_proto is not None:
+            type_proto = refined_type(type_proto, seen)
+        if type_proto == seen:
+            return
+        graph.ours[name] = type_proto
+        if seen is not None and (
+            not trusted
+            or type_proto is None
+            or _contradicts(seen, type_proto)
+            or (authority and says_more(seen, type_proto))
+        ):
+            graph.loose.add(name)
+
+    def _reinfer(
+        self, graph: _Graph, node: NodeProto, subgraphs: Sequence[_Graph]
+    ) -> dict[str, TypeProto]:
+        """onnx's inference of ``node`` alone, from splitops' types of its inputs (and of the
+        outer values its subgraphs read); ``{}`` where onnx cannot infer it."""
+        schema = _schema(node.op_type, self.opsets.get(node.domain or "", 0), node.domain)
+        if schema is None:
+            return {}
+        if node.op_type in SAME_TYPE_OPS and not node.domain and len(node.output) == 1:
+            first = graph.type_of(node.input[0]) if node.input else None
+            return {} if first is None else {node.output[0]: first}
+        types: dict[str, TypeProto] = {}
+        data: dict[str, TensorProto] = {}
+        for name in dict.fromkeys([*node.input, *_outer_names(subgraphs)]):
+            if not name:
+                continue
+            type_proto = graph.type_of(name)
+            if type_proto is None or not has_type(type_proto):
+                if name in node.input:
+                    return {}
+                continue
+            types[name] = type_proto
+            tensor = _tensor(graph.value_of(name), type_proto, name)
+            if tensor is not None and name in node.input:
+                data[name] = tensor
+        try:
+            return onnx.shape_inference.infer_node_outputs(
+                schema,
+                node,
+                types,
+                data,
+                opset_imports=list(self.base.opset_import),
+                ir_version=self.base.ir_version,
+            )
+        except (onnx.shape_inference.InferenceError, RuntimeError, ValueError, TypeError):
+            return {}
+
+    # -- calls of local functions --
+
+    def _call(self, graph: _Graph, node: NodeProto, function: FunctionProto) -> None:
+        key = _function_key(function)
+        trust = not any(graph.is_loose(n) for n in node.input if n)
+        if key in self.holders:
+            inferred = self._inferred_call(graph, node, function)
+            if inferred is not None:
+                self.calls.append((function, inferred))
+            found = {} if inferred is None else inferred.outputs
+            for name in node.output:
+                if name:
+                    self._set(graph, name, found.get(name), trust_base=trust)
+            return
+        if not any(graph.changed(n) for n in node.input if n):
+            return
+        inputs = [graph.type_of(n) or TypeProto() for n in node.input]
+        try:
+            outputs = onnx.shape_inference.infer_function_output_types(
+                function, inputs, list(node.attribute)
+            )
+        except (onnx.shape_inference.InferenceError, RuntimeError, ValueError, TypeError):
+            outputs = []
+        found = dict(zip(node.output, outputs, strict=False))
+        for name in node.output:
+            if name:
+                self._set(graph, name, found.get(name), trust_base=trust)
+
+    def _inferred_call(
+        self, graph: _Graph, node: NodeProto, function: FunctionProto
+    ) -> _Inferred | None:
+        call_model = _call_model(self.base, node, function, graph)
+        key = call_model.SerializeToString(deterministic=True)
+        if key not in self._call_cache:
+            self._call_cache[key] = _infer_call(call_model, function)
+        return self._call_cache[key]
+
+    # -- writing --
+
+    def write(self) -> None:
+        """Write splitops' types into the graphs of ``base`` (see the module's docstring),
+        and name onnx's placeholders wherever splitops found what they stand for."""
+        for graph in self.graphs:
+            types = graph.ours
+            if self.names:
+                for entries in (graph.proto.value_info, graph.proto.output):
+                    rename_all(entries, self.names)
+                types = {n: None if t is None else renamed(t, self.names) for n, t in types.items()}
+            _write_graph(graph.proto, types, graph.declared)
 
 
-def _remembered(
-    memo: dict[tuple[int, tuple[bytes, ...]], _Outcome],
-    index: int,
-    work: ModelProto,
-    site: _Site,
-    scope: _Scope,
-    opset: int,
-    calls: dict[bytes, _Inferred | None],
-) -> _Outcome:
-    """:func:`_infer_site`, inferred once per site and input types: a round that changes
-    nothing upstream of a node finds the types it found before (symbolic sizes cost sympy
-    time)."""
-    if site.function is not None:
-        return _infer_site(work, site, scope, opset, calls)
-    types = (scope.type_of(name) for name in site.node.input)
-    key = (
-        index,
-        tuple(b"" if t is None else t.SerializeToString(deterministic=True) for t in types),
+def _names(entries: Iterable[ValueInfoProto]) -> set[str]:
+    return {entry.name for entry in entries}
+
+
+def _onnx_types(graph: GraphProto) -> dict[str, TypeProto]:
+    """The types onnx's pass gave the values of ``graph`` (typed or not): its initializers',
+    inputs', value_info's and outputs'."""
+    types = {t.name: helper.make_tensor_type_proto(t.data_type, t.dims) for t in graph.initializer}
+    for entries in (graph.input, graph.value_info, graph.output):
+        types.update((entry.name, entry.type) for entry in entries)
+    return types
+
+
+def _any_changed(graph: _Graph, node: NodeProto) -> bool:
+    return any(graph.changed(name) for name in node.input if name)
+
+
+def _holds_graphs(node: NodeProto) -> bool:
+    return any(a.type in _GRAPH_ATTRIBUTES for a in node.attribute)
+
+
+def _names_on_axis(node: NodeProto, shapes: Sequence[Sequence[Any] | None]) -> bool:
+    """Whether a Concat joins inputs (of ``shapes``) of which one has a name on the axis."""
+    axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
+    for dims in shapes:
+        dims = dims or []
+        if -len(dims) <= axis < len(dims) and not isinstance(dims[axis], (int, type(None))):
+            return True
+    return False
+
+
+def _loose_in(subgraphs: Sequence[_Graph], name: str) -> bool:
+    return any(s.is_loose(name) for s in subgraphs)
+
+
+def _contradicts(base: TypeProto, ours: TypeProto) -> bool:
+    """Whether ``ours`` says something of a value that onnx's type of it rules out."""
+    return next(conflicts(base, ours), None) is not None
+
+
+@lru_cache(maxsize=512)
+def _schema(op: str, version: int, domain: str) -> onnx.defs.OpSchema | None:
+    try:
+        return onnx.defs.get_schema(op, version, domain)
+    except onnx.defs.SchemaError:
+        return None
+
+
+def _outer_names(subgraphs: Sequence[_Graph]) -> list[str]:
+    """The names the subgraphs read from outside themselves."""
+    found: list[str] = []
+    for subgraph in subgraphs:
+        found += _free_names(subgraph.proto)
+    return found
+
+
+def _free_names(graph: GraphProto) -> list[str]:
+    defined = _names(graph.input) | {t.name for t in graph.initializer}
+    read: list[str] = []
+    for node in graph.node:
+        read += node.input
+        for attribute in node.attribute:
+            nested = [attribute.g] if attribute.type == AttributeProto.GRAPH else []
+            for inner in [*nested, *attribute.graphs]:
+                read += _free_names(inner)
+        defined.update(node.output)
+    read += [o.name for o in graph.output]
+    return [name for name in dict.fromkeys(read) if name and name not in defined]
+
+
+def _branch_union(
+    node: NodeProto, branches: Sequence[_Graph], types: dict[str, TypeProto | None]
+) -> dict[str, TypeProto | None]:
+    """An If's outputs with what both of splitops' branches agree on refining onnx's."""
+    then_branch, else_branch = branches
+    merged = dict(types)
+    for k, name in enumerate(node.output):
+        if not name or k >= min(len(then_branch.proto.output), len(else_branch.proto.output)):
+            continue
+        a = then_branch.type_of(then_branch.proto.output[k].name)
+        b = else_branch.type_of(else_branch.proto.output[k].name)
+        if a is not None and b is not None:
+            union = union_type(a, b)
+            merged[name] = refined_type(union, types.get(name))
+    return merged
+
+
+def _shape_type(dims: list[Any], elem: int) -> TypeProto | None:
+    """A tensor type of ``dims`` (value items) and element type ``elem`` (``None`` for 0)."""
+    if not elem:
+        return None
+    sizes = [_size_dim(d, {}) for d in dims]
+    # A size left negative (two -1 in a Reshape) is no dim.
+    return helper.make_tensor_type_proto(
+        elem, [None if isinstance(s, int) and s < 0 else s for s in sizes]
     )
-    if key not in memo:
-        memo[key] = _infer_site(work, site, scope, opset, calls)
-    return memo[key]
 
 
-def _infer_site(
-    work: ModelProto, site: _Site, scope: _Scope, opset: int, calls: dict[bytes, _Inferred | None]
-) -> _Outcome:
-    if site.function is None:
-        return _infer_split(site.node, opset, scope)
-    call_model = _call_model(work, site.node, site.function, scope)
-    key = call_model.SerializeToString(deterministic=True)
-    if key not in calls:
-        calls[key] = _infer_call(call_model, site.function)
-    inferred = calls[key]
-    if inferred is None:
-        return _Outcome()
-    found = {v.name: v.type for v in inferred.model.graph.output if has_type(v.type)}
-    return _Outcome(tuple((n, found[n]) for n in site.node.output if n in found), call=inferred)
+def _tensor(value: Value | None, type_proto: TypeProto, name: str) -> TensorProto | None:
+    """A concrete value as a ``TensorProto`` of its type, for onnx's inference."""
+    elem, _ = tensor_parts(type_proto)
+    if value is None or not elem or not value.concrete:
+        return None
+    try:
+        dtype = helper.tensor_dtype_to_np_dtype(elem)
+        return numpy_helper.from_array(np.array(value.host(), dtype=dtype), name)
+    except (KeyError, TypeError, ValueError, OverflowError):
+        return None
+
+
+def _write_graph(
+    proto: GraphProto | FunctionProto,
+    types: dict[str, TypeProto | None],
+    declared: dict[str, TypeProto],
+) -> None:
+    """Write ``types`` into ``proto``: merged into a declared entry (a graph output, or
+    value_info the model gave), else a value_info entry of their own; ``None`` leaves only
+    what the model declared."""
+    if not types:
+        return
+    outputs = {v.name: v for v in proto.output} if isinstance(proto, GraphProto) else {}
+    infos = {v.name: v for v in proto.value_info}
+    cleared = False
+    for name, type_proto in types.items():
+        given = declared.get(name)
+        if type_proto is None:
+            written = given
+        elif given is None:
+            written = type_proto
+        else:
+            written = declared_type(given, type_proto)
+        entry = outputs.get(name)
+        if entry is None:
+            entry = infos.get(name)
+        if entry is None:
+            if written is None:
+                continue
+            entry = proto.value_info.add()
+            entry.name = name
+            infos[name] = entry
+        entry.ClearField("type")
+        if written is not None:
+            entry.type.CopyFrom(written)
+        elif name in infos:
+            cleared = True
+    if cleared:
+        kept = [v for v in proto.value_info if has_type(v.type)]
+        del proto.value_info[:]
+        proto.value_info.extend(kept)
+
+
+# --- calls of local functions -------------------------------------------------------------
 
 
 def _infer_call(call_model: ModelProto, function: FunctionProto) -> _Inferred | None:
@@ -413,7 +1016,7 @@ def _infer_call(call_model: ModelProto, function: FunctionProto) -> _Inferred | 
         )
         if len(inlined.graph.node) != len(function.node):
             return None
-        return _infer_model(inlined, top=False)
+        return _infer_model(inlined, write=False, top=False)
     except (RuntimeError, ValueError, onnx.checker.ValidationError):
         return None
 
@@ -437,10 +1040,20 @@ def _add_call(
             target.setdefault(place, []).extend(outcomes)
 
 
-def _infer_uncalled(inferred: _Inferred, work: ModelProto, holders: set[_FunctionKey]) -> None:
+class _NoScope:
+    """A call site that types nothing and knows no values (a function nobody calls)."""
+
+    def type_of(self, name: str) -> TypeProto | None:
+        return None
+
+    def value_of(self, name: str) -> Value | None:
+        return None
+
+
+def _infer_uncalled(inferred: _Inferred, base: ModelProto, holders: set[_FunctionKey]) -> None:
     """Infer the body of each function no call reached, from a call with untyped inputs and
     only the attributes' defaults. Nodes that refer to other attributes are left out."""
-    for function in work.functions:
+    for function in base.functions:
         key = _function_key(function)
         if key not in holders or key in inferred.functions:
             continue
@@ -452,7 +1065,7 @@ def _infer_uncalled(inferred: _Inferred, work: ModelProto, holders: set[_Functio
             overload=function.overload,
         )
         call.attribute.extend(function.attribute_proto)
-        found = _infer_call(_call_model(work, call, function, _Scope({}, {})), function)
+        found = _infer_call(_call_model(base, call, function, _NoScope()), function)
         if found is None:
             continue
         defaults = {a.name for a in function.attribute_proto}
@@ -471,241 +1084,47 @@ def _write_functions(inferred: _Inferred) -> None:
     """Give each function's value_info the types on which all its call sites agree."""
     for function in inferred.model.functions:
         places = inferred.functions.get(_function_key(function), {})
-        grouped: dict[_Where, list[tuple[str, TypeProto]]] = {}
         for (where, _), outcomes in places.items():
-            grouped.setdefault(where, []).extend(_merge(outcomes).outputs)
-        for where, outputs in grouped.items():
-            _write(graph_at(function, where), outputs)
+            target = graph_at(function, where)
+            declared = {v.name: v.type for v in [*target.value_info, *_graph_outputs(target)]}
+            _write_graph(target, dict(_merge(outcomes).outputs), declared)
+
+
+def _graph_outputs(proto: GraphProto | FunctionProto) -> list[ValueInfoProto]:
+    return list(proto.output) if isinstance(proto, GraphProto) else []
 
 
 def _call_model(
-    work: ModelProto, call: NodeProto, function: FunctionProto, scope: _Scope
+    base: ModelProto, call: NodeProto, function: FunctionProto, scope: _Graph | _NoScope
 ) -> ModelProto:
     """A model of the single call ``call``, its inputs typed (or constant) as in ``scope``."""
-    opsets = {o.domain: o.version for o in work.opset_import if not o.domain.startswith(_MASK)}
+    opsets = {o.domain: o.version for o in base.opset_import}
     opsets.update({o.domain: o.version for o in function.opset_import})
     graph = GraphProto(name=f"call_{function.name}")
     node = graph.node.add()
     node.CopyFrom(call)
-    node.domain = node.domain.removeprefix(_MASK)
     for name in dict.fromkeys(n for n in call.input if n):
-        value = scope.constant(name)
-        if value is not None:
-            graph.initializer.append(numpy_helper.from_array(value, name))
+        type_proto = scope.type_of(name)
+        tensor = None if type_proto is None else _tensor(scope.value_of(name), type_proto, name)
+        if tensor is not None:
+            graph.initializer.append(tensor)
             continue
         entry = graph.input.add()
         entry.name = name
-        type_proto = scope.type_of(name)
         if type_proto is not None:
             entry.type.CopyFrom(type_proto)
     graph.output.extend(ValueInfoProto(name=n) for n in call.output if n)
     compatible = [
         f
-        for f in work.functions
+        for f in base.functions
         if all(opsets.get(o.domain, o.version) == o.version for o in f.opset_import)
     ]
     return helper.make_model(
         graph,
-        ir_version=work.ir_version,
+        ir_version=base.ir_version,
         opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()],
         functions=compatible,
     )
-
-
-# --- one node -------------------------------------------------------------------------
-
-
-def _infer_split(node: NodeProto, opset: int, scope: _Scope) -> _Outcome:
-    """Infer one node's outputs from its inputs' types, or find every check it fails.
-
-    A node that cannot be read, whose split input has the wrong type, or whose axis is out
-    of range, is checked no further; a wrong element type of the input does not stop the
-    checks of the split, the axis and the sizes.
-    """
-    try:
-        spec = read_node(node, opset)
-    except SplitError as error:
-        # read_node names the node; the record does that again where it is needed.
-        cause = error.__cause__
-        return _Outcome(problems=(("schema", cause if isinstance(cause, SplitError) else error),))
-    rule = spec.rule
-    problems: list[tuple[str, SplitError]] = []
-    elem, dims = tensor_parts(scope.type_of(node.input[0]))
-    values = None if spec.split_input is None else scope.constant(spec.split_input)
-    try:
-        if elem:
-            check_element_type(element_of_code(elem), rule)
-    except SplitError as error:
-        problems.append(("dtype", error))
-    try:
-        split_elem, _ = tensor_parts(scope.type_of(spec.split_input or ""))
-        if split_elem and (elem or rule.split_input_types is not None):
-            input_element = element_of_code(elem) if elem else None
-            check_split_input_type(element_of_code(split_elem), input_element, rule)
-    except SplitError as error:
-        # Execution stops here too: the values of a split of the wrong type are not read.
-        return _Outcome(problems=(*problems, ("split-dtype", error)))
-    try:
-        axis = None if dims is None else normalize_axis(spec.axis, len(dims), spec.rule.name)
-    except SplitError as error:
-        return _Outcome(problems=(*problems, ("axis", error)))
-    dim, named = _axis_dim(dims, axis)
-    sizes: tuple[Any, ...] | None = None
-    length: Any = None  # the length all of SplitToSequence's parts share, when known
-    if spec.split_input is None or values is not None:
-        try:
-            sizes = _part_sizes(spec, dim, values)
-            split = read_sizes(
-                host_sizes(values, spec.op, rule.since_version), rule, allow_scalar=True
-            )
-            length = sequence_part_length(split, sizes)
-        except SplitError as error:
-            problems.append(("sizes", error))
-    if problems or not elem:
-        return _Outcome(problems=tuple(problems))
-    shape = None if dims is None else [dim_of(d) for d in dims]
-    if spec.op == "Split":
-        return _Outcome(tuple(_split_types(spec, elem, shape, axis, sizes, named)))
-    sequence = _sequence_type(spec, elem, shape, axis, length, named)
-    return _Outcome(((spec.outputs[0], sequence),))
-
-
-def _part_sizes(spec: SplitNode, dim: Any, values: object) -> tuple[Any, ...] | None:
-    """The planner's sizes: ints for an int dim, sympy expressions for a symbolic one
-    (``None`` when the number of SplitToSequence's parts depends on it)."""
-    if isinstance(dim, int):
-        return spec.part_sizes(dim, values)
-    if spec.op == "Split":
-        return spec.part_sizes(dim, values, arithmetic=SYMBOLIC)
-    split = read_sizes(
-        host_sizes(values, spec.op, spec.rule.since_version), spec.rule, allow_scalar=True
-    )
-    return sequence_part_sizes(dim, split, spec.rule, SYMBOLIC)
-
-
-def _split_types(
-    spec: SplitNode,
-    elem: int,
-    shape: list[_Dim] | None,
-    axis: int | None,
-    sizes: tuple[Any, ...] | None,
-    named: dict[Any, str],
-) -> Iterator[tuple[str, TypeProto]]:
-    for i, output in enumerate(spec.outputs):
-        if not output:
-            continue
-        dims = None
-        if shape is not None and axis is not None:
-            size = None if sizes is None else _size_dim(sizes[i], named)
-            dims = [*shape[:axis], size, *shape[axis + 1 :]]
-        yield output, helper.make_tensor_type_proto(elem, dims)
-
-
-def _sequence_type(
-    spec: SplitNode,
-    elem: int,
-    shape: list[_Dim] | None,
-    axis: int | None,
-    length: Any,
-    named: dict[Any, str],
-) -> TypeProto:
-    dims = None
-    if shape is not None and axis is not None:
-        if drops_axis(spec.split_input is not None, spec.keepdims):
-            dims = [*shape[:axis], *shape[axis + 1 :]]
-        else:
-            size = None if length is None else _size_dim(length, named)
-            dims = [*shape[:axis], size, *shape[axis + 1 :]]
-    return helper.make_sequence_type_proto(helper.make_tensor_type_proto(elem, dims))
-
-
-def _axis_dim(dims: list[Any] | None, axis: int | None) -> tuple[Any, dict[Any, str]]:
-    """The length of the split axis: an int, a sympy expression, or ``_UNKNOWN``; and the
-    dim_param of an opaque name standing for it."""
-    if dims is None or axis is None:
-        return _UNKNOWN, {}
-    dim = dim_of(dims[axis])
-    if dim is None:
-        return _UNKNOWN, {}
-    if isinstance(dim, int):
-        return dim, {}
-    expr = parse_dim(dim)
-    if expr is None:
-        name = sympy.Dummy("name", integer=True, nonnegative=True)
-        return name, {name: dim}
-    return (int(expr), {}) if isinstance(expr, sympy.Integer) else (expr, {})
-
-
-def _size_dim(size: Any, named: dict[Any, str]) -> _Dim:
-    if isinstance(size, int):
-        return size
-    if size in named:
-        return named[size]
-    if any(isinstance(s, sympy.Dummy) for s in size.free_symbols):
-        return None
-    return format_dim(size)
-
-
-# --- graphs, scopes and types ---------------------------------------------------------
-
-
-@dataclass
-class _Scope:
-    """The types and constant values visible in one graph (and its outer graphs)."""
-
-    types: dict[str, TypeProto]
-    constants: dict[str, TensorProto | NodeProto]
-    parent: _Scope | None = None
-
-    def type_of(self, name: str) -> TypeProto | None:
-        scope: _Scope | None = self
-        while scope is not None:
-            if name in scope.types:
-                return scope.types[name]
-            scope = scope.parent
-        return None
-
-    def constant(self, name: str) -> np.ndarray[Any, Any] | None:
-        scope: _Scope | None = self
-        while scope is not None:
-            if name in scope.types and name not in scope.constants:
-                return None
-            if name in scope.constants:
-                return constant_value(scope.constants[name])
-            scope = scope.parent
-        return None
-
-
-def _scope(graph: GraphProto, parent: _Scope | None) -> _Scope:
-    constants = constant_sources(graph, overridable={v.name for v in graph.input})
-    return _Scope(declared_types(graph), constants, parent)
-
-
-def _graphs(model: ModelProto) -> Iterator[tuple[_Where, GraphProto]]:
-    """The main graph and every subgraph below it, depth first, each with its place."""
-    for body in with_subgraphs(main_body(model)):
-        if isinstance(body.proto, GraphProto):  # always, below a graph
-            yield body.path, body.proto
-
-
-def _scopes(model: ModelProto) -> dict[_Where, _Scope]:
-    """The scope of each graph of the main graph, inside the scopes of its outer graphs."""
-    scopes: dict[_Where, _Scope] = {}
-    for where, graph in _graphs(model):
-        scopes[where] = _scope(graph, scopes[where[:-1]] if where else None)
-    return scopes
-
-
-def _sites(
-    model: ModelProto, holders: set[_FunctionKey], functions: dict[_FunctionKey, FunctionProto]
-) -> Iterator[_Site]:
-    for where, graph in _graphs(model):
-        for index, node in enumerate(graph.node):
-            key = (node.domain, node.op_type, node.overload)
-            if is_split_node(node):
-                yield _Site(where, index, _copy(node))
-            elif key in holders:
-                yield _Site(where, index, _copy(node), functions[key])
 
 
 def _split_holders(functions: dict[_FunctionKey, FunctionProto]) -> set[_FunctionKey]:
@@ -736,88 +1155,6 @@ def _called(function: FunctionProto) -> Iterator[_FunctionKey]:
         yield node.domain, node.op_type, node.overload
 
 
-def _drop_stale(model: ModelProto, sites: Sequence[_Site]) -> None:
-    """Drop value_info for the masked nodes' outputs, and any with a negative dim."""
-    stale = {(site.where, name) for site in sites for name in site.node.output}
-    for where, entry_graph in _graphs(model):
-        kept = [
-            v
-            for v in entry_graph.value_info
-            if (where, v.name) not in stale and not _has_negative_dim(v.type)
-        ]
-        if len(kept) != len(entry_graph.value_info):
-            del entry_graph.value_info[:]
-            entry_graph.value_info.extend(kept)
-
-
-def _has_negative_dim(type_proto: TypeProto) -> bool:
-    kind = type_proto.WhichOneof("value")
-    if kind == "tensor_type":
-        return any(
-            d.HasField("dim_value") and d.dim_value < 0 for d in type_proto.tensor_type.shape.dim
-        )
-    if kind == "sequence_type":
-        return _has_negative_dim(type_proto.sequence_type.elem_type)
-    return False
-
-
-def _mask(model: ModelProto, sites: Sequence[_Site]) -> None:
-    domains = set()
-    for site in sites:
-        node = graph_at(model.graph, site.where).node[site.index]
-        node.domain = _MASK + node.domain
-        domains.add(node.domain)
-    model.opset_import.extend(helper.make_opsetid(d, 1) for d in sorted(domains))
-
-
-def _unmask(model: ModelProto) -> None:
-    for _, graph in _graphs(model):
-        for node in graph.node:
-            if node.domain == _MASK:
-                node.ClearField("domain")
-            elif node.domain.startswith(_MASK):
-                node.domain = node.domain.removeprefix(_MASK)
-    kept = [o for o in model.opset_import if not o.domain.startswith(_MASK)]
-    del model.opset_import[:]
-    model.opset_import.extend(kept)
-
-
-def _write_outcomes(
-    graph: GraphProto, sites: Sequence[_Site], outcomes: Sequence[_Outcome]
-) -> None:
-    grouped: dict[_Where, list[tuple[str, TypeProto]]] = {}
-    for site, outcome in zip(sites, outcomes, strict=True):
-        grouped.setdefault(site.where, []).extend(outcome.outputs)
-    for where, outputs in grouped.items():
-        _write(graph_at(graph, where), outputs)
-
-
-def _write(proto: GraphProto | FunctionProto, outputs: Iterable[tuple[str, TypeProto]]) -> None:
-    """Put each type in the graph output of that name when it lacks a shape, else in
-    value_info (unless the graph output already has a shape)."""
-    declared = {v.name: v for v in proto.output} if isinstance(proto, GraphProto) else {}
-    entries = {v.name: v for v in proto.value_info}
-    for name, type_proto in outputs:
-        if name in declared:
-            if not _has_shape(declared[name].type):
-                declared[name].type.CopyFrom(type_proto)
-            continue
-        entry = entries.get(name)
-        if entry is None:
-            entry = entries[name] = proto.value_info.add()
-            entry.name = name
-        entry.type.CopyFrom(type_proto)
-
-
-def _has_shape(type_proto: TypeProto) -> bool:
-    kind = type_proto.WhichOneof("value")
-    if kind == "tensor_type":
-        return bool(type_proto.tensor_type.HasField("shape"))
-    if kind == "sequence_type":
-        return _has_shape(type_proto.sequence_type.elem_type)
-    return kind is not None
-
-
 def _merge(outcomes: Sequence[_Outcome]) -> _Outcome:
     """The outcome all call sites agree on: the first problems, else the types they share."""
     for outcome in outcomes:
@@ -828,31 +1165,213 @@ def _merge(outcomes: Sequence[_Outcome]) -> _Outcome:
         types = [dict(o.outputs).get(name) for o in outcomes]
         common: TypeProto | None = first
         for other in types[1:]:
-            common = None if other is None or common is None else _merge_types(common, other)
+            common = None if other is None or common is None else union_type(common, other)
         if common is not None:
             merged.append((name, common))
     return _Outcome(tuple(merged))
 
 
-def _merge_types(a: TypeProto, b: TypeProto) -> TypeProto | None:
-    if a.SerializeToString(deterministic=True) == b.SerializeToString(deterministic=True):
-        return a
-    kinds = (a.WhichOneof("value"), b.WhichOneof("value"))
-    if kinds == ("sequence_type", "sequence_type"):
-        elem = _merge_types(a.sequence_type.elem_type, b.sequence_type.elem_type)
-        return None if elem is None else helper.make_sequence_type_proto(elem)
-    if kinds != ("tensor_type", "tensor_type"):
+# --- one Split or SplitToSequence node -----------------------------------------------------
+
+
+def _infer_split(node: NodeProto, opset: int, scope: _Graph | _NoScope) -> _Outcome:
+    """Infer one node's outputs from its inputs' types and the values followed, or find
+    every check it fails.
+
+    A node that cannot be read, whose split input has the wrong type, or whose axis is out
+    of range, is checked no further; a wrong element type of the input does not stop the
+    checks of the split, the axis and the sizes.
+    """
+    try:
+        spec = read_node(node, opset)
+    except SplitError as error:
+        # read_node names the node; the record does that again where it is needed.
+        cause = error.__cause__
+        return _Outcome(problems=(("schema", cause if isinstance(cause, SplitError) else error),))
+    rule = spec.rule
+    problems: list[tuple[str, SplitError]] = []
+    elem, dims = tensor_parts(scope.type_of(node.input[0]))
+    value = None if spec.split_input is None else scope.value_of(spec.split_input)
+    try:
+        if elem:
+            check_element_type(element_of_code(elem), rule)
+    except SplitError as error:
+        problems.append(("dtype", error))
+    try:
+        split_elem, _ = tensor_parts(scope.type_of(spec.split_input or ""))
+        if split_elem and (elem or rule.split_input_types is not None):
+            input_element = element_of_code(elem) if elem else None
+            check_split_input_type(element_of_code(split_elem), input_element, rule)
+    except SplitError as error:
+        # Execution stops here too: the values of a split of the wrong type are not read.
+        return _Outcome(problems=(*problems, ("split-dtype", error)))
+    try:
+        axis = None if dims is None else normalize_axis(spec.axis, len(dims), spec.rule.name)
+    except SplitError as error:
+        return _Outcome(problems=(*problems, ("axis", error)))
+    dim, named = _axis_dim(dims, axis)
+    sizes: tuple[Any, ...] | None = None
+    length: Any = None  # the length all of SplitToSequence's parts share, when known
+    if spec.split_input is None or (value is not None and value.known):
+        given = None if value is None else value.host()
+        try:
+            sizes, length = _part_sizes(spec, dim, given)
+        except SplitError as error:
+            problems.append(("sizes", error))
+    if problems or not elem:
+        return _Outcome(problems=tuple(problems))
+    shape = None if dims is None else [dim_of(d) for d in dims]
+    if spec.op == "Split":
+        return _Outcome(tuple(_split_types(spec, elem, shape, axis, sizes, named)))
+    sequence = _sequence_type(spec, elem, shape, axis, length, named)
+    return _Outcome(((spec.outputs[0], sequence),))
+
+
+def _part_sizes(spec: SplitNode, dim: Any, given: Any) -> tuple[tuple[Any, ...] | None, Any]:
+    """The planner's sizes: ints for an int dim and concrete sizes, sympy expressions
+    otherwise (``None`` when the number of SplitToSequence's parts depends on a symbol); and
+    for SplitToSequence the length all parts share (``None`` when they may differ)."""
+    concrete = isinstance(dim, int) and _is_concrete(given)
+    if spec.op == "Split":
+        if concrete:
+            return spec.part_sizes(dim, given), None
+        return spec.part_sizes(dim, given, arithmetic=SYMBOLIC), None
+    rule = spec.rule
+    split = read_sizes(
+        host_sizes(given, spec.op, rule.since_version), rule, allow_scalar=True, arithmetic=SYMBOLIC
+    )
+    if concrete:
+        sizes: tuple[Any, ...] | None = spec.part_sizes(dim, given)
+    else:
+        sizes = sequence_part_sizes(dim, split, rule, SYMBOLIC)
+    return sizes, sequence_part_length(split, sizes)
+
+
+def _is_concrete(given: Any) -> bool:
+    """Whether host values (nested lists or one item) hold plain numbers only."""
+    if isinstance(given, list):
+        return all(_is_concrete(item) for item in given)
+    return given is None or isinstance(given, (int, float))
+
+
+def _node_key(node: NodeProto, graph: _Graph) -> tuple[Any, ...]:
+    """What a node's outcome depends on, but the names of its values (and subgraphs, which
+    a node with subgraphs gets no key for): its attributes, which inputs and outputs it
+    lists, and the types and values of its inputs."""
+    types = [graph.type_of(name) if name else None for name in node.input]
+    values = [graph.value_of(name) if name else None for name in node.input]
+    return (
+        node.op_type,
+        node.domain,
+        graph.opset,
+        tuple(a.SerializeToString() for a in node.attribute),
+        tuple(bool(name) for name in node.input),
+        tuple(bool(name) for name in node.output),
+        tuple(b"" if t is None else t.SerializeToString() for t in types),
+        tuple(None if v is None else (v.integer, v.shape, *v.flat()) for v in values),
+    )
+
+
+@dataclass
+class _Derived:
+    """What a node's inputs decide of it: its value, the dims splitops works out, and
+    onnx's inference of its outputs (by position; ``None`` until asked)."""
+
+    value: Value | None
+    shape: list[Any] | None
+    inferred: list[TypeProto | None] | None = None
+    #: The type of those dims, by element type.
+    typed: dict[int, TypeProto | None] = field(default_factory=dict)
+
+
+def _with_declarations(outcome: _Outcome, node: NodeProto, graph: _Graph) -> _Outcome:
+    """``outcome`` with a problem for each output whose declared type contradicts it."""
+    if outcome.problems:
+        return outcome
+    problems = []
+    for name, type_proto in outcome.outputs:
+        given = graph.declared.get(name)
+        if given is None:
+            continue
+        found = list(conflicts(given, type_proto))
+        if found:
+            error = SplitError(
+                f"{opset_rule(node.op_type, graph.opset).name} output {name!r} is declared "
+                f"{_type_words(given)}, but its parts make it {_type_words(type_proto)}: "
+                f"{'; '.join(found)}.",
+                rule=Rule.DECLARED_SHAPE,
+            )
+            problems.append(("declared", error))
+    return replace(outcome, problems=tuple(problems)) if problems else outcome
+
+
+def _type_words(type_proto: TypeProto) -> str:
+    return f"{type_text(type_proto) or 'of unknown type'} {shape_text(type_proto) or ''}".strip()
+
+
+def _split_types(
+    spec: SplitNode,
+    elem: int,
+    shape: list[_Dim] | None,
+    axis: int | None,
+    sizes: tuple[Any, ...] | None,
+    named: dict[Any, str | None],
+) -> Iterator[tuple[str, TypeProto]]:
+    for i, output in enumerate(spec.outputs):
+        if not output:
+            continue
+        dims = None
+        if shape is not None and axis is not None:
+            size = None if sizes is None else _size_dim(sizes[i], named)
+            dims = [*shape[:axis], size, *shape[axis + 1 :]]
+        yield output, helper.make_tensor_type_proto(elem, dims)
+
+
+def _sequence_type(
+    spec: SplitNode,
+    elem: int,
+    shape: list[_Dim] | None,
+    axis: int | None,
+    length: Any,
+    named: dict[Any, str | None],
+) -> TypeProto:
+    dims = None
+    if shape is not None and axis is not None:
+        if drops_axis(spec.split_input is not None, spec.keepdims):
+            dims = [*shape[:axis], *shape[axis + 1 :]]
+        else:
+            size = None if length is None else _size_dim(length, named)
+            dims = [*shape[:axis], size, *shape[axis + 1 :]]
+    return helper.make_sequence_type_proto(helper.make_tensor_type_proto(elem, dims))
+
+
+def _axis_dim(dims: list[Any] | None, axis: int | None) -> tuple[Any, dict[Any, str | None]]:
+    """The length of the split axis: an int, a sympy expression, or ``_UNKNOWN``; and what
+    the symbols that are no dim names stand for (see :func:`_size_dim`)."""
+    if dims is None or axis is None:
+        return _UNKNOWN, {_UNKNOWN: None}
+    dim = dim_of(dims[axis])
+    if dim is None:
+        return _UNKNOWN, {_UNKNOWN: None}
+    if isinstance(dim, int):
+        return dim, {}
+    expr = parse_dim(dim)
+    if expr is None:
+        name = sympy.Dummy("name", integer=True, nonnegative=True)
+        return name, {name: dim}
+    return (int(expr), {}) if isinstance(expr, sympy.Integer) else (expr, {})
+
+
+def _size_dim(size: Any, named: dict[Any, str | None]) -> _Dim:
+    """A size as a dim: ``named`` maps the symbols that stand for an opaque name (to it) or
+    for an unknown dim (to ``None``); a size that involves them otherwise is unknown."""
+    if size is None or isinstance(size, int):
+        return size
+    if size in named:
+        return named[size]
+    if named and size.has(*named):
         return None
-    elem_a, dims_a = tensor_parts(a)
-    elem_b, dims_b = tensor_parts(b)
-    if elem_a != elem_b:
-        return None
-    if dims_a is None or dims_b is None or len(dims_a) != len(dims_b):
-        return helper.make_tensor_type_proto(elem_a, None)
-    dims = [
-        dim_of(x) if dim_of(x) == dim_of(y) else None for x, y in zip(dims_a, dims_b, strict=True)
-    ]
-    return helper.make_tensor_type_proto(elem_a, dims)
+    return format_dim(size)
 
 
 # --- names and text -------------------------------------------------------------------
@@ -869,13 +1388,3 @@ def _record(body: Body, index: int, outcome: _Outcome) -> SplitNodeInference:
 
 def _function_key(function: FunctionProto) -> _FunctionKey:
     return function.domain, function.name, function.overload
-
-
-def _copy(node: NodeProto) -> NodeProto:
-    copy = NodeProto()
-    copy.CopyFrom(node)
-    return copy
-
-
-def _outputs_key(outputs: Iterable[tuple[str, TypeProto]]) -> list[tuple[str, bytes]]:
-    return [(name, t.SerializeToString(deterministic=True)) for name, t in outputs]

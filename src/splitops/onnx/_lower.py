@@ -81,6 +81,7 @@ from ..core import (
     sequence_sizes,
     split_part_sizes,
 )
+from ._diagnostics import location
 from ._editing import (
     ModelEdits,
     ModelFacts,
@@ -147,7 +148,8 @@ class Lowering:
     detail: str
 
     def __str__(self) -> str:
-        return f"{self.graph}/{self.node} ({self.op}-{self.opset}) {self.outcome}: {self.detail}"
+        where = location(self.graph, self.node)
+        return f"{where} ({self.op}-{self.opset}) {self.outcome}: {self.detail}"
 
     def as_dict(self) -> dict[str, object]:
         """The fields as a JSON-ready dict."""

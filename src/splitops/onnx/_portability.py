@@ -28,6 +28,7 @@ from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from ..core import SplitError, drops_axis, normalize_axis
+from ._diagnostics import location
 from ._editing import ModelFacts
 from ._graphs import Body, split_sites, value_types
 from ._inference import infer_model_and_nodes
@@ -82,8 +83,9 @@ class Departure:
         lengths = ", ".join(map(str, self.lengths))
         fixed = "lower fixes it" if self.fixed_by_lower else "lower does not fix it"
         does = _BEHAVIOURS[self.behaviour]
+        where = location(self.graph, self.node)
         return (
-            f"{self.graph}/{self.node} ({self.op}-{self.opset}) {self.runtime} {does} at axis "
+            f"{where} ({self.op}-{self.opset}) {self.runtime} {does} at axis "
             f"length {lengths}: {self.detail}; {fixed}"
         )
 
@@ -120,7 +122,7 @@ def check_portability(model: ModelProto) -> Portability:
     not_probed: list[tuple[str, str]] = []
     probed = 0
     for body, _, node in split_sites(model):
-        where = f"{body.label}/{node_label(node)}"
+        where = location(body.label, node_label(node))
         if (body.label, node_label(node)) in invalid or body.opset is None:
             continue
         if any(a.ref_attr_name for a in node.attribute):

@@ -16,6 +16,7 @@ True
 
 from __future__ import annotations
 
+import keyword
 import re
 from functools import lru_cache
 from typing import Any
@@ -41,13 +42,18 @@ _FUNCTIONS: dict[str, Any] = {
     "Mod": sympy.Mod,
 }
 _MAX_LENGTH = 512
+#: The names the parser knows; every other name is a dim.
+_PARSER_NAMES: dict[str, Any] = {"Integer": sympy.Integer, "Symbol": sympy.Symbol, **_FUNCTIONS}
 
 
 class SymbolicArithmetic:
     """:class:`~splitops.planner.DimArithmetic` over sympy expressions of dim names."""
 
     def known(self, dim: Any) -> int | None:
-        return int(dim) if isinstance(dim, sympy.Integer) else None
+        return int(dim) if isinstance(dim, (int, sympy.Integer)) else None
+
+    def is_size(self, value: object) -> bool:
+        return isinstance(value, sympy.Expr) and value.is_integer is not False
 
     def exact_div(self, dim: Any, count: int) -> Any:
         return dim / count
@@ -73,13 +79,15 @@ def parse_dim(text: str) -> Any:
     """
     if not text or len(text) > _MAX_LENGTH or "**" in text:
         return None
+    if text.isidentifier() and not keyword.iskeyword(text) and text not in _PARSER_NAMES:
+        return sympy.Symbol(text, integer=True, nonnegative=True)  # a name: no parser needed
     if "".join(_DIM_SYNTAX.findall(text)) != text:
         return None
     try:
         expr = parse_expr(
             text,
             local_dict={},
-            global_dict={"Integer": sympy.Integer, "Symbol": sympy.Symbol, **_FUNCTIONS},
+            global_dict=_PARSER_NAMES,
             transformations=(auto_symbol, auto_number),
         )
     except (SyntaxError, TypeError, ValueError, NameError, AttributeError, ZeroDivisionError):
@@ -98,4 +106,9 @@ def format_dim(expr: Any) -> int | str:
         return expr
     if isinstance(expr, sympy.Integer):
         return int(expr)
+    return _text(expr)
+
+
+@lru_cache(maxsize=4096)
+def _text(expr: Any) -> str:
     return str(expr)

@@ -12,22 +12,35 @@
 
 from __future__ import annotations
 
-from onnx import TensorProto, TensorShapeProto, TypeProto, helper
+from collections.abc import Iterable, Iterator, Sequence
+
+from onnx import TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, helper
 
 from ..arrays import element_of, numpy_dtype
 from ..core import ElementType, Rule, SplitTypeError
 
 __all__ = [
     "code_of_dtype",
+    "conflicts",
+    "declared_type",
     "dim_of",
     "element_name",
     "element_of_code",
+    "has_negative_dim",
     "has_type",
+    "named_placeholders",
     "numpy_dtype",
+    "refined_type",
+    "rename_all",
+    "rename_in_place",
+    "renamed",
+    "says_more",
     "shape_text",
     "tensor_parts",
     "tensor_problem",
     "type_text",
+    "union_type",
+    "unnamed_placeholders",
 ]
 
 
@@ -170,3 +183,281 @@ def tensor_problem(tensor: TensorProto, max_elements: int) -> str | None:
         needed = count * per_element
         return f"its dims {list(tensor.dims)} need {needed} {field} values, and it holds {held}"
     return None
+
+
+# --- merging what two sources say about one value --------------------------------------------
+
+#: onnx's shape inference names the dims it cannot know ``unk__0``, ``unk__1``, ...: fresh
+#: symbols that say nothing about the value, so a declaration holding one declares nothing.
+_PLACEHOLDER = "unk__"
+
+
+def _says(dim: TensorShapeProto.Dimension) -> int:
+    """What a dim says: 3 a value, 2 a name, 1 onnx's placeholder, 0 nothing (a negative value,
+    which no tensor has, says nothing either)."""
+    if dim.HasField("dim_value"):
+        return 3 if dim.dim_value >= 0 else 0
+    name = dim.dim_param
+    if not name:
+        return 0
+    return 1 if name.startswith(_PLACEHOLDER) and name[len(_PLACEHOLDER) :].isdigit() else 2
+
+
+def refined_type(ours: TypeProto | None, other: TypeProto | None) -> TypeProto | None:
+    """``ours``, with what ``other`` knows and ours does not: per dim the one that says more
+    (a value, then a name, then onnx's placeholder), ours where both say as much.
+
+    Both describe the same value, ``other`` from less precise inputs (onnx's own pass before
+    splitops refined them); where both give a value and they differ, ``ours`` wins.
+
+    >>> from onnx import helper
+    >>> print(shape_text(refined_type(helper.make_tensor_type_proto(1, ["N", None, "unk__1"]),
+    ...                               helper.make_tensor_type_proto(1, [4, 3, "M"]))))
+    [4, 3, M]
+    """
+    if ours is None or not has_type(ours):
+        return other
+    if other is None or not has_type(other):
+        return ours
+    kind = ours.WhichOneof("value")
+    if kind != other.WhichOneof("value"):
+        return ours
+    if kind == "sequence_type":
+        inner = refined_type(ours.sequence_type.elem_type, other.sequence_type.elem_type)
+        return ours if inner is None else helper.make_sequence_type_proto(inner)
+    if kind != "tensor_type":
+        return ours
+    tensor, given = ours.tensor_type, other.tensor_type
+    elem = not tensor.elem_type and bool(given.elem_type)
+    whole = given.HasField("shape") and not tensor.HasField("shape")
+    better: list[int] = []
+    if given.HasField("shape") and not whole and len(tensor.shape.dim) == len(given.shape.dim):
+        pairs = enumerate(zip(tensor.shape.dim, given.shape.dim, strict=True))
+        better = [k for k, (mine, theirs) in pairs if _says(theirs) > _says(mine)]
+    if not (elem or whole or better):
+        return ours
+    merged = TypeProto()
+    merged.CopyFrom(ours)
+    if elem:
+        merged.tensor_type.elem_type = given.elem_type
+    if whole:
+        merged.tensor_type.shape.CopyFrom(given.shape)
+    for k in better:
+        merged.tensor_type.shape.dim[k].CopyFrom(given.shape.dim[k])
+    return merged
+
+
+def says_more(other: TypeProto | None, ours: TypeProto | None) -> bool:
+    """Whether ``other`` says something of a value that ``ours`` does not: an element type, a
+    rank, or a dim's value or name where ours has none (onnx's placeholders say nothing).
+
+    >>> from onnx import helper
+    >>> says_more(helper.make_tensor_type_proto(1, [4, "unk__0"]),
+    ...           helper.make_tensor_type_proto(1, [4, None]))
+    False
+    """
+    if other is None or not has_type(other):
+        return False
+    if ours is None or not has_type(ours) or other.WhichOneof("value") != ours.WhichOneof("value"):
+        return True
+    if other.HasField("sequence_type"):
+        return says_more(other.sequence_type.elem_type, ours.sequence_type.elem_type)
+    if not other.HasField("tensor_type"):
+        return False
+    theirs, mine = other.tensor_type, ours.tensor_type
+    if not theirs.HasField("shape"):
+        return False
+    if not mine.HasField("shape") or len(mine.shape.dim) != len(theirs.shape.dim):
+        return True
+    pairs = zip(theirs.shape.dim, mine.shape.dim, strict=True)
+    return any(_says(a) >= 2 and _says(b) <= 1 for a, b in pairs)
+
+
+def conflicts(declared: TypeProto, inferred: TypeProto) -> Iterator[str]:
+    """Where two types of one value contradict each other, in words: the kind, the element
+    type, the rank, or two values of a dim.
+
+    >>> from onnx import helper
+    >>> list(conflicts(helper.make_tensor_type_proto(1, [None, "M", 3]),
+    ...                helper.make_tensor_type_proto(1, [2, "N", 4])))
+    ['dim 2 is declared 3 and inferred 4']
+    """
+    kind = declared.WhichOneof("value")
+    if kind is None or inferred.WhichOneof("value") is None:
+        return
+    if kind != inferred.WhichOneof("value"):
+        yield f"it is declared {type_text(declared)}, inferred {type_text(inferred)}"
+    elif kind == "sequence_type":
+        yield from conflicts(declared.sequence_type.elem_type, inferred.sequence_type.elem_type)
+    elif kind == "tensor_type":
+        mine, given = declared.tensor_type, inferred.tensor_type
+        if mine.elem_type and given.elem_type and mine.elem_type != given.elem_type:
+            yield (
+                f"its element type is declared {element_name(mine.elem_type)} and inferred "
+                f"{element_name(given.elem_type)}"
+            )
+        elif not (mine.HasField("shape") and given.HasField("shape")):
+            return
+        elif len(mine.shape.dim) != len(given.shape.dim):
+            yield f"its rank is declared {len(mine.shape.dim)} and inferred {len(given.shape.dim)}"
+        else:
+            for axis, (a, b) in enumerate(zip(mine.shape.dim, given.shape.dim, strict=True)):
+                if _says(a) == _says(b) == 3 and a.dim_value != b.dim_value:
+                    yield f"dim {axis} is declared {a.dim_value} and inferred {b.dim_value}"
+
+
+def declared_type(declared: TypeProto, inferred: TypeProto) -> TypeProto:
+    """A declared type with an inferred one merged in as onnx merges them; where the two
+    contradict each other (:func:`conflicts`) the declaration is kept.
+
+    An unknown dim or one of onnx's placeholders takes the inferred dim; a name takes an
+    inferred value but keeps its name against an inferred name; two values must agree.
+
+    >>> from onnx import helper
+    >>> shape_text(declared_type(helper.make_tensor_type_proto(1, [None, "M", 3]),
+    ...                          helper.make_tensor_type_proto(1, [2, "N", 4])))
+    '[2, M, 3]'
+    """
+    kind = declared.WhichOneof("value")
+    if kind is None:
+        return inferred
+    if kind != inferred.WhichOneof("value"):
+        return declared
+    if kind == "sequence_type":
+        elem = declared_type(declared.sequence_type.elem_type, inferred.sequence_type.elem_type)
+        return helper.make_sequence_type_proto(elem)
+    mine, given = declared.tensor_type, inferred.tensor_type
+    if kind != "tensor_type" or (mine.elem_type and given.elem_type != mine.elem_type):
+        return declared
+    merged = TypeProto()
+    merged.CopyFrom(declared)
+    tensor = merged.tensor_type
+    tensor.elem_type = given.elem_type
+    if not given.HasField("shape"):
+        return merged
+    if not tensor.HasField("shape"):
+        tensor.shape.CopyFrom(given.shape)
+    elif len(tensor.shape.dim) == len(given.shape.dim):
+        for dim, theirs in zip(tensor.shape.dim, given.shape.dim, strict=True):
+            says, other = _says(dim), _says(theirs)
+            if (says <= 1 and other > 0) or (says == 2 and other == 3):
+                dim.CopyFrom(theirs)
+    return merged
+
+
+def named_placeholders(
+    base: TypeProto, ours: TypeProto
+) -> Iterator[tuple[str, TensorShapeProto.Dimension]]:
+    """Each of onnx's placeholders in ``base`` where ``ours``, a type of the same value, has a
+    value or a name: what the placeholder stands for, wherever onnx wrote it.
+
+    >>> from onnx import helper
+    >>> [(p, d.dim_param) for p, d in named_placeholders(
+    ...     helper.make_tensor_type_proto(1, ["unk__3", 4]),
+    ...     helper.make_tensor_type_proto(1, ["ceiling(N/2)", 4]))]
+    [('unk__3', 'ceiling(N/2)')]
+    """
+    if base.WhichOneof("value") != ours.WhichOneof("value"):
+        return
+    theirs, mine = _tensor_dims(base), _tensor_dims(ours)
+    if len(theirs) != len(mine):
+        return
+    for a, b in zip(theirs, mine, strict=True):
+        if a.dim_param and _says(a) == 1 and _says(b) >= 2:
+            yield a.dim_param, b
+
+
+def renamed(type_proto: TypeProto, names: dict[str, TensorShapeProto.Dimension]) -> TypeProto:
+    """``type_proto`` with each of onnx's placeholders that ``names`` holds replaced by what
+    it stands for (``type_proto`` itself when it holds none)."""
+    if not _placeholder_dims(type_proto, names):
+        return type_proto
+    copy = TypeProto()
+    copy.CopyFrom(type_proto)
+    rename_in_place(copy, names)
+    return copy
+
+
+def rename_in_place(type_proto: TypeProto, names: dict[str, TensorShapeProto.Dimension]) -> None:
+    """:func:`renamed`, changing ``type_proto`` itself."""
+    for dim in _placeholder_dims(type_proto, names):
+        dim.CopyFrom(names[dim.dim_param])
+
+
+def unnamed_placeholders(
+    type_proto: TypeProto, names: dict[str, TensorShapeProto.Dimension]
+) -> bool:
+    """Whether ``type_proto`` holds one of onnx's placeholders that ``names`` does not."""
+    for dim in _tensor_dims(type_proto):
+        name = dim.dim_param
+        if name and name not in names and _says(dim) == 1:
+            return True
+    return False
+
+
+def rename_all(
+    entries: Iterable[ValueInfoProto], names: dict[str, TensorShapeProto.Dimension]
+) -> None:
+    """:func:`rename_in_place` for every entry's type (a graph's value_info, its outputs)."""
+    for entry in entries:
+        tensor = entry.type.tensor_type if entry.type.HasField("tensor_type") else None
+        if tensor is None:
+            rename_in_place(entry.type, names)
+            continue
+        for dim in tensor.shape.dim:
+            name = dim.dim_param
+            if name in names:
+                dim.CopyFrom(names[name])
+
+
+def _placeholder_dims(
+    type_proto: TypeProto, names: dict[str, TensorShapeProto.Dimension]
+) -> list[TensorShapeProto.Dimension]:
+    return [d for d in _tensor_dims(type_proto) if d.dim_param in names]
+
+
+def _tensor_dims(type_proto: TypeProto) -> Sequence[TensorShapeProto.Dimension]:
+    """The dims of a tensor type, or of a sequence's elements (none for other types)."""
+    kind = type_proto.WhichOneof("value")
+    if kind == "sequence_type":
+        return _tensor_dims(type_proto.sequence_type.elem_type)
+    if kind != "tensor_type":
+        return ()
+    dims: Sequence[TensorShapeProto.Dimension] = type_proto.tensor_type.shape.dim
+    return dims
+
+
+def union_type(a: TypeProto, b: TypeProto) -> TypeProto | None:
+    """What both types say (the outputs of an If's two branches, a function's value at two
+    call sites): the dims they agree on, ``None`` when they disagree on the kind."""
+    if a.SerializeToString(deterministic=True) == b.SerializeToString(deterministic=True):
+        return a
+    kinds = (a.WhichOneof("value"), b.WhichOneof("value"))
+    if kinds == ("sequence_type", "sequence_type"):
+        elem = union_type(a.sequence_type.elem_type, b.sequence_type.elem_type)
+        return None if elem is None else helper.make_sequence_type_proto(elem)
+    if kinds != ("tensor_type", "tensor_type"):
+        return None
+    elem_a, dims_a = tensor_parts(a)
+    elem_b, dims_b = tensor_parts(b)
+    if elem_a != elem_b:
+        return None
+    if dims_a is None or dims_b is None or len(dims_a) != len(dims_b):
+        return helper.make_tensor_type_proto(elem_a, None)
+    dims = [
+        dim_of(x) if dim_of(x) == dim_of(y) else None for x, y in zip(dims_a, dims_b, strict=True)
+    ]
+    return helper.make_tensor_type_proto(elem_a, dims)
+
+
+def has_negative_dim(type_proto: TypeProto) -> bool:
+    """Whether a type holds a negative dim, which no tensor has (onnx's inference writes one
+    for some invalid nodes)."""
+    kind = type_proto.WhichOneof("value")
+    if kind == "tensor_type":
+        return any(
+            d.HasField("dim_value") and d.dim_value < 0 for d in type_proto.tensor_type.shape.dim
+        )
+    if kind == "sequence_type":
+        return has_negative_dim(type_proto.sequence_type.elem_type)
+    return False

@@ -1,0 +1,157 @@
+"""Inference is one pass: onnx infers a model once, whatever the number of Split nodes in a
+chain, and splitops asks onnx about single nodes at most once each; the chains of the
+benchmark come out as onnxruntime executes them; onnx is never run on a node that aborts it;
+and the operators given their input's type without asking onnx are those onnx gives it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import numpy as np
+import onnx
+import onnx.shape_inference
+import pytest
+from benchmarks.inference import (
+    KNOWN,
+    WRONG,
+    chain_model,
+    executed_shapes,
+    split_dim_verdicts,
+    wide_model,
+)
+from onnx import TensorProto, helper
+
+from splitops import infer_shapes
+from splitops.onnx._inference import SAME_TYPE_OPS
+
+F = TensorProto.FLOAT
+
+
+@pytest.fixture
+def onnx_calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How many times onnx inferred a whole model, a node, a function call."""
+    counts = {"infer_shapes": 0, "infer_node_outputs": 0, "infer_function_output_types": 0}
+    for name in counts:
+        original = getattr(onnx.shape_inference, name)
+
+        def counted(*args: Any, __name: str = name, __f: Any = original, **kwargs: Any) -> Any:
+            counts[__name] += 1
+            return __f(*args, **kwargs)
+
+        monkeypatch.setattr(onnx.shape_inference, name, counted)
+    return counts
+
+
+@pytest.mark.parametrize("axis", [0, 1], ids=["dynamic-axis", "static-axis"])
+@pytest.mark.parametrize("links", [3, 60])
+def test_onnx_infers_the_model_once_and_each_node_at_most_once(
+    links: int, axis: int, onnx_calls: dict[str, int]
+) -> None:
+    model = chain_model(links, axis)
+    infer_shapes(model)
+    assert onnx_calls["infer_shapes"] == 1
+    assert onnx_calls["infer_node_outputs"] <= len(model.graph.node)
+
+
+def test_a_wide_model_is_one_pass_too(onnx_calls: dict[str, int]) -> None:
+    model = wide_model(300)
+    inferred = infer_shapes(model)
+    assert onnx_calls["infer_shapes"] == 1
+    assert onnx_calls["infer_node_outputs"] <= len(model.graph.node)
+    types = {v.name: v.type for v in [*inferred.graph.value_info, *inferred.graph.output]}
+    dims = [d.dim_param or d.dim_value for d in types["y"].tensor_type.shape.dim]
+    assert dims == ["B", 32]
+
+
+@pytest.mark.parametrize("axis", [0, 1], ids=["dynamic-axis", "static-axis"])
+def test_chain_split_dims_are_the_executed_dims_and_no_fewer_than_onnx_knows(axis: int) -> None:
+    model = chain_model(12, axis)
+    feeds = [{"x": np.zeros((b, 64), np.float32)} for b in (6, 11)]
+    shapes = executed_shapes(model, feeds)
+    ours = split_dim_verdicts(infer_shapes(model), shapes)
+    theirs = split_dim_verdicts(onnx.shape_inference.infer_shapes(model, data_prop=True), shapes)
+    for name, row in ours.items():
+        assert WRONG not in row
+        assert row == [KNOWN, KNOWN], (name, row)  # every size: ceiling(B/2), B - ceiling(B/2)
+        assert all(v != KNOWN or o == KNOWN for v, o in zip(theirs[name], row, strict=True))
+
+
+def test_a_split_of_a_concat_of_halves_is_split_on_the_whole_again() -> None:
+    # Concat adds the symbolic halves up to B, so every link splits B, not a new unknown.
+    inferred = infer_shapes(chain_model(4))
+    types = {v.name: v.type for v in inferred.graph.value_info}
+    assert [types[f"c{i}"].tensor_type.shape.dim[0].dim_param for i in range(4)] == ["B"] * 4
+    assert types["a3"] == types["a0"]
+
+
+def _abort_case(outputs: int, num_outputs: int) -> str:
+    return textwrap.dedent(
+        f"""
+        import onnx, splitops
+        from onnx import TensorProto, helper
+        node = helper.make_node("Split", ["x"], [f"o{{i}}" for i in range({outputs})],
+                                num_outputs={num_outputs}, name="s")
+        graph = helper.make_graph([node, helper.make_node("Relu", ["o0"], ["r"])], "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, 3])],
+            [helper.make_tensor_value_info("r", TensorProto.FLOAT, None)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+        print([d.rule for d in splitops.check_model(model)])
+        """
+    )
+
+
+@pytest.mark.parametrize(
+    ("outputs", "num_outputs", "rule"),
+    [(3, 2, "output-count"), (1, 2**31 - 1, "limit")],
+    ids=["more-outputs-than-num_outputs", "num_outputs-2**31-1"],
+)
+def test_onnx_never_infers_a_split_that_aborts_or_exhausts_it(
+    outputs: int, num_outputs: int, rule: str
+) -> None:
+    # onnx 1.23 aborts the process on the first and allocates 2**31 sizes for the second
+    # (which splitops' max_parts limit refuses before planning): run in a child process, so
+    # that a regression fails this test, not the whole run.
+    done = subprocess.run(
+        [sys.executable, "-c", _abort_case(outputs, num_outputs)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == repr([rule])
+
+
+def _opset_of(op: str) -> int | None:
+    """The first default-domain opset at or below 21 that has ``op``."""
+    try:
+        return int(onnx.defs.get_schema(op, 21, "").since_version)
+    except onnx.defs.SchemaError:
+        return None
+
+
+@pytest.mark.parametrize("op", sorted(SAME_TYPE_OPS))
+def test_same_type_ops_are_those_onnx_gives_their_input_type(op: str) -> None:
+    opset = _opset_of(op)
+    assert opset is not None, op
+    schema = onnx.defs.get_schema(op, max(opset, 18), "")
+    element = TensorProto.BOOL if op == "Not" else TensorProto.INT32 if "Bitwise" in op else F
+    given = helper.make_tensor_type_proto(element, ["N", 3, "M"])
+    node = helper.make_node(op, ["x"], ["y"])
+    imports = [helper.make_opsetid("", max(opset, 18))]
+    found = onnx.shape_inference.infer_node_outputs(
+        schema, node, {"x": given}, opset_imports=imports
+    )
+    assert found["y"] == given
+
+
+def test_the_input_model_is_not_modified() -> None:
+    model = chain_model(5)
+    model.graph.output[0].type.CopyFrom(helper.make_tensor_type_proto(F, [None, None]))
+    before = model.SerializeToString()
+    inferred = infer_shapes(model)
+    assert model.SerializeToString() == before
+    assert inferred.SerializeToString() != before

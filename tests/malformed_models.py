@@ -123,6 +123,16 @@ def _nested_ifs(depth: int) -> ModelProto:
     return _model(list(inner.node), {"c": (TensorProto.BOOL, []), "x": (F, [2])}, [f"o{depth - 1}"])
 
 
+def _without_default_opset() -> ModelProto:
+    """What the fuzzer found: an operator onnx has no schema for, and no opset import for
+    ONNX's own domain (onnx's shape inference raises on it)."""
+    model = _sequence(["x"], [2**31])
+    model.graph.node[0].op_type = "SplitToS/quence"
+    del model.opset_import[:]
+    model.opset_import.append(helper.make_opsetid("local", 1))
+    return model
+
+
 def _if_without_else() -> ModelProto:
     branch = helper.make_graph(
         [helper.make_node("Split", ["x"], ["a"], num_outputs=1, name="inner")],
@@ -287,6 +297,9 @@ CASES: dict[str, Callable[[], Malformed]] = {
         "twice.onnx", _twice("num_outputs", 2, 3).SerializeToString()
     ),
     "If nested 20 deep": lambda: Malformed("deep.onnx", _nested_ifs(20).SerializeToString()),
+    "unknown operator, no default opset": lambda: Malformed(
+        "no_opset.onnx", _without_default_opset().SerializeToString()
+    ),
     "If without its else_branch": lambda: Malformed(
         "half_if.onnx", _if_without_else().SerializeToString()
     ),

@@ -60,7 +60,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -82,6 +82,7 @@ from onnx import (
 
 from ..arrays import host_sizes
 from ..core import (
+    OtherOperatorError,
     Rule,
     SplitError,
     check_element_type,
@@ -160,8 +161,13 @@ __all__ = [
 _MASK = "splitops.masked."
 #: The most parts onnx's pass is left to infer for a Split-18 that lists fewer outputs.
 _ONNX_MOST_PARTS = 4096
-#: A dim whose value nobody knows: sizes that involve it are written as unknown dims.
-_UNKNOWN = sympy.Dummy("unknown", integer=True, nonnegative=True)
+
+
+@cache
+def _unknown() -> Any:
+    """A dim whose value nobody knows: sizes that involve it are written as unknown dims."""
+    return sympy.Dummy("unknown", integer=True, nonnegative=True)
+
 
 #: Where a graph sits below the main graph or a function body.
 _Where = tuple[Step, ...]
@@ -401,7 +407,7 @@ def _onnx_pass(model: ModelProto, holders: set[_FunctionKey]) -> tuple[ModelProt
             graph.value_info.extend(kept)
         model = copy
     if not risky:
-        return model, onnx.shape_inference.infer_shapes(model, data_prop=True)
+        return model, _onnx_infers(model)
     masked = ModelProto()
     masked.CopyFrom(model)
     domains = set()
@@ -410,7 +416,7 @@ def _onnx_pass(model: ModelProto, holders: set[_FunctionKey]) -> tuple[ModelProt
         node.domain = _MASK + node.domain
         domains.add(node.domain)
     masked.opset_import.extend(helper.make_opsetid(d, 1) for d in sorted(domains))
-    base = onnx.shape_inference.infer_shapes(masked, data_prop=True)
+    base = _onnx_infers(masked)
     for path, index in risky:
         node = graph_at(base.graph, path).node[index]
         node.domain = node.domain.removeprefix(_MASK)
@@ -418,6 +424,17 @@ def _onnx_pass(model: ModelProto, holders: set[_FunctionKey]) -> tuple[ModelProt
     del base.opset_import[:]
     base.opset_import.extend(kept)
     return model, base
+
+
+def _onnx_infers(model: ModelProto) -> ModelProto:
+    """onnx's pass over ``model``; its failure (on another operator: splitops' own nodes are
+    checked by splitops) is an :class:`~splitops.OtherOperatorError`."""
+    try:
+        return onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as error:
+        raise OtherOperatorError(
+            f"onnx shape inference failed on the model: {' '.join(str(error).split())}"
+        ) from error
 
 
 def _scan(
@@ -1346,13 +1363,13 @@ def _sequence_type(
 
 
 def _axis_dim(dims: list[Any] | None, axis: int | None) -> tuple[Any, dict[Any, str | None]]:
-    """The length of the split axis: an int, a sympy expression, or ``_UNKNOWN``; and what
+    """The length of the split axis: an int, a sympy expression, or ``_unknown()``; and what
     the symbols that are no dim names stand for (see :func:`_size_dim`)."""
     if dims is None or axis is None:
-        return _UNKNOWN, {_UNKNOWN: None}
+        return _unknown(), {_unknown(): None}
     dim = dim_of(dims[axis])
     if dim is None:
-        return _UNKNOWN, {_UNKNOWN: None}
+        return _unknown(), {_unknown(): None}
     if isinstance(dim, int):
         return dim, {}
     expr = parse_dim(dim)

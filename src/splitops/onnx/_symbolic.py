@@ -16,34 +16,54 @@ True
 
 from __future__ import annotations
 
+import importlib
 import keyword
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
-
-try:
-    import sympy
-    from sympy.parsing.sympy_parser import auto_number, auto_symbol, parse_expr
-except ModuleNotFoundError as missing:
-    raise ImportError(
-        "splitops shape inference (infer_shapes, check_model, `splitops infer` and `splitops "
-        "check`) needs sympy for symbolic dims: pip install 'splitops[inference]'"
-    ) from missing
 
 __all__ = ["SYMBOLIC", "format_dim", "parse_dim", "sympy"]
 
+
+class _Sympy:
+    """sympy, imported when a symbolic dim first needs it (it takes a third of a second): a
+    model whose split axes are all static is checked without it. Each name read is kept on
+    this object, so later reads cost what a module attribute costs."""
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(_sympy(), name)
+        setattr(self, name, value)
+        return value
+
+
+@cache
+def _sympy() -> Any:
+    try:
+        return importlib.import_module("sympy")
+    except ModuleNotFoundError as missing:
+        raise ImportError(
+            "splitops shape inference (infer_shapes, check_model, `splitops infer` and "
+            "`splitops check`) needs sympy for symbolic dims: pip install 'splitops[inference]'"
+        ) from missing
+
+
+#: sympy, loaded at first use.
+sympy: Any = _Sympy()
+
 #: What a ``dim_param`` written by splitops may contain; anything else is an opaque name.
 _DIM_SYNTAX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[-+*/(), ]")
-_FUNCTIONS: dict[str, Any] = {
-    "ceiling": sympy.ceiling,
-    "floor": sympy.floor,
-    "Min": sympy.Min,
-    "Max": sympy.Max,
-    "Mod": sympy.Mod,
-}
+_FUNCTION_NAMES = ("ceiling", "floor", "Min", "Max", "Mod")
 _MAX_LENGTH = 512
 #: The names the parser knows; every other name is a dim.
-_PARSER_NAMES: dict[str, Any] = {"Integer": sympy.Integer, "Symbol": sympy.Symbol, **_FUNCTIONS}
+_PARSER_WORDS = frozenset({"Integer", "Symbol", *_FUNCTION_NAMES})
+
+
+@cache
+def _parser() -> tuple[Any, dict[str, Any], tuple[Any, ...]]:
+    """sympy's parser, the names it knows, and its transformations."""
+    parsing = importlib.import_module("sympy.parsing.sympy_parser")
+    names = {name: getattr(sympy, name) for name in _PARSER_WORDS}
+    return parsing.parse_expr, names, (parsing.auto_symbol, parsing.auto_number)
 
 
 class SymbolicArithmetic:
@@ -79,17 +99,13 @@ def parse_dim(text: str) -> Any:
     """
     if not text or len(text) > _MAX_LENGTH or "**" in text:
         return None
-    if text.isidentifier() and not keyword.iskeyword(text) and text not in _PARSER_NAMES:
+    if text.isidentifier() and not keyword.iskeyword(text) and text not in _PARSER_WORDS:
         return sympy.Symbol(text, integer=True, nonnegative=True)  # a name: no parser needed
     if "".join(_DIM_SYNTAX.findall(text)) != text:
         return None
+    parse_expr, names, transformations = _parser()
     try:
-        expr = parse_expr(
-            text,
-            local_dict={},
-            global_dict=_PARSER_NAMES,
-            transformations=(auto_symbol, auto_number),
-        )
+        expr = parse_expr(text, local_dict={}, global_dict=names, transformations=transformations)
     except (SyntaxError, TypeError, ValueError, NameError, AttributeError, ZeroDivisionError):
         return None  # Mod(N, 0), say: not an expression of a length
     if not isinstance(expr, sympy.Expr) or expr.has(sympy.zoo, sympy.nan, sympy.oo):

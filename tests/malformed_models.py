@@ -133,7 +133,7 @@ def _without_default_opset() -> ModelProto:
     return model
 
 
-def _if_without_else() -> ModelProto:
+def _if_without_else(x_type: int = F, *, known_shape: bool = True) -> ModelProto:
     branch = helper.make_graph(
         [helper.make_node("Split", ["x"], ["a"], num_outputs=1, name="inner")],
         "then",
@@ -141,7 +141,9 @@ def _if_without_else() -> ModelProto:
         [helper.make_tensor_value_info("a", F, None)],
     )
     node = helper.make_node("If", ["c"], ["o"], then_branch=branch, name="half")
-    return _model([node], {"c": (TensorProto.BOOL, []), "x": (F, [2])}, ["o"])
+    return _model(
+        [node], {"c": (TensorProto.BOOL, []), "x": (x_type, [2] if known_shape else None)}, ["o"]
+    )
 
 
 def _greedy_outputs(count: int) -> ModelProto:
@@ -302,6 +304,11 @@ CASES: dict[str, Callable[[], Malformed]] = {
     ),
     "If without its else_branch": lambda: Malformed(
         "half_if.onnx", _if_without_else().SerializeToString()
+    ),
+    # onnx's node-level inference of the If raises its checker's ValidationError.
+    "If without its else_branch, branch input of unknown shape": lambda: Malformed(
+        "half_if_unknown.onnx",
+        _if_without_else(TensorProto.UINT8, known_shape=False).SerializeToString(),
     ),
     "truncated": lambda: Malformed("truncated.onnx", _greedy_outputs(2).SerializeToString()[:41]),
     "garbage": lambda: Malformed("garbage.onnx", bytes(range(256)) * 2),

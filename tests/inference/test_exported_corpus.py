@@ -16,7 +16,6 @@ from typing import Any
 
 import onnx
 import pytest
-from benchmarks import corpus
 from benchmarks.inference import (
     KNOWN,
     WRONG,
@@ -30,6 +29,9 @@ from onnx import ModelProto
 from splitops import check_model, infer_shapes
 
 onnxruntime = pytest.importorskip("onnxruntime")
+# The corpus is exported with torch.onnx.export, so the module needs torch to exist.
+pytest.importorskip("torch")
+from benchmarks import corpus  # noqa: E402
 
 ENTRIES = [entry for entry in corpus.CORPUS if entry.ort_issue is None]
 #: Models whose split sizes an exporter computes from a dynamic axis (Shape -> ... -> Split).

@@ -79,6 +79,8 @@ from onnx import (
     helper,
     numpy_helper,
 )
+from onnx.checker import ValidationError
+from onnx.shape_inference import InferenceError
 
 from ..arrays import host_sizes
 from ..core import (
@@ -431,7 +433,7 @@ def _onnx_infers(model: ModelProto) -> ModelProto:
     checked by splitops) is an :class:`~splitops.OtherOperatorError`."""
     try:
         return onnx.shape_inference.infer_shapes(model, data_prop=True)
-    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError) as error:
+    except (InferenceError, ValidationError) as error:
         raise OtherOperatorError(
             f"onnx shape inference failed on the model: {' '.join(str(error).split())}"
         ) from error
@@ -817,7 +819,7 @@ class _Pass:
                 opset_imports=list(self.base.opset_import),
                 ir_version=self.base.ir_version,
             )
-        except (onnx.shape_inference.InferenceError, RuntimeError, ValueError, TypeError):
+        except (InferenceError, ValidationError, RuntimeError, ValueError, TypeError):
             return {}
 
     # -- calls of local functions --
@@ -841,7 +843,7 @@ class _Pass:
             outputs = onnx.shape_inference.infer_function_output_types(
                 function, inputs, list(node.attribute)
             )
-        except (onnx.shape_inference.InferenceError, RuntimeError, ValueError, TypeError):
+        except (InferenceError, ValidationError, RuntimeError, ValueError, TypeError):
             outputs = []
         found = dict(zip(node.output, outputs, strict=False))
         for name in node.output:

@@ -20,6 +20,18 @@ WITHOUT_SYMPY = (
 )
 
 
+def _without_sympy(*args: str) -> subprocess.CompletedProcess[str]:
+    """``splitops ARGS`` in a fresh process that cannot import sympy."""
+    return subprocess.run(
+        [sys.executable, "-c", WITHOUT_SYMPY, *args],
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+        timeout=120,
+        check=False,
+    )
+
+
 def _symbolic_model(folder: Path) -> Path:
     """Split-18 into two halves of an axis of symbolic length N: its sizes need sympy."""
     node = helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")
@@ -38,14 +50,7 @@ def _symbolic_model(folder: Path) -> Path:
 def test_inference_commands_without_sympy_name_the_extra_in_one_line(
     command: str, tmp_path: Path
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", WITHOUT_SYMPY, command, str(_symbolic_model(tmp_path))],
-        capture_output=True,
-        text=True,
-        env=os.environ.copy(),
-        timeout=120,
-        check=False,
-    )
+    done = _without_sympy(command, str(_symbolic_model(tmp_path)))
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()
@@ -56,26 +61,12 @@ def test_inference_commands_without_sympy_name_the_extra_in_one_line(
 
 @pytest.mark.parametrize("command", ["check", "infer"])
 def test_a_model_of_static_split_axes_needs_no_sympy(command: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", WITHOUT_SYMPY, command, str(EXAMPLE)],
-        capture_output=True,
-        text=True,
-        env=os.environ.copy(),
-        timeout=120,
-        check=False,
-    )
+    done = _without_sympy(command, str(EXAMPLE))
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
 
 
 def test_run_works_without_sympy() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", WITHOUT_SYMPY, "run"],
-        capture_output=True,
-        text=True,
-        env=os.environ.copy(),
-        timeout=120,
-        check=False,
-    )
+    done = _without_sympy("run")
     assert done.returncode == 0, done.stderr
     assert "output quarter_3: float32 (1, 1)" in done.stdout

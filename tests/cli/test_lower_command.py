@@ -3,10 +3,11 @@ user runs them: exit codes, what is printed, what is written (and never half wri
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from onnx import ModelProto, TensorProto, helper
 
 import splitops
 from splitops.cli import main
+from splitops.onnx import _io as model_io
 
 from .conftest import Cli, make_model
 
@@ -95,11 +97,21 @@ def test_a_failed_write_leaves_the_old_file_whole(
     onnx.save(fewer_outputs(), source)
     target.write_bytes(b"the old file")
 
-    def fail_half_way(model: ModelProto, path: Path, **_: object) -> None:
-        Path(path).write_bytes(model.SerializeToString()[:10])
-        raise OSError(28, "No space left on device")
+    writing = model_io.replacing
 
-    monkeypatch.setattr(onnx, "save_model", fail_half_way)
+    @contextlib.contextmanager
+    def full_disk(path: Path) -> Iterator[object]:
+        """The real atomic writer, on a disk that fills up after 10 bytes."""
+        with writing(path) as stream:
+
+            class Full:
+                def write(self, data: bytes) -> None:
+                    stream.write(data[:10])
+                    raise OSError(28, "No space left on device")
+
+            yield Full()
+
+    monkeypatch.setattr(model_io, "replacing", full_disk)
     assert main(["lower", str(source), "-o", str(target)]) == 2
     assert target.read_bytes() == b"the old file"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fewer.onnx", "out.onnx"]

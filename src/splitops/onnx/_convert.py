@@ -38,6 +38,7 @@ from onnx import (
     FunctionProto,
     ModelProto,
     NodeProto,
+    TensorProto,
     TypeProto,
     helper,
 )
@@ -76,7 +77,7 @@ from ._graphs import (
     split_sites,
     value_types,
 )
-from ._io import check_part_counts
+from ._io import check_part_counts, copy_without
 from ._node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, read_node
 from ._types import element_of_code
 
@@ -159,9 +160,16 @@ def _check_converted(model: ModelProto, converted: ModelProto, target: int) -> N
 
 
 def _full_check(model: ModelProto) -> str | None:
-    """What onnx.checker's full check finds wrong with ``model``, in one line, or ``None``."""
+    """What onnx.checker's full check finds wrong with ``model``, in one line, or ``None``.
+
+    The model is checked without its large weights, each of which is checked on its own:
+    onnx.checker copies a model it is given several times over (serialized, parsed, and once
+    more for shape inference), which for a model of 1 GiB of weights took 4 GiB of memory.
+    """
     try:
-        onnx.checker.check_model(model, full_check=True)
+        for tensor in _large_initializers(model):
+            onnx.checker.check_tensor(tensor)
+        onnx.checker.check_model(_without_large_weights(model), full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
         return " ".join(str(error).split())
     return None
@@ -172,14 +180,26 @@ _Rewrite = tuple[list[NodeProto], "str | None"]
 
 
 def _infer_types(model: ModelProto) -> ModelProto:
-    """``model`` after onnx shape inference (or as it is, when inference fails), run on a
-    copy whose large weights are typed inputs instead: their values decide no shape, and
-    copying them could exceed memory or protobuf's 2 GB limit."""
-    light = ModelProto(ir_version=model.ir_version, opset_import=model.opset_import)
-    light.functions.extend(model.functions)
+    """``model`` after onnx shape inference (or without its large weights, when inference
+    fails)."""
+    light = _without_large_weights(model)
+    try:
+        return onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=True)
+    except Exception:  # any inference failure just leaves the types unknown
+        return light
+
+
+def _large_initializers(model: ModelProto) -> Iterator[TensorProto]:
+    return (t for t in model.graph.initializer if math.prod(t.dims) > _SMALL_TENSOR)
+
+
+def _without_large_weights(model: ModelProto) -> ModelProto:
+    """A copy of ``model`` whose large initializers are typed graph inputs instead: their
+    values decide no type or shape, and copying them could exceed memory or protobuf's 2 GB
+    limit."""
+    light = copy_without(model, "graph")
+    light.graph.CopyFrom(copy_without(model.graph, "initializer"))
     graph, source = light.graph, model.graph
-    for name in ("node", "input", "output", "value_info", "sparse_initializer"):
-        getattr(graph, name).extend(getattr(source, name))
     inputs = {i.name for i in source.input}
     for tensor in source.initializer:
         if math.prod(tensor.dims) <= _SMALL_TENSOR:
@@ -188,10 +208,7 @@ def _infer_types(model: ModelProto) -> ModelProto:
             graph.input.append(
                 helper.make_tensor_value_info(tensor.name, tensor.data_type, tensor.dims)
             )
-    try:
-        return onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=True)
-    except Exception:  # any inference failure just leaves the types unknown
-        return light
+    return light
 
 
 def _equal_parts_give(sizes: tuple[int, ...], dim: int, outputs: int, target: int) -> bool:

@@ -120,6 +120,22 @@ def test_a_file_that_cannot_be_written_leaves_no_partial_file(
     assert (tmp_path / "r" / "x_1.npy").is_dir()
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_written_files_get_the_permissions_a_plain_open_gives(cli: Cli, tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        done = cli("convert", str(EXAMPLE_MODEL), "--opset", "13", "-o", "new.onnx")
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "new.onnx").stat().st_mode & 0o777 == 0o644  # not a temp file's 600
+        (tmp_path / "kept.onnx").write_bytes(b"an older file")
+        (tmp_path / "kept.onnx").chmod(0o640)
+        done = cli("convert", str(EXAMPLE_MODEL), "--opset", "13", "-o", "kept.onnx")
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "kept.onnx").stat().st_mode & 0o777 == 0o640  # the replaced file's
+    finally:
+        os.umask(old)
+
+
 def _negative_dim_model(tmp_path: Path) -> Path:
     node = helper.make_node("Split", ["x"], ["a", "b"], axis=1, num_outputs=2)
     graph = helper.make_graph(

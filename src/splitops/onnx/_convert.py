@@ -68,6 +68,7 @@ from ._editing import (
     write_split_sizes,
 )
 from ._graphs import (
+    SMALL_TENSOR,
     Body,
     default_opset,
     function_label,
@@ -76,15 +77,13 @@ from ._graphs import (
     split_nodes,
     split_sites,
     value_types,
+    without_large_weights,
 )
-from ._io import check_part_counts, copy_without
+from ._io import check_part_counts
 from ._node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, read_node
 from ._types import element_of_code
 
 __all__ = ["convert_model"]
-
-#: Initializers up to this many elements keep their values for shape inference (shapes, sizes).
-_SMALL_TENSOR = 1024
 
 #: The domain that stands in for Split nodes while onnx.version_converter handles the rest.
 _PENDING_DOMAIN = "splitops.pending"
@@ -169,7 +168,7 @@ def _full_check(model: ModelProto) -> str | None:
     try:
         for tensor in _large_initializers(model):
             onnx.checker.check_tensor(tensor)
-        onnx.checker.check_model(_without_large_weights(model), full_check=True)
+        onnx.checker.check_model(without_large_weights(model)[0], full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
         return " ".join(str(error).split())
     return None
@@ -182,7 +181,7 @@ _Rewrite = tuple[list[NodeProto], "str | None"]
 def _infer_types(model: ModelProto) -> ModelProto:
     """``model`` after onnx shape inference (or without its large weights, when inference
     fails)."""
-    light = _without_large_weights(model)
+    light = without_large_weights(model)[0]
     try:
         return onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=True)
     except Exception:  # any inference failure just leaves the types unknown
@@ -190,25 +189,7 @@ def _infer_types(model: ModelProto) -> ModelProto:
 
 
 def _large_initializers(model: ModelProto) -> Iterator[TensorProto]:
-    return (t for t in model.graph.initializer if math.prod(t.dims) > _SMALL_TENSOR)
-
-
-def _without_large_weights(model: ModelProto) -> ModelProto:
-    """A copy of ``model`` whose large initializers are typed graph inputs instead: their
-    values decide no type or shape, and copying them could exceed memory or protobuf's 2 GB
-    limit."""
-    light = copy_without(model, "graph")
-    light.graph.CopyFrom(copy_without(model.graph, "initializer"))
-    graph, source = light.graph, model.graph
-    inputs = {i.name for i in source.input}
-    for tensor in source.initializer:
-        if math.prod(tensor.dims) <= _SMALL_TENSOR:
-            graph.initializer.append(tensor)
-        elif tensor.name not in inputs:
-            graph.input.append(
-                helper.make_tensor_value_info(tensor.name, tensor.data_type, tensor.dims)
-            )
-    return light
+    return (t for t in model.graph.initializer if math.prod(t.dims) > SMALL_TENSOR)
 
 
 def _equal_parts_give(sizes: tuple[int, ...], dim: int, outputs: int, target: int) -> bool:

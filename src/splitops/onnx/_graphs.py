@@ -15,9 +15,10 @@ Locations are written as :class:`~splitops.diagnostics.Diagnostic` writes them: 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from onnx import (
@@ -40,11 +41,13 @@ from ._node import DEFAULT_DOMAINS, is_split_node, node_label
 from ._types import has_type, tensor_problem
 
 __all__ = [
+    "SMALL_TENSOR",
     "Body",
     "ScopeConstants",
     "Step",
     "constant_sources",
     "constant_value",
+    "copy_without",
     "declared_types",
     "default_opset",
     "fed_inputs",
@@ -62,6 +65,7 @@ __all__ = [
     "split_sites",
     "value_types",
     "with_subgraphs",
+    "without_large_weights",
 ]
 
 #: One step down into a subgraph: (index of the node, name of its attribute, index in the
@@ -304,3 +308,48 @@ def value_types(model: ModelProto) -> dict[str, dict[str, TypeProto]]:
     for body in iter_bodies(model):
         types.setdefault(body.root, {}).update(declared_types(body.proto))
     return types
+
+
+#: An initializer of more elements than this is a weight: its values decide no type or
+#: shape (values are followed through tensors of up to this many items only).
+SMALL_TENSOR = 1024
+
+_Message = TypeVar("_Message", ModelProto, GraphProto)
+
+
+def copy_without(message: _Message, field_name: str) -> _Message:
+    """A copy of a protobuf message without one of its fields, which is never copied."""
+    copy = type(message)()
+    for field, value in message.ListFields():
+        if field.name == field_name:
+            continue
+        if hasattr(value, "extend"):
+            getattr(copy, field.name).extend(value)
+        elif hasattr(value, "CopyFrom"):
+            getattr(copy, field.name).CopyFrom(value)
+        else:
+            setattr(copy, field.name, value)
+    return copy
+
+
+def without_large_weights(model: ModelProto) -> tuple[ModelProto, list[str]]:
+    """A copy of ``model`` whose large initializers (of more than :data:`SMALL_TENSOR`
+    elements) are typed graph inputs instead, and the names of the inputs so added.
+
+    onnx's checker and shape inference copy a model they are given several times over
+    (serialized, parsed, serialized back): given the weights, a model of 1 GiB of weights
+    took 4 GiB of memory. Past 2 GB of weights, protobuf cannot serialize it at all.
+    """
+    light = copy_without(model, "graph")
+    light.graph.CopyFrom(copy_without(model.graph, "initializer"))
+    inputs = {i.name for i in model.graph.input}
+    added = []
+    for tensor in model.graph.initializer:
+        if math.prod(tensor.dims) <= SMALL_TENSOR:
+            light.graph.initializer.append(tensor)
+        elif tensor.name not in inputs:
+            light.graph.input.append(
+                helper.make_tensor_value_info(tensor.name, tensor.data_type, tensor.dims)
+            )
+            added.append(tensor.name)
+    return light, added

@@ -107,6 +107,7 @@ from ._graphs import (
     main_body,
     node_subgraphs,
     with_subgraphs,
+    without_large_weights,
 )
 from ._node import (
     DEFAULT_DOMAINS,
@@ -430,13 +431,26 @@ def _onnx_pass(model: ModelProto, holders: set[_FunctionKey]) -> tuple[ModelProt
 
 def _onnx_infers(model: ModelProto) -> ModelProto:
     """onnx's pass over ``model``; its failure (on another operator: splitops' own nodes are
-    checked by splitops) is an :class:`~splitops.OtherOperatorError`."""
+    checked by splitops) is an :class:`~splitops.OtherOperatorError`.
+
+    onnx is given the model with its large weights set aside as typed inputs (their values
+    are never followed), and the weights are put back, in their order, into what it returns.
+    """
+    light, added = without_large_weights(model)
     try:
-        return onnx.shape_inference.infer_shapes(model, data_prop=True)
+        base = onnx.shape_inference.infer_shapes(light, data_prop=True)
     except (InferenceError, ValidationError) as error:
         raise OtherOperatorError(
             f"onnx shape inference failed on the model: {' '.join(str(error).split())}"
         ) from error
+    if added:
+        set_aside = set(added)
+        inputs = [i for i in base.graph.input if i.name not in set_aside]
+        del base.graph.input[:]
+        base.graph.input.extend(inputs)
+        del base.graph.initializer[:]
+        base.graph.initializer.extend(model.graph.initializer)
+    return base
 
 
 def _scan(

@@ -43,20 +43,26 @@ import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import TypeVar
 
 import onnx
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
-from onnx import AttributeProto, GraphProto, ModelProto, TensorProto
+from onnx import AttributeProto, ModelProto, TensorProto
 
 from .._files import replacing, temporary_sibling
 from ..core import ModelLoadError, Rule, SplitError, current_limits
-from ._graphs import function_body, iter_bodies, iter_tensors, split_nodes, with_subgraphs
+from ._graphs import (
+    copy_without,
+    function_body,
+    iter_bodies,
+    iter_tensors,
+    split_nodes,
+    with_subgraphs,
+)
 from ._node import node_label
 from ._types import tensor_problem
 
-__all__ = ["MAX_MODEL_BYTES", "check_part_counts", "copy_without", "load_model", "save_model"]
+__all__ = ["MAX_MODEL_BYTES", "check_part_counts", "load_model", "save_model"]
 
 #: Protobuf cannot hold a message of 2 GiB or more: bigger models keep weights outside.
 MAX_MODEL_BYTES = 2**31 - 1
@@ -145,24 +151,6 @@ def save_model(model: ModelProto, path: str | os.PathLike[str]) -> None:
             piece = ModelProto()
             piece.graph.initializer.append(tensor)
             stream.write(piece.SerializeToString())
-
-
-_Message = TypeVar("_Message", ModelProto, GraphProto)
-
-
-def copy_without(message: _Message, field_name: str) -> _Message:
-    """A copy of a protobuf message without one of its fields, which is never copied."""
-    copy = type(message)()
-    for field, value in message.ListFields():
-        if field.name == field_name:
-            continue
-        if hasattr(value, "extend"):
-            getattr(copy, field.name).extend(value)
-        elif hasattr(value, "CopyFrom"):
-            getattr(copy, field.name).CopyFrom(value)
-        else:
-            setattr(copy, field.name, value)
-    return copy
 
 
 def check_part_counts(model: ModelProto) -> None:

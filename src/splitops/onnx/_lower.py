@@ -91,7 +91,7 @@ from ._editing import (
     write_split_sizes,
 )
 from ._graph_sizes import GraphArithmetic, GraphBuilder
-from ._graphs import Body, iter_bodies, split_sites, value_types
+from ._graphs import Body, iter_bodies, split_sites, value_types, without_large_weights
 from ._inference import infer_model_and_nodes
 from ._io import check_part_counts
 from ._node import DEFAULT_DOMAINS, SplitNode, node_label, read_node
@@ -177,7 +177,8 @@ def lower_model_with_report(
             rule=Rule.ARGUMENT,
         )
     check_part_counts(model)
-    inferred, records = infer_model_and_nodes(model)
+    # Types only: the weights stay out of the inferred copy.
+    inferred, records = infer_model_and_nodes(without_large_weights(model)[0])
     for record in records:
         error = record.error
         if error is not None:

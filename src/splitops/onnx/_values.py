@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from onnx import NodeProto, TensorProto, helper
 
-from ._graphs import constant_value
+from ._graphs import SMALL_TENSOR, constant_value
 from ._node import DEFAULT_DOMAINS
 from ._symbolic import parse_dim, sympy
 
@@ -49,8 +49,8 @@ __all__ = [
 ]
 
 #: The most items a value may have: shape computations are small; a larger tensor (a weight,
-#: an embedding table) is never followed.
-MAX_ITEMS = 1024
+#: an embedding table) is never followed, which is what lets inference set weights aside.
+MAX_ITEMS = SMALL_TENSOR
 
 _INTEGER_TYPES = frozenset(
     {

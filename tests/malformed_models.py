@@ -242,6 +242,15 @@ CASES: dict[str, Callable[[], Malformed]] = {
             ["a", "b"],
         ).SerializeToString(),
     ),
+    # sympy's tokenizer raised TokenError on it (found by fuzzing).
+    "dim_param Mod8N, 0)": lambda: Malformed(
+        "unclosed.onnx",
+        _model(
+            [helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")],
+            {"x": (F, ["Mod8N, 0)"])},
+            ["a", "b"],
+        ).SerializeToString(),
+    ),
     "recursive local function": lambda: Malformed(
         "recursive.onnx",
         _model(

@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx import ModelProto, TensorProto, helper, numpy_helper, shape_inference
 
 import splitops
@@ -21,6 +23,8 @@ from splitops.onnx._inference import (
     infer_split_nodes,
 )
 from splitops.onnx._symbolic import format_dim, parse_dim
+
+sympy = pytest.importorskip("sympy")
 
 F = TensorProto.FLOAT
 MakeModel = Callable[..., ModelProto]
@@ -308,10 +312,31 @@ def test_dim_params_round_trip(text: str, value: int | str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["batch size", "-3", "N/0", "2.5", "x**99", "__import__('os').getcwd()", "a.b", "lambda: 1"],
+    [
+        "batch size",
+        "-3",
+        "N/0",
+        "2.5",
+        "x**99",
+        "__import__('os').getcwd()",
+        "a.b",
+        "lambda: 1",
+        "Mod8N, 0)",  # found by fuzzing: sympy's tokenizer raised TokenError
+        "Mod(N, 0",
+        "(" * 300 + "N" + ")" * 300,
+    ],
 )
 def test_dim_params_outside_the_syntax_are_opaque(text: str) -> None:
     assert parse_dim(text) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="NB0123456789+-*/(), Modceilingflr", max_size=40))
+def test_any_dim_param_of_the_syntax_parses_or_is_opaque(text: str) -> None:
+    """A dim_param made of the syntax's own characters is an expression or an opaque name,
+    and parsing it never raises."""
+    expr = parse_dim(text)
+    assert expr is None or isinstance(expr, sympy.Expr)
 
 
 def test_an_invalid_node_in_an_if_branch_only_warns_even_when_strict(

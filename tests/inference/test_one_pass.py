@@ -22,7 +22,7 @@ from benchmarks.inference import (
     split_dim_verdicts,
     wide_model,
 )
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from splitops import infer_shapes
 from splitops.onnx._inference import SAME_TYPE_OPS
@@ -155,3 +155,44 @@ def test_the_input_model_is_not_modified() -> None:
     inferred = infer_shapes(model)
     assert model.SerializeToString() == before
     assert inferred.SerializeToString() != before
+
+
+@pytest.mark.parametrize("overridable", [False, True], ids=["constant", "graph input"])
+def test_large_weights_come_back_in_order_and_never_as_inputs(overridable: bool) -> None:
+    """onnx's pass sees large weights as typed inputs; the inferred model has them back as
+    they were: initializers in their order, graph inputs only where the model had them."""
+    weights = [
+        numpy_helper.from_array(np.full(size, i, np.float32), f"w{i}")
+        for i, size in enumerate([2000, 8, 4000])
+    ]
+    nodes = [
+        helper.make_node("Split", [t.name], [f"{t.name}a", f"{t.name}b"], num_outputs=2)
+        for t in weights
+    ]
+    # Overridable: every large weight is also a graph input, so none is added as one.
+    large = [t for t in weights if t.dims[0] > 1024]
+    inputs = [
+        helper.make_tensor_value_info(t.name, TensorProto.FLOAT, t.dims)
+        for t in (large if overridable else [])
+    ]
+    outputs = [
+        helper.make_tensor_value_info(name, TensorProto.FLOAT, None)
+        for node in nodes
+        for name in node.output
+    ]
+    graph = helper.make_graph(nodes, "weights", inputs, outputs, weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    inferred = infer_shapes(model)
+    assert list(inferred.graph.initializer) == weights
+    assert [i.name for i in inferred.graph.input] == (["w0", "w2"] if overridable else [])
+    halves = {
+        o.name: [d.dim_value for d in o.type.tensor_type.shape.dim] for o in inferred.graph.output
+    }
+    assert halves == {
+        "w0a": [1000],
+        "w0b": [1000],
+        "w1a": [4],
+        "w1b": [4],
+        "w2a": [2000],
+        "w2b": [2000],
+    }

@@ -443,7 +443,7 @@ def _onnx_infers(model: ModelProto) -> ModelProto:
         raise OtherOperatorError(
             f"onnx shape inference failed on the model: {' '.join(str(error).split())}"
         ) from error
-    if added:
+    if len(light.graph.initializer) != len(model.graph.initializer):
         set_aside = set(added)
         inputs = [i for i in base.graph.input if i.name not in set_aside]
         del base.graph.input[:]

@@ -20,6 +20,7 @@ import importlib
 import keyword
 import re
 from functools import cache, lru_cache
+from tokenize import TokenError
 from typing import Any
 
 __all__ = ["SYMBOLIC", "format_dim", "parse_dim", "sympy"]
@@ -106,8 +107,17 @@ def parse_dim(text: str) -> Any:
     parse_expr, names, transformations = _parser()
     try:
         expr = parse_expr(text, local_dict={}, global_dict=names, transformations=transformations)
-    except (SyntaxError, TypeError, ValueError, NameError, AttributeError, ZeroDivisionError):
-        return None  # Mod(N, 0), say: not an expression of a length
+    except (
+        SyntaxError,
+        TokenError,
+        TypeError,
+        ValueError,
+        NameError,
+        AttributeError,
+        ZeroDivisionError,
+        RecursionError,
+    ):
+        return None  # Mod(N, 0) or an unclosed "Mod(N, 0", say: not an expression of a length
     if not isinstance(expr, sympy.Expr) or expr.has(sympy.zoo, sympy.nan, sympy.oo):
         return None
     if expr.is_number and not (expr.is_integer and expr >= 0):

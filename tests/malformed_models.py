@@ -123,6 +123,27 @@ def _nested_ifs(depth: int) -> ModelProto:
     return _model(list(inner.node), {"c": (TensorProto.BOOL, []), "x": (F, [2])}, [f"o{depth - 1}"])
 
 
+def _untyped_branches() -> ModelProto:
+    """What the fuzzer found: an If whose branches are an If with an empty branch, and a Split
+    without sizes or count whose output declares no element type (onnx 1.23's shape inference
+    raises ValueError: "Invalid tensor data type 0")."""
+    split = helper.make_node("Split", ["x"], ["a"], name="deep")
+    untyped = helper.make_tensor_value_info("a", F, None)
+    untyped.type.tensor_type.ClearField("elem_type")
+    leaf = helper.make_graph([split], "leaf", [], [untyped])
+    empty = helper.make_graph([], "empty", [], [])
+    split_leaf = helper.make_graph(
+        [helper.make_node("Split", ["x"], ["a"], num_outputs=1, name="deep")],
+        "leaf",
+        [],
+        [helper.make_tensor_value_info("a", F, None)],
+    )
+    inner = helper.make_node("If", ["c"], ["o0"], then_branch=empty, else_branch=split_leaf)
+    holder = helper.make_graph([inner], "g0", [], [helper.make_tensor_value_info("o0", F, None)])
+    outer = helper.make_node("If", ["c"], ["o1"], then_branch=holder, else_branch=leaf, name="if1")
+    return _model([outer], {"c": (TensorProto.BOOL, []), "x": (F, [2])}, ["o1"])
+
+
 def _without_default_opset() -> ModelProto:
     """What the fuzzer found: an operator onnx has no schema for, and no opset import for
     ONNX's own domain (onnx's shape inference raises on it)."""
@@ -310,6 +331,9 @@ CASES: dict[str, Callable[[], Malformed]] = {
     "If nested 20 deep": lambda: Malformed("deep.onnx", _nested_ifs(20).SerializeToString()),
     "unknown operator, no default opset": lambda: Malformed(
         "no_opset.onnx", _without_default_opset().SerializeToString()
+    ),
+    "If branches without outputs and untyped": lambda: Malformed(
+        "untyped_branches.onnx", _untyped_branches().SerializeToString()
     ),
     "If without its else_branch": lambda: Malformed(
         "half_if.onnx", _if_without_else().SerializeToString()

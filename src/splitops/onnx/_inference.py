@@ -439,7 +439,9 @@ def _onnx_infers(model: ModelProto) -> ModelProto:
     light, added = without_large_weights(model)
     try:
         base = onnx.shape_inference.infer_shapes(light, data_prop=True)
-    except (InferenceError, ValidationError) as error:
+    # onnx 1.23 raises ValueError ("Invalid tensor data type 0") for an If whose branches
+    # declare an output of element type 0 and no output: any failure of its pass is its own.
+    except (InferenceError, ValidationError, ValueError, TypeError, RuntimeError) as error:
         raise OtherOperatorError(
             f"onnx shape inference failed on the model: {' '.join(str(error).split())}"
         ) from error

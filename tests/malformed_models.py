@@ -123,6 +123,12 @@ def _nested_ifs(depth: int) -> ModelProto:
     return _model(list(inner.node), {"c": (TensorProto.BOOL, []), "x": (F, [2])}, [f"o{depth - 1}"])
 
 
+def _dim_param(name: str, text: str) -> Malformed:
+    """Split-18 in halves of an input whose only dim is ``text``."""
+    node = helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")
+    return Malformed(name, _model([node], {"x": (F, [text])}, ["a", "b"]).SerializeToString())
+
+
 def _untyped_branches() -> ModelProto:
     """What the fuzzer found: an If whose branches are an If with an empty branch, and a Split
     without sizes or count whose output declares no element type (onnx 1.23's shape inference
@@ -255,23 +261,9 @@ CASES: dict[str, Callable[[], Malformed]] = {
     "op_type not UTF-8": lambda: Malformed(
         "op_type.onnx", _text(_greedy_outputs(2), b"Split", b"Spl\xffit")
     ),
-    "dim_param Mod(N, 0)": lambda: Malformed(
-        "mod0.onnx",
-        _model(
-            [helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")],
-            {"x": (F, ["Mod(N, 0)"])},
-            ["a", "b"],
-        ).SerializeToString(),
-    ),
+    "dim_param Mod(N, 0)": lambda: _dim_param("mod0.onnx", "Mod(N, 0)"),
     # sympy's tokenizer raised TokenError on it (found by fuzzing).
-    "dim_param Mod8N, 0)": lambda: Malformed(
-        "unclosed.onnx",
-        _model(
-            [helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")],
-            {"x": (F, ["Mod8N, 0)"])},
-            ["a", "b"],
-        ).SerializeToString(),
-    ),
+    "dim_param Mod8N, 0)": lambda: _dim_param("unclosed.onnx", "Mod8N, 0)"),
     "recursive local function": lambda: Malformed(
         "recursive.onnx",
         _model(

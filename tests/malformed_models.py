@@ -307,6 +307,13 @@ CASES: dict[str, Callable[[], Malformed]] = {
             _sequence(["x", "s"], [2**22]), _raw("s", I64, [2**22], b"")
         ).SerializeToString(),
     ),
+    # Holds nothing, but a tolist() of it is 10**9 lists (found by fuzzing: 24 GB).
+    "SplitToSequence split of an empty 8-d shape": lambda: Malformed(
+        "empty_8d_split.onnx",
+        _with_initializer(
+            _sequence(["x", "s"], [4]), _raw("s", I64, [1000, 1000, 1000, 0, 0, 1, 1, 1], b"")
+        ).SerializeToString(),
+    ),
     "SplitToSequence constant split of 0": lambda: Malformed(
         "chunk0.onnx",
         _with_initializer(

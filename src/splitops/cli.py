@@ -687,12 +687,29 @@ def _describe_split_nodes(model: ModelProto) -> list[str]:
             how.append(f"split={list(spec.split_attribute)}")
         if spec.split_input is not None:
             value = constants.value(body, spec.split_input)
-            shown = "?" if value is None else value.tolist()
-            how.append(f"split={shown} (input {spec.split_input!r})")
+            how.append(f"split={_shown_sizes(value)} (input {spec.split_input!r})")
         if spec.num_outputs is not None:
             how.append(f"num_outputs={spec.num_outputs}")
         lines.append(f"node {where}: {spec.rule.name} {' '.join(how)}")
     return lines
+
+
+def _shown_sizes(value: np.ndarray[Any, Any] | None) -> object:
+    """A constant split as ``run`` shows it: its sizes, the first few of a long one, the
+    shape of one of a wrong rank (whose values are not read: an empty array of shape
+    ``(10**4, 10**4, 0)`` is 10**8 lists)."""
+    if value is None:
+        return "?"
+    if value.ndim > 1:
+        return f"<shape {tuple(value.shape)}>"
+    if value.size > _SHOWN_SIZES:
+        head = ", ".join(str(v) for v in value[:_SHOWN_SIZES].tolist())
+        return f"[{head}, ... ({value.size} sizes)]"
+    return value.tolist()
+
+
+#: How many sizes of a constant split ``run`` shows.
+_SHOWN_SIZES = 16
 
 
 def _feeds(

@@ -157,6 +157,9 @@ def test_an_unreadable_model_is_refused_as_bad_input_by_every_command(
         ("num_outputs given twice", "check", 1, "gives the attribute 'num_outputs' twice"),
         ("negative declared dims", "run", 2, "no tensor has a negative length"),
         ("num_outputs 40000 with one output listed", "convert", 0, ""),
+        ("SplitToSequence split of an empty 8-d shape", "check", 1, "scalar or 1-d; one of shape"),
+        ("SplitToSequence split of an empty 8-d shape", "infer", 1, "scalar or 1-d; one of shape"),
+        ("SplitToSequence split of an empty 8-d shape", "run", 1, "scalar or 1-d; one of shape"),
     ],
 )
 def test_what_each_command_says_of_a_broken_node(

@@ -42,6 +42,32 @@ def test_a_count_over_the_limit_is_refused_before_anything_is_allocated(
     assert peak < 2**20
 
 
+def _empty_sizes(library: str) -> Any:
+    """Sizes of shape (10**4, 10**4, 0): nothing in them, but 10**8 lists in their tolist()."""
+    if library == "torch":
+        torch = pytest.importorskip("torch")
+        return torch.empty((10**4, 10**4, 0), dtype=torch.int64)
+    return np.empty((10**4, 10**4, 0), dtype=np.int64)
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch"])
+@pytest.mark.parametrize("op", ["split", "split_to_sequence"])
+def test_sizes_of_rank_three_are_refused_by_their_shape_not_their_values(
+    library: str, op: str
+) -> None:
+    sizes = _empty_sizes(library)
+    x = np.arange(4) if library == "numpy" else pytest.importorskip("torch").arange(4)
+    tracemalloc.start()
+    try:
+        with pytest.raises(SplitError, match=r"1-d; one of shape \(10000, 10000, 0\)") as caught:
+            getattr(splitops, op)(x, sizes)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert caught.value.rule == "split-shape"
+    assert peak < 1 << 20
+
+
 def test_the_limit_is_raised_for_a_block_and_only_there() -> None:
     with splitops.limits(max_parts=2**21):
         assert len(splitops.sequence_sizes(2**21)) == 2**21

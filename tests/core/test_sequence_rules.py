@@ -202,7 +202,7 @@ def test_sequence_1d_split_gives_the_named_sizes(
         ([-1, 7], r"split sizes must be >= 0; \[-1, 7\] has -1 at position 0"),
         ([2, 3], r"split sizes \[2, 3\] sum to 5, but the axis length is 6"),
         ([4, 4], r"split sizes \[4, 4\] sum to 8, but the axis length is 6"),
-        (np.array([[2, 4]]), r"split must be a scalar or 1-d; a nested sequence"),
+        (np.array([[2, 4]]), r"split must be a scalar or 1-d; one of shape \(1, 2\)"),
         ([[2], [4]], r"split must be a scalar or 1-d; a nested sequence"),
     ],
     ids=repr,

@@ -19,6 +19,7 @@ from ..core import (
     SplitError,
     SplitTypeError,
     check_split_element,
+    check_split_rank,
     host_value,
     opset_rule,
 )
@@ -43,6 +44,7 @@ def host_sizes(split: object, op: str, opset: int) -> object:
         return split
     array: Any = split
     check_split_element(element_of(array.dtype), opset_rule(op, opset), array.dtype)
+    check_split_rank(tuple(array.shape), opset_rule(op, opset))
     reject_unreadable(split, op, opset)
     try:
         return host_value(array if hasattr(array, "tolist") else np.from_dlpack(array))

@@ -627,6 +627,9 @@ def read_sizes(
     """
     if split is None:
         return None
+    shape = getattr(split, "shape", None)
+    if isinstance(shape, tuple):
+        check_split_rank(shape, rule)
     values = host_value(split)
     if _is_scalar(values):
         size = _read_size(values, rule, arithmetic)
@@ -758,6 +761,24 @@ def _read_int(value: object, what: str, rule: Rule) -> int:
             f"{what} must be an int; {value!r} ({type(value).__name__}) was given.", rule=rule
         )
     return index
+
+
+def check_split_rank(shape: Sequence[object], rule: OpsetRule) -> None:
+    """SplitError for a split of rank 2 or more, read from its shape before its values: an
+    empty array of shape ``(10**4, 10**4, 0)`` holds nothing, but ``tolist()`` makes 10**8
+    lists of it.
+
+    >>> check_split_rank((2, 0), opset_rule("Split", 13))
+    Traceback (most recent call last):
+    ...
+    splitops.SplitError: Split-13 split must be a scalar or 1-d; one of shape (2, 0) was ...
+    """
+    if len(shape) > 1:
+        raise SplitError(
+            f"{rule.name} split must be a scalar or 1-d; one of shape {tuple(shape)} was given.",
+            rule=Rule.SPLIT_SHAPE,
+            hint="Flatten it to one list of sizes.",
+        )
 
 
 def host_value(value: object) -> object:

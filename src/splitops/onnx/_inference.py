@@ -89,6 +89,7 @@ from ..core import (
     SplitError,
     check_element_type,
     check_split_input_type,
+    check_split_rank,
     drops_axis,
     normalize_axis,
     opset_rule,
@@ -215,7 +216,8 @@ class SplitNodeInference:
     #: the node is invalid.
     outputs: tuple[tuple[str, TypeProto], ...] = ()
     #: Each problem found, as (check, error): the check is "schema", "dtype",
-    #: "split-dtype", "axis", "sizes" or "declared"; the error does not name the node.
+    #: "split-dtype", "split-shape", "axis", "sizes" or "declared"; the error does not name
+    #: the node.
     problems: tuple[tuple[str, SplitError], ...] = ()
     #: Whether the node lies inside a branch of an If, which may never run: a branch for
     #: other input shapes may hold nodes that are invalid for these ones.
@@ -1233,13 +1235,19 @@ def _infer_split(node: NodeProto, opset: int, scope: _Graph | _NoScope) -> _Outc
     except SplitError as error:
         problems.append(("dtype", error))
     try:
-        split_elem, _ = tensor_parts(scope.type_of(spec.split_input or ""))
+        split_elem, split_dims = tensor_parts(scope.type_of(spec.split_input or ""))
         if split_elem and (elem or rule.split_input_types is not None):
             input_element = element_of_code(elem) if elem else None
             check_split_input_type(element_of_code(split_elem), input_element, rule)
     except SplitError as error:
         # Execution stops here too: the values of a split of the wrong type are not read.
         return _Outcome(problems=(*problems, ("split-dtype", error)))
+    try:
+        if value is None and split_dims is not None:
+            # A known value is checked with its sizes.
+            check_split_rank([dim_of(d) for d in split_dims], rule)
+    except SplitError as error:
+        return _Outcome(problems=(*problems, ("split-shape", error)))
     try:
         axis = None if dims is None else normalize_axis(spec.axis, len(dims), spec.rule.name)
     except SplitError as error:

@@ -303,7 +303,7 @@ def _constant(call: _Call) -> Value | None:
 
 def from_array(array: np.ndarray[Any, Any]) -> Value | None:
     """A numpy array as a value, or ``None`` for a large one or one of no number type."""
-    if array.size > MAX_ITEMS or array.dtype.kind not in "iubf":
+    if not _small(array.shape) or array.dtype.kind not in "iubf":
         return None
     return Value(_objects(array), array.dtype.kind != "f")
 
@@ -613,7 +613,15 @@ def propagate(
     operator = VALUE_OPS.get(node.op_type) if node.domain in DEFAULT_DOMAINS else None
     if operator is None:
         return None
-    return operator(_Call(node, opset, inputs, shapes))
+    value = operator(_Call(node, opset, inputs, shapes))
+    return value if value is None or _small(value.shape) else None
+
+
+def _small(shape: Sequence[int]) -> bool:
+    """Whether a value of ``shape`` is small enough to follow: at most :data:`MAX_ITEMS`
+    items, and as few nested lists (an empty value of shape ``(10**9, 0)`` holds nothing,
+    but its ``tolist()`` is 10**9 lists)."""
+    return math.prod(max(d, 1) for d in shape) <= MAX_ITEMS
 
 
 # --- output shapes that values decide -----------------------------------------------------

@@ -123,6 +123,16 @@ def _nested_ifs(depth: int) -> ModelProto:
     return _model(list(inner.node), {"c": (TensorProto.BOOL, []), "x": (F, [2])}, [f"o{depth - 1}"])
 
 
+def _node_with_group() -> ModelProto:
+    """What the fuzzer found: a node carrying an unknown field 14 that is a protobuf group
+    holding a field number 0. Python's protobuf keeps it; onnx's C++ parser refuses the model
+    ("Unable to parse proto") in every tool that hands it over."""
+    node = helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")
+    group = bytes([14 << 3 | 3, 0 << 3 | 5]) + b"\0\0\0\0" + bytes([14 << 3 | 4])
+    odd = NodeProto.FromString(node.SerializeToString() + group)
+    return _model([odd], {"x": (F, [4])}, ["a", "b"])
+
+
 def _dim_param(name: str, text: str) -> Malformed:
     """Split-18 in halves of an input whose only dim is ``text``."""
     node = helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")
@@ -264,6 +274,9 @@ CASES: dict[str, Callable[[], Malformed]] = {
     "dim_param Mod(N, 0)": lambda: _dim_param("mod0.onnx", "Mod(N, 0)"),
     # sympy's tokenizer raised TokenError on it (found by fuzzing).
     "dim_param Mod8N, 0)": lambda: _dim_param("unclosed.onnx", "Mod8N, 0)"),
+    "node holding a protobuf group": lambda: Malformed(
+        "group.onnx", _node_with_group().SerializeToString()
+    ),
     "recursive local function": lambda: Malformed(
         "recursive.onnx",
         _model(

@@ -130,6 +130,7 @@ def test_a_hostile_model_gets_one_line_and_a_documented_exit_code(
         ("external offset of a superscript two", "it must be a whole number >= 0"),
         ("external location not UTF-8", "not UTF-8 text"),
         ("node name not UTF-8", "is not UTF-8 text"),
+        ("node holding a protobuf group", "holds a protobuf group"),
         ("recursive local function", "calls itself"),
         ("mutually recursive local functions", "calls itself"),
         ("duplicated local function", "is defined twice"),

@@ -4,8 +4,8 @@
 :class:`~splitops.ModelLoadError` that says what is wrong, before anything big is allocated:
 
 - a missing, empty, truncated or non-ONNX file, or one over protobuf's 2 GB limit;
-- text fields that are not UTF-8 (node names, op types, ...), local functions defined twice
-  or calling themselves;
+- text fields that are not UTF-8 (node names, op types, ...), unknown fields that onnx's own
+  parser refuses (protobuf groups), local functions defined twice or calling themselves;
 - a tensor whose data type is unknown, whose dims are negative or claim more elements than
   the ``max_tensor_elements`` limit, or whose data does not fit its dims;
 - a Split or SplitToSequence asking for more parts than the ``max_parts`` limit, counted
@@ -41,12 +41,12 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterator
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import onnx
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
+from google.protobuf.unknown_fields import UnknownFieldSet
 from onnx import AttributeProto, ModelProto, TensorProto
 
 from .._files import replacing, temporary_sibling
@@ -225,23 +225,36 @@ def _parse(data: bytes, prefix: str) -> ModelProto:
 
 
 def _text_problem(model: ModelProto) -> str | None:
-    """A text field that is not UTF-8 (protobuf hands such a field over as ``bytes``)."""
-    for path, value in _texts(model, "model"):
-        if isinstance(value, bytes):
-            return f"{path} is not UTF-8 text ({value[:40]!r}): the file is damaged or forged."
-    return None
+    """A text field that is not UTF-8 (protobuf hands such a field over as ``bytes``), or a
+    protobuf group among the fields this onnx does not know: no ONNX field is a group, and
+    onnx's own parser refuses what Python's keeps (a group holding a field number 0)."""
+    return _field_problem(model, "model")
 
 
-def _texts(message: Message, path: str) -> Iterator[tuple[str, object]]:
+def _field_problem(message: Message, path: str) -> str | None:
+    if any(field.wire_type == _START_GROUP for field in UnknownFieldSet(message)):
+        return (
+            f"{path} holds a protobuf group, which no ONNX field is: the file is damaged or forged."
+        )
     for field, value in message.ListFields():
         where = f"{path}.{field.name}"
         if field.type == FieldDescriptor.TYPE_MESSAGE:
             items = value if _repeated(field) else [value]
             for index, item in enumerate(items):
-                yield from _texts(item, f"{where}[{index}]" if _repeated(field) else where)
+                found = _field_problem(item, f"{where}[{index}]" if _repeated(field) else where)
+                if found:
+                    return found
         elif field.type == FieldDescriptor.TYPE_STRING:
             for item in value if _repeated(field) else [value]:
-                yield where, item
+                if isinstance(item, bytes):
+                    return (
+                        f"{where} is not UTF-8 text ({item[:40]!r}): the file is damaged or forged."
+                    )
+    return None
+
+
+#: The wire type of a protobuf group's start.
+_START_GROUP = 3
 
 
 def _repeated(field: FieldDescriptor) -> bool:

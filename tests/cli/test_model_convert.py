@@ -19,9 +19,10 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import ModelProto, TensorProto, helper, numpy_helper
+from tests.malformed_models import _node_with_group
 from tests.model_building import with_inferred_outputs
 
-from splitops import OtherOperatorError, SplitError, backend
+from splitops import ModelCheckWarning, OtherOperatorError, SplitError, backend
 from splitops.onnx._convert import convert_model
 from splitops.onnx._graphs import default_opset, split_nodes
 
@@ -580,3 +581,11 @@ def test_a_split_of_a_large_weight_still_knows_its_axis_length() -> None:
 
 
 abc3 = ["a", "b", "c"]
+
+
+def test_a_model_onnx_cannot_parse_in_cpp_converts_with_a_warning_not_a_crash() -> None:
+    # Python's protobuf keeps an unknown group that onnx's C++ parser refuses; load_model
+    # refuses such files, and convert_model given one in memory says what onnx found.
+    with pytest.warns(ModelCheckWarning, match="Unable to parse proto"):
+        converted = convert_model(_node_with_group(), 13)
+    assert [node.op_type for node in converted.graph.node] == ["Split"]

@@ -169,7 +169,8 @@ def _full_check(model: ModelProto) -> str | None:
         for tensor in _large_initializers(model):
             onnx.checker.check_tensor(tensor)
         onnx.checker.check_model(without_large_weights(model)[0], full_check=True)
-    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
+    # ValueError: onnx's C++ parser refuses what Python's protobuf accepted.
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, ValueError) as error:
         return " ".join(str(error).split())
     return None
 

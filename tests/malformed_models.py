@@ -257,6 +257,13 @@ CASES: dict[str, Callable[[], Malformed]] = {
         _external("w.bin", length="\u00b2").SerializeToString(),
         {"w.bin": b"\x00" * 24},
     ),
+    # os.open raised ValueError on it (found by fuzzing).
+    "external location holding a NUL": lambda: Malformed(
+        "nul.onnx", _external("w\0.bin").SerializeToString(), {"w.bin": b"\x00" * 24}
+    ),
+    "external location of 5,000 characters": lambda: Malformed(
+        "long.onnx", _external("w" * 5000).SerializeToString()
+    ),
     "external location not UTF-8": lambda: Malformed(
         "location.onnx",
         _text(_external("w.bin"), b"w.bin", b"w\xffbin"),

@@ -129,6 +129,8 @@ def test_a_hostile_model_gets_one_line_and_a_documented_exit_code(
         ("external location is the model itself", "the model file itself"),
         ("external offset of a superscript two", "it must be a whole number >= 0"),
         ("external location not UTF-8", "not UTF-8 text"),
+        ("external location holding a NUL", "a path holding a NUL character"),
+        ("external location of 5,000 characters", "...(5000 chars)', which cannot be read"),
         ("node name not UTF-8", "is not UTF-8 text"),
         ("node holding a protobuf group", "holds a protobuf group"),
         ("recursive local function", "calls itself"),

@@ -335,7 +335,8 @@ def _load_external_data(
                 f"{prefix}: tensor {tensor.name!r} keeps its data at a location that is not "
                 f"UTF-8 text ({location[:40]!r})."
             )
-        where = f"{prefix}: tensor {tensor.name!r} keeps its data in {location!r}"
+        shown = location if len(location) <= 80 else f"{location[:60]}...({len(location)} chars)"
+        where = f"{prefix}: tensor {tensor.name!r} keeps its data in {shown!r}"
         offset = _bound(entries, "offset", where) or 0
         length = _bound(entries, "length", where)
         needed = _external_bytes(tensor)
@@ -381,6 +382,8 @@ def _external_bytes(tensor: TensorProto) -> int | None:
 def _external_file(folder: Path, location: str, where: str, *, trust: bool) -> Path:
     if not location:
         raise ModelLoadError(f"{where}: the location is empty.")
+    if "\0" in location:
+        raise ModelLoadError(f"{where}, a path holding a NUL character, which no file name can.")
     if not trust:
         if PurePosixPath(location).is_absolute() or PureWindowsPath(location).is_absolute():
             raise ModelLoadError(

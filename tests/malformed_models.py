@@ -194,6 +194,11 @@ def _twice(name: str, first: int, second: int) -> ModelProto:
     return _model([node], {"x": (F, [4])}, ["a", "b"])
 
 
+def _more_outputs_than_num_outputs() -> ModelProto:
+    node = helper.make_node("Split", ["x"], ["a", "b", "c"], num_outputs=2, name="more")
+    return _model([node], {"x": (F, [4])}, ["a", "b"])
+
+
 def _negative_dims() -> ModelProto:
     nodes = [helper.make_node("Split", [n], [f"{n}0"], num_outputs=1) for n in "xyz"]
     inputs: dict[str, tuple[int, list[int | str | None] | None]] = {
@@ -346,6 +351,10 @@ CASES: dict[str, Callable[[], Malformed]] = {
     ),
     "num_outputs given twice": lambda: Malformed(
         "twice.onnx", _twice("num_outputs", 2, 3).SerializeToString()
+    ),
+    # onnx's shape inference aborts the process on it (found by fuzzing: convert died).
+    "Split-18 listing more outputs than num_outputs": lambda: Malformed(
+        "more_outputs.onnx", _more_outputs_than_num_outputs().SerializeToString()
     ),
     "If nested 20 deep": lambda: Malformed("deep.onnx", _nested_ifs(20).SerializeToString()),
     "unknown operator, no default opset": lambda: Malformed(

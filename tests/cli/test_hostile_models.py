@@ -158,6 +158,8 @@ def test_an_unreadable_model_is_refused_as_bad_input_by_every_command(
         ("SplitToSequence of a [2**31] input", "run", 2, "max_input_elements"),
         ("SplitToSequence constant split of 0", "convert", 1, "must be >= 1; 0 was given"),
         ("num_outputs given twice", "check", 1, "gives the attribute 'num_outputs' twice"),
+        ("Split-18 listing more outputs than num_outputs", "check", 1, "has 3 outputs but"),
+        ("Split-18 listing more outputs than num_outputs", "convert", 1, "has 3 outputs but"),
         ("negative declared dims", "run", 2, "no tensor has a negative length"),
         ("num_outputs 40000 with one output listed", "convert", 0, ""),
         ("SplitToSequence split of an empty 8-d shape", "check", 1, "scalar or 1-d; one of shape"),

@@ -447,6 +447,27 @@ def test_a_broken_node_stops_the_conversion_with_its_name() -> None:
         convert_model(model, 13)
 
 
+@pytest.mark.parametrize("target", [11, 13, 18])
+def test_equal_parts_broken_at_their_own_version_stop_the_conversion(target: int) -> None:
+    # Split-13 cannot cut 4 into 3 equal parts; Split-18's num_outputs=3 would cut 2, 2, 0.
+    model = model_of([split(["x"], ["a", "b", "c"])], {"x": (F, [4])}, ["a", "b", "c"], 13)
+    with pytest.raises(SplitError, match=r"node 's' \(Split\).*a dim of 4 does not divide into 3"):
+        convert_model(model, target)
+
+
+def test_more_outputs_than_num_outputs_stop_the_conversion_before_onnx_sees_them() -> None:
+    # onnx 1.23's shape inference aborts the process on this node: no exception to catch.
+    graph = helper.make_graph(
+        [split(["x"], ["a", "b", "c"], num_outputs=2)],
+        "g",
+        [helper.make_tensor_value_info("x", F, [4])],
+        [helper.make_tensor_value_info(n, F, None) for n in "abc"],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    with pytest.raises(SplitError, match="has 3 outputs but num_outputs is 2"):
+        convert_model(model, 13)
+
+
 def abs_then_split(opset: int, op: str = "Abs") -> ModelProto:
     parts = {"num_outputs": 2} if opset >= 18 else {}
     return model_of(

@@ -659,12 +659,14 @@ def read_sizes(
 
 
 def check_output_count(
-    sizes: tuple[Any, ...], listed: int, rule: OpsetRule, *, by_num_outputs: bool
+    sizes: Sequence[Any], listed: int, rule: OpsetRule, *, by_num_outputs: bool
 ) -> None:
     """Check that a node lists (or a call asks for) as many outputs as there are parts.
 
     With explicit sizes the counts must match. With Split-18's ``num_outputs`` the node may
-    omit trailing outputs (onnx/onnx#8255) but never list more than ``num_outputs``.
+    omit trailing outputs (onnx/onnx#8255) but never list more than ``num_outputs``; only the
+    number of ``sizes`` is read then, so a node can be checked before its axis length is
+    known by passing ``range(num_outputs)``.
 
     >>> check_output_count((2, 2, 2, 1), 3, opset_rule("Split", 18), by_num_outputs=True)
     >>> check_output_count((2, 4), 3, opset_rule("Split", 13), by_num_outputs=False)

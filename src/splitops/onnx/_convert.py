@@ -114,11 +114,17 @@ def convert_model(model: ModelProto, opset: int) -> ModelProto:
     check_part_counts(model)
     converted = ModelProto()
     converted.CopyFrom(model)
+    # Every node is read at its own opset before onnx's inference sees the model: onnx 1.23
+    # aborts the process on a Split-18 listing more outputs than num_outputs.
+    sites = [
+        (body, index, node, _read_source(body, node))
+        for body, index, node in split_sites(converted)
+    ]
     facts = ModelFacts.read(converted, value_types(_infer_types(converted)))
     edits = ModelEdits()
     dropped = []
-    for body, index, node in split_sites(converted):
-        nodes, dropped_input = _rewrite(body, node, target, facts, edits)
+    for body, index, node, spec in sites:
+        nodes, dropped_input = _rewrite(body, node, spec, target, facts, edits)
         edits.replace(body, index, nodes)
         if dropped_input is not None:
             dropped.append(dropped_input)
@@ -216,15 +222,27 @@ def _check_target(opset: object) -> int:
     return opset
 
 
-def _rewrite(
-    body: Body, node: NodeProto, target: int, facts: ModelFacts, edits: ModelEdits
-) -> _Rewrite:
+def _read_source(body: Body, node: NodeProto) -> SplitNode:
+    """``node`` read at the opset of its body, or the SplitError of what is wrong with it."""
     if body.opset is None:
         raise SplitError(
             f"{body.label} imports no opset of the default ONNX domain.", rule=Rule.OPSET
         )
     try:
-        spec = read_node(node, body.opset)
+        return read_node(node, body.opset)
+    except SplitError as error:
+        raise node_error(node, error).in_context(f"{body.label}: ") from error
+
+
+def _rewrite(
+    body: Body,
+    node: NodeProto,
+    spec: SplitNode,
+    target: int,
+    facts: ModelFacts,
+    edits: ModelEdits,
+) -> _Rewrite:
+    try:
         element = facts.element(body, node.input[0])
         if spec.op == "SplitToSequence":
             rule = opset_rule("SplitToSequence", target)
@@ -271,6 +289,11 @@ def _rewrite_split(
     dim = dims[axis] if dims is not None else None
     sizes = given_sizes(body, spec, facts)
     outputs = list(spec.outputs)
+    # The node's own sizes, checked at its own version: a node broken there stops the
+    # conversion (equal parts of 4 into 3 at Split-13 must not become 2, 2, 0 at Split-18).
+    planned = (
+        None if dim is None or (spec.has_sizes and sizes is None) else spec.part_sizes(dim, sizes)
+    )
 
     new = NodeProto()
     new.CopyFrom(node)
@@ -293,7 +316,7 @@ def _rewrite_split(
         return [new], None
     if not spec.has_sizes:
         # Split-18's num_outputs going below 18: the sizes must be known to be written down.
-        if dim is None:
+        if dim is None or planned is None:
             raise SplitError(
                 f"{spec.rule.name} num_outputs={spec.num_outputs} cuts an axis whose length is "
                 f"{_dim_text(facts.type_of(body, node.input[0]), axis)}, not a static number, "
@@ -302,13 +325,11 @@ def _rewrite_split(
                 rule=Rule.CONVERSION,
                 hint="Give that axis a static length, or keep opset >= 18.",
             )
-        sizes = spec.part_sizes(dim)
+        sizes = planned
         if _equal_parts_give(sizes, dim, len(outputs), target):
             new.output.extend(outputs)
             return [new], None
         outputs += [facts.fresh_name(f"{spec.label}_unused") for _ in sizes[len(outputs) :]]
-    elif dim is not None and sizes is not None:
-        spec.part_sizes(dim, sizes)
     new.output.extend(outputs)
     return _write_sizes(new, body, spec, target, sizes, facts, edits)
 

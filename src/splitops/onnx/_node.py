@@ -322,13 +322,19 @@ def _read_node(node: NodeProto, opset: int) -> SplitNode:
         )
     if len(outputs) > MAX_PARTS:
         raise SplitError(f"{rule.name} allows at most {MAX_PARTS} outputs.", rule=Rule.OUTPUTS)
+    num_outputs = attributes.get("num_outputs")
+    if rule.part_count is PartCount.NUM_OUTPUTS and num_outputs is not None and num_outputs >= 1:
+        # More outputs than num_outputs is known before the axis length: every tool refuses
+        # such a node before onnx sees it (onnx 1.23's shape inference aborts the process on
+        # it). num_outputs below 1 is the planner's to refuse.
+        check_output_count(range(num_outputs), len(outputs), rule, by_num_outputs=True)
     return SplitNode(
         label=node_label(node),
         rule=rule,
         axis=int(attributes.get("axis", 0)),
         split_attribute=split_attribute,
         split_input=split_input,
-        num_outputs=attributes.get("num_outputs"),
+        num_outputs=num_outputs,
         keepdims=read_keepdims(attributes.get("keepdims", 1)),
         outputs=outputs,
     )

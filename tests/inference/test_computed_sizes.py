@@ -9,6 +9,8 @@ values, it gives either nothing or an expression that holds at every value.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -402,3 +404,20 @@ def test_division_of_a_dim_is_floor_where_the_quotient_cannot_be_negative(
     found = propagate(node, 18, [Value.of(numerator), Value.of(divisor)])
     assert found is not None
     assert found.flat() == [expected]
+
+
+def test_the_first_fractional_value_loads_sympy_without_a_numpy_warning() -> None:
+    # sympy loads at its first use, here inside numpy's loop over the items; importing it
+    # raises the FPU's invalid flag, which numpy reported as a RuntimeWarning.
+    code = (
+        "import sys, numpy as np\n"
+        "from splitops.onnx._values import from_array\n"
+        "assert 'sympy' not in sys.modules\n"
+        "value = from_array(np.array([1.5, 3.5]))\n"
+        "print(value.host(), 'sympy' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[1.5, 3.5] True"

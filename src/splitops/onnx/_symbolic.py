@@ -23,6 +23,8 @@ from functools import cache, lru_cache
 from tokenize import TokenError
 from typing import Any
 
+import numpy as np
+
 __all__ = ["SYMBOLIC", "format_dim", "parse_dim", "sympy"]
 
 
@@ -40,12 +42,18 @@ class _Sympy:
 @cache
 def _sympy() -> Any:
     try:
-        return importlib.import_module("sympy")
+        module = importlib.import_module("sympy")
     except ModuleNotFoundError as missing:
         raise ImportError(
             "splitops shape inference (infer_shapes, check_model, `splitops infer` and "
             "`splitops check`) needs sympy for symbolic dims: pip install 'splitops[inference]'"
         ) from missing
+    # Importing sympy leaves the FPU's invalid-operation flag raised. When the first use is
+    # inside a numpy loop (np.frompyfunc, as splitops.onnx._values maps value items), numpy
+    # reads the flag when the loop ends and warns "invalid value encountered" for a value
+    # that is fine. One numpy operation clears the flag.
+    np.add(0.0, 0.0)
+    return module
 
 
 #: sympy, loaded at first use.

@@ -199,6 +199,12 @@ def _more_outputs_than_num_outputs() -> ModelProto:
     return _model([node], {"x": (F, [4])}, ["a", "b"])
 
 
+def _long_vector_sum() -> ModelProto:
+    add = helper.make_node("Add", ["x", "x"], ["y"], name="sum")
+    node = helper.make_node("Split", ["y"], ["a", "b"], num_outputs=2, name="halves")
+    return _model([add, node], {"x": (F, [2**31])}, ["a", "b"])
+
+
 def _negative_dims() -> ModelProto:
     nodes = [helper.make_node("Split", [n], [f"{n}0"], num_outputs=1) for n in "xyz"]
     inputs: dict[str, tuple[int, list[int | str | None] | None]] = {
@@ -355,6 +361,11 @@ CASES: dict[str, Callable[[], Malformed]] = {
     # onnx's shape inference aborts the process on it (found by fuzzing: convert died).
     "Split-18 listing more outputs than num_outputs": lambda: Malformed(
         "more_outputs.onnx", _more_outputs_than_num_outputs().SerializeToString()
+    ),
+    # onnx's data propagation allocates some 150 bytes per item of a 1-d tensor whose length it
+    # knows, at an Add (found by fuzzing: 2**31 items took all memory in check and infer).
+    "Add of a [2**31] vector before a Split": lambda: Malformed(
+        "long_vector.onnx", _long_vector_sum().SerializeToString()
     ),
     "If nested 20 deep": lambda: Malformed("deep.onnx", _nested_ifs(20).SerializeToString()),
     "unknown operator, no default opset": lambda: Malformed(

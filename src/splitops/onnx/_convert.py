@@ -187,10 +187,11 @@ _Rewrite = tuple[list[NodeProto], "str | None"]
 
 def _infer_types(model: ModelProto) -> ModelProto:
     """``model`` after onnx shape inference (or without its large weights, when inference
-    fails)."""
+    fails). Without data propagation, which allocates per item of every 1-d tensor of known
+    length (see :func:`splitops.onnx._inference._onnx_pass`)."""
     light = without_large_weights(model)[0]
     try:
-        return onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=True)
+        return onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=False)
     except Exception:  # any inference failure just leaves the types unknown
         return light
 

@@ -9,11 +9,11 @@ by construction. A dim that is a symbol ``N`` gives sizes that are expressions i
 
 How the results meet ``onnx.shape_inference`` (one pass, linear in the size of the model):
 
-1. onnx infers the whole model once (``data_prop=True``), Split nodes included (but those
-   that onnx cannot take, :func:`_onnx_pass`). That pass is right for every other
-   operator, and for a valid Split it is right where it says something; it only says less
-   (``unk__0`` for a size splitops can write as ``N - 3*ceiling(N/4)``), or something
-   impossible for an invalid node (a dim of -1). Where onnx wrote a placeholder such as
+1. onnx infers the whole model once, Split nodes included (but those that onnx cannot
+   take, :func:`_onnx_pass`), without its data propagation (see there). That pass is right
+   for every other operator, and for a valid Split it is right where it says something; it
+   only says less (``unk__0`` for a size splitops can write as ``N - 3*ceiling(N/4)``), or
+   something impossible for an invalid node (a dim of -1). Where onnx wrote a placeholder such as
    ``unk__0`` and splitops finds the dim, the placeholder is named in the whole model
    (:meth:`_Pass._set`).
 2. One walk over the nodes in order, subgraphs where their node stands. A Split or
@@ -388,8 +388,14 @@ def _infer_model(model: ModelProto, *, write: bool, top: bool = True) -> _Inferr
 
 
 def _onnx_pass(model: ModelProto, holders: set[_FunctionKey]) -> tuple[ModelProto, ModelProto]:
-    """onnx's own inference of ``model``, with data propagation: the model it read, and the
-    new model it returned.
+    """onnx's own inference of ``model``: the model it read, and the new model it returned.
+
+    onnx's data propagation stays off. splitops follows the values of shape computations
+    itself (:mod:`~splitops.onnx._values`, tensors of at most ``SMALL_TENSOR`` items), and
+    onnx 1.23's propagation allocates some 150 bytes per item of every 1-d tensor whose
+    length it knows when it meets an Add, a Cast or a Concat: an Add of a declared
+    ``[2**31]`` vector took all memory (found by fuzzing). On the exported corpus splitops
+    knows the same 580 of 582 split dims either way.
 
     onnx infers the Split and SplitToSequence nodes too, except those it cannot take: onnx
     1.23 aborts the process on a Split-18 that lists more outputs than ``num_outputs``, and
@@ -440,7 +446,7 @@ def _onnx_infers(model: ModelProto) -> ModelProto:
     """
     light, added = without_large_weights(model)
     try:
-        base = onnx.shape_inference.infer_shapes(light, data_prop=True)
+        base = onnx.shape_inference.infer_shapes(light, data_prop=False)
     # onnx 1.23 raises ValueError ("Invalid tensor data type 0") for an If whose branches
     # declare an output of element type 0 and no output: any failure of its pass is its own.
     except (InferenceError, ValidationError, ValueError, TypeError, RuntimeError) as error:

@@ -105,9 +105,9 @@ def _function(name: str, calls: str) -> FunctionProto:
     )
 
 
-def _nested_ifs(depth: int) -> ModelProto:
+def _nested_ifs(depth: int, outputs: tuple[str, ...] = ("a",)) -> ModelProto:
     inner: GraphProto = helper.make_graph(
-        [helper.make_node("Split", ["x"], ["a"], num_outputs=1, name="deep")],
+        [helper.make_node("Split", ["x"], list(outputs), num_outputs=1, name="deep")],
         "leaf",
         [],
         [helper.make_tensor_value_info("a", F, None)],
@@ -368,6 +368,10 @@ CASES: dict[str, Callable[[], Malformed]] = {
         "long_vector.onnx", _long_vector_sum().SerializeToString()
     ),
     "If nested 20 deep": lambda: Malformed("deep.onnx", _nested_ifs(20).SerializeToString()),
+    # onnx's inference of an If infers its branches: found by fuzzing, an abort in check.
+    "If nested 3 deep around a Split listing more outputs than num_outputs": lambda: Malformed(
+        "deep_more_outputs.onnx", _nested_ifs(3, ("a", "b")).SerializeToString()
+    ),
     "unknown operator, no default opset": lambda: Malformed(
         "no_opset.onnx", _without_default_opset().SerializeToString()
     ),

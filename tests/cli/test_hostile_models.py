@@ -160,6 +160,12 @@ def test_an_unreadable_model_is_refused_as_bad_input_by_every_command(
         ("num_outputs given twice", "check", 1, "gives the attribute 'num_outputs' twice"),
         ("Split-18 listing more outputs than num_outputs", "check", 1, "has 3 outputs but"),
         ("Split-18 listing more outputs than num_outputs", "convert", 1, "has 3 outputs but"),
+        (
+            "If nested 3 deep around a Split listing more outputs than num_outputs",
+            "check",
+            1,
+            "has 2 outputs but num_outputs is 1",
+        ),
         ("Add of a [2**31] vector before a Split", "check", 0, ""),
         ("Add of a [2**31] vector before a Split", "infer", 0, ""),
         (

@@ -497,6 +497,19 @@ def _onnx_takes(node: NodeProto) -> bool:
     return True
 
 
+def _onnx_takes_bodies(node: NodeProto) -> bool:
+    """Whether onnx can infer every Split in the subgraphs of ``node``, at any depth."""
+    for attribute in node.attribute:
+        bodies = [attribute.g] if attribute.HasField("g") else []
+        for body in [*bodies, *attribute.graphs]:
+            for inner in body.node:
+                if inner.domain in DEFAULT_DOMAINS and not _onnx_takes(inner):
+                    return False
+                if not _onnx_takes_bodies(inner):
+                    return False
+    return True
+
+
 # --- the pass -----------------------------------------------------------------------------
 
 
@@ -820,6 +833,9 @@ class _Pass:
         if node.op_type in SAME_TYPE_OPS and not node.domain and len(node.output) == 1:
             first = graph.type_of(node.input[0]) if node.input else None
             return {} if first is None else {node.output[0]: first}
+        if subgraphs and not _onnx_takes_bodies(node):
+            # onnx infers the subgraphs with the node: a Split it cannot take aborts it.
+            return {}
         types: dict[str, TypeProto] = {}
         data: dict[str, TensorProto] = {}
         for name in dict.fromkeys([*node.input, *_outer_names(subgraphs)]):

@@ -123,6 +123,13 @@ def _nested_ifs(depth: int, outputs: tuple[str, ...] = ("a",)) -> ModelProto:
     return _model(list(inner.node), {"c": (TensorProto.BOOL, []), "x": (F, [2])}, [f"o{depth - 1}"])
 
 
+def _branch_without_type() -> ModelProto:
+    model = _nested_ifs(1, ("a", "b"))
+    branch = next(a for a in model.graph.node[0].attribute if a.name == "else_branch")
+    branch.ClearField("type")
+    return model
+
+
 def _node_with_group() -> ModelProto:
     """What the fuzzer found: a node carrying an unknown field 14 that is a protobuf group
     holding a field number 0. Python's protobuf keeps it; onnx's C++ parser refuses the model
@@ -371,6 +378,10 @@ CASES: dict[str, Callable[[], Malformed]] = {
     # onnx's inference of an If infers its branches: found by fuzzing, an abort in check.
     "If nested 3 deep around a Split listing more outputs than num_outputs": lambda: Malformed(
         "deep_more_outputs.onnx", _nested_ifs(3, ("a", "b")).SerializeToString()
+    ),
+    # onnx infers a branch whose attribute has no type: found by fuzzing, an abort in check.
+    "If branch without a type around a Split listing more outputs": lambda: Malformed(
+        "untyped_branch.onnx", _branch_without_type().SerializeToString()
     ),
     "unknown operator, no default opset": lambda: Malformed(
         "no_opset.onnx", _without_default_opset().SerializeToString()

@@ -166,6 +166,12 @@ def test_an_unreadable_model_is_refused_as_bad_input_by_every_command(
             1,
             "has 2 outputs but num_outputs is 1",
         ),
+        (
+            "If branch without a type around a Split listing more outputs",
+            "check",
+            1,
+            "main/if0.else_branch/deep (Split-18) [output-count]",
+        ),
         ("Add of a [2**31] vector before a Split", "check", 0, ""),
         ("Add of a [2**31] vector before a Split", "infer", 0, ""),
         (

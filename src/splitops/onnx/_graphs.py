@@ -152,13 +152,16 @@ def node_subgraphs(body: Body, index: int, node: NodeProto) -> Iterator[Body]:
 
 
 def graph_attributes(node: NodeProto) -> Iterator[tuple[str, int, GraphProto]]:
-    """Each graph ``node`` holds: (attribute name, index in its ``graphs`` or -1, graph)."""
+    """Each graph ``node`` holds: (attribute name, index in its ``graphs`` or -1, graph).
+
+    A graph is found by the field that holds it, not by the attribute's ``type``: onnx's
+    inference walks a branch whose attribute has no type, so every walk must see it too.
+    """
     for attribute in node.attribute:
-        if attribute.type == AttributeProto.GRAPH:
+        if attribute.HasField("g"):
             yield attribute.name, -1, attribute.g
-        elif attribute.type == AttributeProto.GRAPHS:
-            for k, graph in enumerate(attribute.graphs):
-                yield attribute.name, k, graph
+        for k, graph in enumerate(attribute.graphs):
+            yield attribute.name, k, graph
 
 
 def graph_at(proto: GraphProto | FunctionProto, path: Iterable[Step]) -> GraphProto | FunctionProto:

@@ -67,7 +67,6 @@ import numpy as np
 import onnx
 import onnx.inliner
 from onnx import (
-    AttributeProto,
     FunctionProto,
     GraphProto,
     ModelProto,
@@ -177,7 +176,6 @@ def _unknown() -> Any:
 _Where = tuple[Step, ...]
 _FunctionKey = tuple[str, str, str]
 _Dim = int | str | None
-_GRAPH_ATTRIBUTES = (AttributeProto.GRAPH, AttributeProto.GRAPHS)
 #: ONNX's own operators that hold subgraphs (other domains' are found by their attributes).
 _CONTROL_FLOW = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 
@@ -499,14 +497,12 @@ def _onnx_takes(node: NodeProto) -> bool:
 
 def _onnx_takes_bodies(node: NodeProto) -> bool:
     """Whether onnx can infer every Split in the subgraphs of ``node``, at any depth."""
-    for attribute in node.attribute:
-        bodies = [attribute.g] if attribute.HasField("g") else []
-        for body in [*bodies, *attribute.graphs]:
-            for inner in body.node:
-                if inner.domain in DEFAULT_DOMAINS and not _onnx_takes(inner):
-                    return False
-                if not _onnx_takes_bodies(inner):
-                    return False
+    for _, _, body in graph_attributes(node):
+        for inner in body.node:
+            if inner.domain in DEFAULT_DOMAINS and not _onnx_takes(inner):
+                return False
+            if not _onnx_takes_bodies(inner):
+                return False
     return True
 
 
@@ -931,7 +927,7 @@ def _any_changed(graph: _Graph, node: NodeProto) -> bool:
 
 
 def _holds_graphs(node: NodeProto) -> bool:
-    return any(a.type in _GRAPH_ATTRIBUTES for a in node.attribute)
+    return next(graph_attributes(node), None) is not None
 
 
 def _names_on_axis(node: NodeProto, shapes: Sequence[Sequence[Any] | None]) -> bool:
@@ -974,10 +970,8 @@ def _free_names(graph: GraphProto) -> list[str]:
     read: list[str] = []
     for node in graph.node:
         read += node.input
-        for attribute in node.attribute:
-            nested = [attribute.g] if attribute.type == AttributeProto.GRAPH else []
-            for inner in [*nested, *attribute.graphs]:
-                read += _free_names(inner)
+        for _, _, inner in graph_attributes(node):
+            read += _free_names(inner)
         defined.update(node.output)
     read += [o.name for o in graph.output]
     return [name for name in dict.fromkeys(read) if name and name not in defined]

@@ -130,6 +130,14 @@ def _branch_without_type() -> ModelProto:
     return model
 
 
+def _branch_twice() -> ModelProto:
+    model = _nested_ifs(2)
+    outer = model.graph.node[0]
+    else_branch = next(a for a in outer.attribute if a.name == "else_branch")
+    else_branch.name = "then_branch"
+    return model
+
+
 def _node_with_group() -> ModelProto:
     """What the fuzzer found: a node carrying an unknown field 14 that is a protobuf group
     holding a field number 0. Python's protobuf keeps it; onnx's C++ parser refuses the model
@@ -378,6 +386,10 @@ CASES: dict[str, Callable[[], Malformed]] = {
     # onnx's inference of an If infers its branches: found by fuzzing, an abort in check.
     "If nested 3 deep around a Split listing more outputs than num_outputs": lambda: Malformed(
         "deep_more_outputs.onnx", _nested_ifs(3, ("a", "b")).SerializeToString()
+    ),
+    # Found by fuzzing: the place main/if1.then_branch named two graphs.
+    "If holding two then_branch graphs": lambda: Malformed(
+        "branch_twice.onnx", _branch_twice().SerializeToString()
     ),
     # onnx infers a branch whose attribute has no type: found by fuzzing, an abort in check.
     "If branch without a type around a Split listing more outputs": lambda: Malformed(

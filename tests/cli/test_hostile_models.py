@@ -136,6 +136,7 @@ def test_a_hostile_model_gets_one_line_and_a_documented_exit_code(
         ("recursive local function", "calls itself"),
         ("mutually recursive local functions", "calls itself"),
         ("duplicated local function", "is defined twice"),
+        ("If holding two then_branch graphs", "gives the attribute 'then_branch' twice"),
         ("num_outputs a billion", "the max_parts limit"),
         ("SplitToSequence split of 2**22 entries", "the max_parts limit"),
         ("truncated", "truncated"),

@@ -5,7 +5,8 @@
 
 - a missing, empty, truncated or non-ONNX file, or one over protobuf's 2 GB limit;
 - text fields that are not UTF-8 (node names, op types, ...), unknown fields that onnx's own
-  parser refuses (protobuf groups), local functions defined twice or calling themselves;
+  parser refuses (protobuf groups), local functions defined twice or calling themselves, a
+  node holding graphs under one attribute name twice;
 - a tensor whose data type is unknown, whose dims are negative or claim more elements than
   the ``max_tensor_elements`` limit, or whose data does not fit its dims;
 - a Split or SplitToSequence asking for more parts than the ``max_parts`` limit, counted
@@ -111,7 +112,7 @@ def load_model(
     except OSError as error:
         raise ModelLoadError(f"{prefix}: {error.strerror or error}.") from error
     model = _parse(data, prefix)
-    problem = _text_problem(model) or _function_problem(model)
+    problem = _text_problem(model) or _function_problem(model) or _graph_problem(model)
     if not problem:
         try:
             check_part_counts(model)
@@ -260,6 +261,26 @@ _START_GROUP = 3
 def _repeated(field: FieldDescriptor) -> bool:
     repeated: bool = field.is_repeated
     return repeated
+
+
+def _graph_problem(model: ModelProto) -> str | None:
+    """A node holding graphs under one attribute name twice: which graph a place such as
+    ``main/if.then_branch`` names would be ambiguous, and onnx's inference takes both."""
+    pending: list[onnx.GraphProto | onnx.FunctionProto] = [model.graph, *model.functions]
+    while pending:
+        for node in pending.pop().node:
+            held = [a for a in node.attribute if a.HasField("g") or a.graphs]
+            names = [a.name for a in held]
+            twice = next((n for n in names if names.count(n) > 1), None)
+            if twice is not None:
+                return (
+                    f"node '{node_label(node)}' ({node.op_type}) gives the attribute {twice!r} "
+                    "twice, each holding a graph: the file is damaged or forged."
+                )
+            for attribute in held:
+                pending += [attribute.g] if attribute.HasField("g") else []
+                pending += attribute.graphs
+    return None
 
 
 def _function_problem(model: ModelProto) -> str | None:

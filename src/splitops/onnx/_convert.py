@@ -32,6 +32,7 @@ import math
 import re
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import onnx
 from onnx import (
@@ -223,16 +224,23 @@ def _check_target(opset: object) -> int:
     return opset
 
 
+@contextmanager
+def _at(body: Body, node: NodeProto) -> Iterator[None]:
+    """A SplitError raised inside, told as one of ``node`` in ``body``."""
+    try:
+        yield
+    except SplitError as error:
+        raise node_error(node, error).in_context(f"{body.label}: ") from error
+
+
 def _read_source(body: Body, node: NodeProto) -> SplitNode:
     """``node`` read at the opset of its body, or the SplitError of what is wrong with it."""
     if body.opset is None:
         raise SplitError(
             f"{body.label} imports no opset of the default ONNX domain.", rule=Rule.OPSET
         )
-    try:
+    with _at(body, node):
         return read_node(node, body.opset)
-    except SplitError as error:
-        raise node_error(node, error).in_context(f"{body.label}: ") from error
 
 
 def _rewrite(
@@ -243,7 +251,7 @@ def _rewrite(
     facts: ModelFacts,
     edits: ModelEdits,
 ) -> _Rewrite:
-    try:
+    with _at(body, node):
         element = facts.element(body, node.input[0])
         if spec.op == "SplitToSequence":
             rule = opset_rule("SplitToSequence", target)
@@ -252,8 +260,6 @@ def _rewrite(
             _check_sequence_sizes(body, spec, node.input[0], facts)
             return [node], None
         return _rewrite_split(body, node, spec, target, facts, edits, element)
-    except SplitError as error:
-        raise node_error(node, error).in_context(f"{body.label}: ") from error
 
 
 def _check_sequence_sizes(body: Body, spec: SplitNode, data: str, facts: ModelFacts) -> None:

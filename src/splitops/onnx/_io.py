@@ -55,6 +55,7 @@ from ..core import ModelLoadError, Rule, SplitError, current_limits
 from ._graphs import (
     copy_without,
     function_body,
+    graph_attributes,
     iter_bodies,
     iter_tensors,
     split_nodes,
@@ -269,17 +270,15 @@ def _graph_problem(model: ModelProto) -> str | None:
     pending: list[onnx.GraphProto | onnx.FunctionProto] = [model.graph, *model.functions]
     while pending:
         for node in pending.pop().node:
-            held = [a for a in node.attribute if a.HasField("g") or a.graphs]
-            names = [a.name for a in held]
-            twice = next((n for n in names if names.count(n) > 1), None)
-            if twice is not None:
-                return (
-                    f"node '{node_label(node)}' ({node.op_type}) gives the attribute {twice!r} "
-                    "twice, each holding a graph: the file is damaged or forged."
-                )
-            for attribute in held:
-                pending += [attribute.g] if attribute.HasField("g") else []
-                pending += attribute.graphs
+            places: set[tuple[str, int]] = set()
+            for name, k, graph in graph_attributes(node):
+                if (name, k) in places:
+                    return (
+                        f"node '{node_label(node)}' ({node.op_type}) gives the attribute "
+                        f"{name!r} twice, each holding a graph: the file is damaged or forged."
+                    )
+                places.add((name, k))
+                pending.append(graph)
     return None
 
 

@@ -124,7 +124,7 @@ def measure(entry: Any, path: Path, rounds: int) -> ModelResult:
     import torch
 
     import splitops
-    from splitops.onnx.backend import OnnxruntimeRep
+    from splitops.onnx.run.backend import OnnxruntimeRep
 
     model = onnx.load(os.fspath(path))
     began = time.perf_counter()

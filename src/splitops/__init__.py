@@ -37,16 +37,19 @@ from .core import (
 )
 
 if TYPE_CHECKING:
+    from . import backend
     from .arrays import split, split_to_sequence
-    from .onnx import backend
-    from .onnx._check import check_model
-    from .onnx._convert import convert_model
-    from .onnx._diagnostics import Diagnostic
-    from .onnx._inference import infer_shapes
-    from .onnx._io import load_model, save_model
-    from .onnx._lower import lower_model
-    from .onnx._node import run_node
-    from .onnx._reference import reference_ops
+    from .onnx import (
+        Diagnostic,
+        check_model,
+        convert_model,
+        infer_shapes,
+        load_model,
+        lower_model,
+        reference_ops,
+        run_node,
+        save_model,
+    )
 
 __all__ = [
     "OPSET_RULES",
@@ -83,16 +86,16 @@ __all__ = [
 _LAZY = {
     "split": ("splitops.arrays", "split"),
     "split_to_sequence": ("splitops.arrays", "split_to_sequence"),
-    "backend": ("splitops.onnx.backend", None),
-    "run_node": ("splitops.onnx._node", "run_node"),
-    "reference_ops": ("splitops.onnx._reference", "reference_ops"),
-    "infer_shapes": ("splitops.onnx._inference", "infer_shapes"),
-    "check_model": ("splitops.onnx._check", "check_model"),
-    "Diagnostic": ("splitops.onnx._diagnostics", "Diagnostic"),
-    "convert_model": ("splitops.onnx._convert", "convert_model"),
-    "load_model": ("splitops.onnx._io", "load_model"),
-    "save_model": ("splitops.onnx._io", "save_model"),
-    "lower_model": ("splitops.onnx._lower", "lower_model"),
+    "backend": ("splitops.backend", None),
+    "run_node": ("splitops.onnx", "run_node"),
+    "reference_ops": ("splitops.onnx", "reference_ops"),
+    "infer_shapes": ("splitops.onnx", "infer_shapes"),
+    "check_model": ("splitops.onnx", "check_model"),
+    "Diagnostic": ("splitops.onnx", "Diagnostic"),
+    "convert_model": ("splitops.onnx", "convert_model"),
+    "load_model": ("splitops.onnx", "load_model"),
+    "save_model": ("splitops.onnx", "save_model"),
+    "lower_model": ("splitops.onnx", "lower_model"),
 }
 
 

@@ -26,12 +26,10 @@ import textwrap
 import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
-from contextlib import suppress
 from enum import IntEnum
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from ._files import replacing
 from .core import (
     ModelInputError,
     ModelLoadError,
@@ -41,8 +39,7 @@ from .core import (
 )
 
 if TYPE_CHECKING:
-    import numpy as np
-    from onnx import ModelProto, TypeProto, ValueInfoProto
+    from onnx import ModelProto
 
 __all__ = ["EXIT_CODE_MEANINGS", "ExitCode", "build_parser", "main"]
 
@@ -382,7 +379,7 @@ class _Output:
 def _load(args: argparse.Namespace, *, weights: bool = True) -> ModelProto:
     """The model of ``args``; with ``weights=False`` its external data is checked, not read
     (check and infer read shapes, not weights)."""
-    from .onnx._io import load_model
+    from .onnx import load_model
 
     model: ModelProto = load_model(
         args.model, trust_external_data=args.trust_external_data, load_external_data=weights
@@ -391,8 +388,7 @@ def _load(args: argparse.Namespace, *, weights: bool = True) -> ModelProto:
 
 
 def _check(args: argparse.Namespace) -> ExitCode:
-    from .onnx._check import check_model
-    from .onnx._graphs import split_nodes
+    from .onnx import ModelView, check_model
 
     if args.portability:
         return _check_portability(args)
@@ -404,14 +400,14 @@ def _check(args: argparse.Namespace) -> ExitCode:
     else:
         for diagnostic in diagnostics:
             say(str(diagnostic))
-        count = sum(1 for _ in split_nodes(model))
+        count = sum(1 for _ in ModelView.read(model).split_nodes())
         found = f"{len(diagnostics)} problem(s)" if diagnostics else "no problems"
         say(f"{args.model}: {count} Split/SplitToSequence node(s), {found}.", stream=sys.stderr)
     return ExitCode.RULE_BROKEN if diagnostics else ExitCode.OK
 
 
 def _infer(args: argparse.Namespace) -> ExitCode:
-    from .onnx._inference import infer_shapes
+    from .onnx import ModelView, infer_shapes, split_output_rows
 
     model = _load(args, weights=args.output is not None)
     try:
@@ -423,88 +419,33 @@ def _infer(args: argparse.Namespace) -> ExitCode:
     if args.output is not None:
         _write_model(inferred, args.output)
     say = _Output()
-    rows = split_outputs(inferred)
+    rows = split_output_rows(ModelView.read(inferred))
     if args.json:
-        say(json.dumps(rows, indent=2))
+        say(json.dumps([row.as_dict() for row in rows], indent=2))
     else:
         for row in rows:
-            say(f"{row['location']} ({row['version']}) {row['output']}: {row['type']}")
+            say(str(row))
     if args.output is not None:
         say(f"wrote {args.output}", stream=sys.stderr)
     return ExitCode.OK
 
 
-def split_outputs(model: ModelProto) -> list[dict[str, Any]]:
-    """Each output of every Split and SplitToSequence node, with its type and shape.
-
-    >>> from onnx import TensorProto, helper, shape_inference
-    >>> graph = helper.make_graph(
-    ...     [helper.make_node("Split", ["x"], ["a", "b"], axis=1, num_outputs=2, name="s")], "g",
-    ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
-    ...     [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "ab"])
-    >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    >>> split_outputs(shape_inference.infer_shapes(model))[1]["type"]
-    'tensor(float) [N, 2]'
-    """
-    from .core import opset_rule
-    from .onnx._diagnostics import location
-    from .onnx._graphs import split_nodes, value_types
-    from .onnx._node import node_label
-
-    types = value_types(model)
-    rows = []
-    for body, node in split_nodes(model):
-        version = f"{node.op_type}-?"
-        if body.opset is not None:
-            with suppress(SplitError):
-                version = opset_rule(node.op_type, body.opset).name
-        for output in node.output:
-            if output:
-                rows.append(
-                    {
-                        "location": location(body.label, node_label(node)),
-                        "graph": body.label,
-                        "node": node_label(node),
-                        "version": version,
-                        "output": output,
-                        "type": describe_type(types.get(body.root, {}).get(output)),
-                    }
-                )
-    return rows
-
-
-def describe_type(type_proto: TypeProto | None) -> str:
-    """``tensor(float) [N, 2]``, ``seq(tensor(float)) [N, ?]``, or ``?`` when unknown.
-
-    >>> from onnx import TensorProto, helper
-    >>> describe_type(helper.make_tensor_type_proto(TensorProto.INT64, [2, "N", None]))
-    'tensor(int64) [2, N, ?]'
-    >>> describe_type(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
-    'tensor(float) ?'
-    """
-    from .onnx._types import shape_text, type_text
-
-    name = type_text(type_proto)
-    return "?" if name is None else f"{name} {shape_text(type_proto) or '?'}"
-
-
 def _convert(args: argparse.Namespace) -> ExitCode:
-    from .onnx._convert import convert_model
-    from .onnx._graphs import default_opset, split_nodes
+    from .onnx import ModelView, convert_model
 
     model = _load(args)
     converted = convert_model(model, args.opset)
     _write_model(converted, args.output)
-    count = sum(1 for _ in split_nodes(converted))
+    count = sum(1 for _ in ModelView.read(converted).split_nodes())
     _Output()(
         f"converted {count} Split/SplitToSequence node(s) from opset "
-        f"{default_opset(model.opset_import)} to {args.opset}; wrote {args.output}"
+        f"{ModelView.read(model).main.opset} to {args.opset}; wrote {args.output}"
     )
     return ExitCode.OK
 
 
 def _write_model(model: ModelProto, path: Path) -> None:
-    from .onnx._io import save_model
+    from .onnx import save_model
 
     save_model(model, path)
 
@@ -512,8 +453,9 @@ def _write_model(model: ModelProto, path: Path) -> None:
 def _run(args: argparse.Namespace) -> ExitCode:
     import numpy as np
 
+    from . import backend
     from .examples import EXAMPLE_MODEL
-    from .onnx import backend
+    from .onnx import ModelView, describe_array, describe_split_nodes, model_feeds, write_arrays
 
     say = _Output()
     if args.model is None:
@@ -522,11 +464,14 @@ def _run(args: argparse.Namespace) -> ExitCode:
     else:
         say(f"model: {args.model}")
     model = _load(args)
-    for line in _describe_split_nodes(model):
+    view = ModelView.read(model)
+    for line in describe_split_nodes(view):
         say(line)
-    feeds, origins = _feeds(model, args)
+    given = dict(_pair(text, "--input", "NAME=FILE.npy") for text in args.input)
+    dims = {name: _length(value, f"--dim {name}") for name, value in map(_dim_pair, args.dim)}
+    feeds, origins = model_feeds(view, given, dims, seed=args.seed)
     for name, value in feeds.items():
-        say(f"input {name}: {_describe_array(value)} ({origins[name]})")
+        say(f"input {name}: {describe_array(value)} ({origins[name]})")
     try:
         results = _prepared(backend, model, args.engine).run(feeds)
     except (SplitopsError, ImportError):
@@ -542,13 +487,13 @@ def _run(args: argparse.Namespace) -> ExitCode:
         if isinstance(value, list):
             lines.append(f"output {name}: sequence of {len(value)}")
             for index, item in enumerate(value):
-                lines.append(f"  [{index}] {_describe_array(np.asarray(item))}")
+                lines.append(f"  [{index}] {describe_array(np.asarray(item))}")
                 files.append((f"{name}_{index}", np.asarray(item)))
         else:
-            lines.append(f"output {name}: {_describe_array(np.asarray(value))}")
+            lines.append(f"output {name}: {describe_array(np.asarray(value))}")
             files.append((name, np.asarray(value)))
     if args.out is not None:
-        _write_arrays(args.out, files)
+        write_arrays(args.out, files)
     for line in lines:
         say(line)
     if args.out is not None:
@@ -561,7 +506,7 @@ def _prepared(backend: Any, model: ModelProto, engine: str) -> Any:
     reference engine runs instead) as one line each on stderr."""
     if engine == "reference":
         return backend.prepare(model)
-    from .onnx._ort import session_version
+    from .onnx import session_version
 
     version = session_version()
     if version is None:  # prepare raises the ImportError that says how to install it
@@ -592,16 +537,13 @@ class _NotingRep:
 
 def _lower(args: argparse.Namespace) -> ExitCode:
     """``splitops lower``: every Split and SplitToSequence rewritten for every runtime."""
-    import splitops
-
-    from .onnx._io import save_model
-    from .onnx._lower import lower_model_with_report
+    from .onnx import check_model, lower_model_with_report, save_model
 
     model = _load(args)
     try:
         lowered, report = lower_model_with_report(model, target=args.target)
     except SplitError:
-        diagnostics = splitops.check_model(model)
+        diagnostics = check_model(model)
         if not diagnostics:  # a sequence --target no-sequences cannot remove: one line
             raise
         _print_problems(args, diagnostics)
@@ -626,12 +568,10 @@ def _lower(args: argparse.Namespace) -> ExitCode:
 def _check_portability(args: argparse.Namespace) -> ExitCode:
     """``splitops check --portability``: the problems as ``check`` prints them, then where
     each installed runtime departs from the spec, and whether ``lower`` fixes it."""
-    import splitops
-
-    from .onnx._portability import check_portability
+    from .onnx import check_model, check_portability
 
     model = _load(args)
-    diagnostics = splitops.check_model(model)
+    diagnostics = check_model(model)
     found = check_portability(model)
     if args.json:
         document = {
@@ -666,163 +606,14 @@ def _print_problems(args: argparse.Namespace, diagnostics: Sequence[Any]) -> Non
         print(diagnostic)
 
 
-def _describe_split_nodes(model: ModelProto) -> list[str]:
-    """``node main/quarters: Split-18 axis=1 num_outputs=4``, for each split node; a split
-    input read from a constant (an initializer or a Constant node) shows its value."""
-    from .onnx._diagnostics import location
-    from .onnx._graphs import scope_constants, split_nodes
-    from .onnx._node import node_label, read_node
-
-    constants = scope_constants(model)
-    lines = []
-    for body, node in split_nodes(model):
-        where = location(body.label, node_label(node))
-        try:
-            spec = read_node(node, body.opset or 0)
-        except SplitError as error:
-            lines.append(f"node {where}: invalid: {error}")
-            continue
-        how = [f"axis={spec.axis}"]
-        if spec.split_attribute is not None:
-            how.append(f"split={list(spec.split_attribute)}")
-        if spec.split_input is not None:
-            value = constants.value(body, spec.split_input)
-            how.append(f"split={_shown_sizes(value)} (input {spec.split_input!r})")
-        if spec.num_outputs is not None:
-            how.append(f"num_outputs={spec.num_outputs}")
-        lines.append(f"node {where}: {spec.rule.name} {' '.join(how)}")
-    return lines
-
-
-def _shown_sizes(value: np.ndarray[Any, Any] | None) -> object:
-    """A constant split as ``run`` shows it: its sizes, the first few of a long one, the
-    shape of one of a wrong rank (whose values are not read: an empty array of shape
-    ``(10**4, 10**4, 0)`` is 10**8 lists)."""
-    if value is None:
-        return "?"
-    if value.ndim > 1:
-        return f"<shape {tuple(value.shape)}>"
-    if value.size > _SHOWN_SIZES:
-        head = ", ".join(str(v) for v in value[:_SHOWN_SIZES].tolist())
-        return f"[{head}, ... ({value.size} sizes)]"
-    return value.tolist()
-
-
-#: How many sizes of a constant split ``run`` shows.
-_SHOWN_SIZES = 16
-
-
-def _feeds(
-    model: ModelProto, args: argparse.Namespace
-) -> tuple[dict[str, np.ndarray[Any, Any]], dict[str, str]]:
-    """The arrays to feed (given with --input, else generated) and where each came from."""
-    import numpy as np
-
-    from .core import current_limits
-    from .onnx._graphs import fed_inputs
-    from .onnx.backend import check_feeds
-
-    declared = {entry.name: entry for entry in fed_inputs(model.graph)}
-    given = dict(_pair(text, "--input", "NAME=FILE.npy") for text in args.input)
-    unknown = sorted(set(given) - set(declared))
-    if unknown:
-        raise _BadInputError(
-            f"--input {unknown[0]}: the model has no input of that name; its inputs are "
-            f"{sorted(declared)}."
-        )
-    dims = {name: _length(value, f"--dim {name}") for name, value in map(_dim_pair, args.dim)}
-    symbols = {
-        d.dim_param for i in declared.values() for d in i.type.tensor_type.shape.dim if d.dim_param
-    }
-    unused = sorted(set(dims) - symbols)
-    if unused:
-        raise _BadInputError(
-            f"--dim {unused[0]}: no input has a symbolic dim of that name; the symbols are "
-            f"{sorted(symbols) or 'none'}."
-        )
-    shapes = {
-        name: _generated_shape(info, dims) for name, info in declared.items() if name not in given
-    }
-    total = sum(int(np.prod(shape, dtype=object)) for shape in shapes.values())
-    limit = current_limits().max_input_elements
-    if total > limit:
-        raise _BadInputError(
-            f"the generated inputs would have {total} elements in all ({shapes}), over the "
-            f"max_input_elements limit of {limit}: give smaller --dim values, raise the limit "
-            "with --max-input-elements N, or pass inputs with --input NAME=FILE.npy."
-        )
-    rng = np.random.default_rng(args.seed)
-    feeds: dict[str, np.ndarray[Any, Any]] = {}
-    origins = {}
-    for name, info in declared.items():
-        if name in given:
-            array = _load_npy(Path(given[name]))
-            feeds[name] = array.astype(object) if array.dtype.kind == "U" else array
-            origins[name] = f"from {given[name]}"
-        else:
-            feeds[name] = _generated_input(info, shapes[name], rng)
-            origins[name] = "generated"
-    try:
-        check_feeds(model, feeds)
-    except ModelInputError as error:
-        name = str(error).split("'")[1] if str(error).startswith("input '") else ""
-        where = f"--input {name} ({given[name]}): " if name in given else ""
-        raise ModelInputError(f"{where}{error}") from error
-    return feeds, origins
-
-
-def _generated_shape(info: ValueInfoProto, dims: dict[str, int]) -> tuple[int, ...]:
-    tensor = info.type.tensor_type
-    if not info.type.HasField("tensor_type") or not tensor.HasField("shape"):
-        raise _BadInputError(
-            f"input {info.name} is {describe_type(info.type)}: splitops generates tensors of "
-            "known rank only. Pass it with --input NAME=FILE.npy."
-        )
-    declared = tensor.shape.dim
-    negative = [d.dim_value for d in declared if d.HasField("dim_value") and d.dim_value < 0]
-    if negative:
-        raise _BadInputError(
-            f"input {info.name} declares the dim {negative[0]}, and no tensor has a negative "
-            "length: the model is broken. Fix its declared shape, or pass the input with "
-            "--input NAME=FILE.npy."
-        )
-    return tuple(
-        d.dim_value if d.HasField("dim_value") else dims.get(d.dim_param, 1)
-        for d in tensor.shape.dim
-    )
-
-
-#: The words generated string inputs are made of.
-_WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
-
-
-def _generated_input(
-    info: ValueInfoProto, shape: tuple[int, ...], rng: np.random.Generator
-) -> np.ndarray[Any, Any]:
-    """Seeded random values: whole numbers from -9 to 9 (0 to 9 unsigned), bools, words."""
-    import numpy as np
-
-    from .onnx._types import element_of_code, numpy_dtype
-
-    try:
-        dtype = numpy_dtype(element_of_code(info.type.tensor_type.elem_type))
-    except SplitError as error:
-        raise _BadInputError(f"input {info.name}: {error} Pass it with --input.") from error
-    if dtype.kind == "O":
-        return rng.choice(np.array(_WORDS, dtype=object), shape)
-    if dtype.kind == "b":
-        return rng.integers(0, 2, shape).astype(bool)
-    low = 0 if dtype.kind == "u" else -9
-    return rng.integers(low, 10, shape).astype(dtype)
-
-
 def _split(args: argparse.Namespace) -> ExitCode:
     import numpy as np
 
     from .arrays import split, split_to_sequence
     from .core import opset_rule
+    from .onnx import describe_array, load_npy, write_arrays
 
-    x = _load_npy(args.file)
+    x = load_npy(args.file)
     op = args.op or ("SplitToSequence" if args.chunk is not None else "Split")
     parts: Sequence[Any]
     if op == "Split":
@@ -843,124 +634,15 @@ def _split(args: argparse.Namespace) -> ExitCode:
     arrays = [np.asarray(part) for part in parts]
     if args.out is not None:
         stem = args.file.stem
-        _write_arrays(args.out, [(f"{stem}_{i}", part) for i, part in enumerate(arrays)])
+        write_arrays(args.out, [(f"{stem}_{i}", part) for i, part in enumerate(arrays)])
     say = _Output()
-    say(f"{args.file}: {_describe_array(x)}")
+    say(f"{args.file}: {describe_array(x)}")
     say(f"{opset_rule(op, opset).name} along axis {args.axis}: {len(arrays)} part(s)")
     for index, part in enumerate(arrays):
-        say(f"  part {index}: {_describe_array(part)}")
+        say(f"  part {index}: {describe_array(part)}")
     if args.out is not None:
         say(f"wrote {len(arrays)} .npy file(s) to {args.out}")
     return ExitCode.OK
-
-
-#: The first bytes of every .npy file.
-_NPY_MAGIC = b"\x93NUMPY"
-
-
-def _load_npy(file: Path) -> np.ndarray[Any, Any]:
-    import numpy as np
-
-    try:
-        with file.open("rb") as stream:
-            magic = stream.read(len(_NPY_MAGIC))
-    except FileNotFoundError:
-        raise _BadInputError(f"cannot read {file}: no such file.") from None
-    except OSError as error:
-        raise _BadInputError(f"cannot read {file}: {error.strerror or error}.") from error
-    if magic != _NPY_MAGIC:
-        hint = (
-            " (it looks like an ONNX model: `splitops run` runs models)"
-            if file.suffix == (".onnx")
-            else ""
-        )
-        raise _BadInputError(
-            f"cannot read {file}: splitops split takes a NumPy .npy file, and this is none"
-            f"{hint}. Save the array with numpy.save."
-        )
-    _check_npy_header(file)
-    try:
-        array = np.load(file, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as error:
-        raise _BadInputError(f"cannot read {file} as a .npy array: {error}") from error
-    loaded: np.ndarray[Any, Any] = array
-    return loaded
-
-
-def _check_npy_header(file: Path) -> None:
-    """Refuse a .npy file whose header claims more elements than the max_input_elements limit,
-    or more bytes than the file holds, before numpy allocates them."""
-    import numpy as np
-
-    from .core import current_limits
-
-    try:
-        with file.open("rb") as stream:
-            version = np.lib.format.read_magic(stream)
-            read = {(1, 0): np.lib.format.read_array_header_1_0}.get(
-                version, np.lib.format.read_array_header_2_0
-            )
-            shape, _, dtype = read(stream, max_header_size=10_000)
-            header_end = stream.tell()
-    except (OSError, ValueError, EOFError, SyntaxError) as error:
-        raise _BadInputError(f"cannot read {file} as a .npy array: {error}") from error
-    count = 1
-    for length in shape:
-        count *= length
-    limit = current_limits().max_input_elements
-    if count > limit:
-        raise _BadInputError(
-            f"{file} claims an array of {count} elements {shape}, over the max_input_elements "
-            f"limit of {limit}. Raise it with --max-input-elements N if the array is real."
-        )
-    if not dtype.hasobject and file.stat().st_size - header_end < count * dtype.itemsize:
-        raise _BadInputError(
-            f"{file} claims an array of {count} {dtype} elements {shape}, and holds fewer bytes: "
-            "it is truncated or forged."
-        )
-
-
-def _write_arrays(folder: Path, arrays: list[tuple[str, np.ndarray[Any, Any]]]) -> None:
-    """Write each array as ``NAME.npy`` into ``folder``, each whole or not at all."""
-    import numpy as np
-
-    folder.mkdir(parents=True, exist_ok=True)
-    used: set[str] = set()
-    for name, array in arrays:
-        # Output names are the model author's: keep them to safe file names inside folder.
-        safe = base = re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".") or "output"
-        while safe.lower() in used:
-            safe = f"{base}_{len(used)}"
-        used.add(safe.lower())
-        with replacing(folder / f"{safe}.npy") as stream:
-            np.save(stream, _savable(array), allow_pickle=False)
-
-
-def _savable(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """``.npy`` holds no bfloat16 and no object arrays: those become float32 and str."""
-    import numpy as np
-
-    if array.dtype.kind == "O":
-        return array.astype(str)
-    if array.dtype.name == "bfloat16":
-        return array.astype(np.float32)
-    return array
-
-
-def _describe_array(array: np.ndarray[Any, Any]) -> str:
-    import numpy as np
-
-    flat = array.reshape(-1)
-    shown = flat[:8]
-    if shown.dtype.name == "bfloat16":
-        shown = shown.astype(np.float32)
-    if shown.dtype.kind in "OUS":
-        values = ", ".join(repr(str(v)) for v in shown)
-    else:
-        values = np.array2string(shown, precision=3, separator=", ")[1:-1]
-        values = " ".join(values.split())
-    more = ", ..." if flat.size > shown.size else ""
-    return f"{array.dtype} {tuple(array.shape)} [{values}{more}]"
 
 
 def _int_list(text: str) -> list[int]:

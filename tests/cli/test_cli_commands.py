@@ -19,7 +19,7 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper
 
 from splitops.cli import main
 from splitops.examples import EXAMPLE_MODEL
-from splitops.onnx._io import save_model
+from splitops.onnx.model._io import save_model
 
 ErrorLine = Callable[[subprocess.CompletedProcess[str]], str]
 Cli = Callable[..., subprocess.CompletedProcess[str]]

@@ -17,7 +17,7 @@ from onnx import ModelProto, TensorProto, helper
 
 import splitops
 from splitops.cli import main
-from splitops.onnx import _io as model_io
+from splitops.onnx.model import _io as model_io
 
 from .conftest import Cli, make_model
 

@@ -23,8 +23,8 @@ from tests.malformed_models import _node_with_group
 from tests.model_building import with_inferred_outputs
 
 from splitops import ModelCheckWarning, OtherOperatorError, SplitError, backend
-from splitops.onnx._convert import convert_model
-from splitops.onnx._graphs import default_opset, split_nodes
+from splitops.onnx.model._walk import default_opset, split_nodes
+from splitops.onnx.rewrite._convert import convert_model
 
 F = TensorProto.FLOAT
 TARGETS = [1, 2, 10, 11, 12, 13, 17, 18, 23, 24]

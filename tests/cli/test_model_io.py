@@ -16,8 +16,8 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper
 from splitops import ModelLoadError, SplitError
 from splitops.core import current_limits
 from splitops.examples import EXAMPLE_MODEL
-from splitops.onnx._convert import convert_model
-from splitops.onnx._io import load_model, save_model
+from splitops.onnx.model._io import load_model, save_model
+from splitops.onnx.rewrite._convert import convert_model
 
 MAX_MODEL_PARTS = current_limits().max_parts
 

@@ -21,7 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 import splitops
 from splitops.cli import main
 from splitops.examples import EXAMPLE_MODEL
-from splitops.onnx._io import save_model
+from splitops.onnx.model._io import save_model
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 ErrorLine = Callable[[subprocess.CompletedProcess[str]], str]

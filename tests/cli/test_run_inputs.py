@@ -15,7 +15,7 @@ from splitops.cli import main
 from splitops.core import current_limits
 from splitops.examples import EXAMPLE_MODEL
 from splitops.examples.build import build_example
-from splitops.onnx._io import save_model
+from splitops.onnx.model._io import save_model
 
 Build = Callable[..., ModelProto]
 

@@ -14,8 +14,8 @@ from onnx import ModelProto, NodeProto, TensorProto, helper
 
 import splitops
 from splitops import Diagnostic, Rule, SplitError, SplitTypeError, check_model
-from splitops.onnx._inference import infer_split_nodes
-from splitops.onnx._node import read_node
+from splitops.onnx.inference._engine import infer_split_nodes
+from splitops.onnx.model._node import read_node
 
 F = TensorProto.FLOAT
 MakeModel = Callable[..., ModelProto]
@@ -344,5 +344,5 @@ def test_a_node_in_an_uncalled_function_is_checked_as_far_as_it_can_be(
 
 
 def test_diagnostics_are_the_shared_record() -> None:
-    assert check_model.__module__ == "splitops.onnx._check"
+    assert check_model.__module__ == "splitops.onnx.inference._check"
     assert Diagnostic.__dataclass_fields__.keys() >= {"graph", "node", "rule", "hint"}

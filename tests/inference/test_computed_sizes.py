@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
 from splitops import infer_shapes
-from splitops.onnx._values import Value, from_array, propagate
+from splitops.onnx.inference._values import Value, from_array, propagate
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 SIZES = [(2, 5), (3, 7), (2, 9), (3, 12)]
@@ -411,7 +411,7 @@ def test_the_first_fractional_value_loads_sympy_without_a_numpy_warning() -> Non
     # raises the FPU's invalid flag, which numpy reported as a RuntimeWarning.
     code = (
         "import sys, numpy as np\n"
-        "from splitops.onnx._values import from_array\n"
+        "from splitops.onnx.inference._values import from_array\n"
         "assert 'sympy' not in sys.modules\n"
         "value = from_array(np.array([1.5, 3.5]))\n"
         "print(value.host(), 'sympy' in sys.modules)\n"

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from onnx import ModelProto, TensorProto, helper, shape_inference
 
 from splitops import SplitError, check_model, infer_shapes
-from splitops.onnx._inference import SplitInferenceWarning
-from splitops.onnx._types import conflicts, declared_type
+from splitops.onnx.inference._engine import SplitInferenceWarning
+from splitops.onnx.model._types import conflicts, declared_type
 
 F = TensorProto.FLOAT
 MakeModel = Callable[..., ModelProto]

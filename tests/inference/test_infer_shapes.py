@@ -16,13 +16,13 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper, shape_inference
 
 import splitops
 from splitops import SplitError, SplitTypeError, infer_shapes
-from splitops.onnx._inference import (
+from splitops.onnx.inference._engine import (
     SplitInferenceWarning,
     SplitOutputDescription,
     describe_split_outputs,
     infer_split_nodes,
 )
-from splitops.onnx._symbolic import format_dim, parse_dim
+from splitops.onnx.inference._symbolic import format_dim, parse_dim
 
 sympy = pytest.importorskip("sympy")
 

@@ -16,7 +16,7 @@ from onnx import NodeProto, helper
 from splitops import SplitError, run_node
 from splitops.arrays import element_of, numpy_dtype
 from splitops.core import ElementType, opset_rule
-from splitops.onnx._inference import infer_split_nodes
+from splitops.onnx.inference._engine import infer_split_nodes
 
 VERSIONS = [
     ("Split", 1),

@@ -25,7 +25,7 @@ from benchmarks.inference import (
 from onnx import TensorProto, helper, numpy_helper
 
 from splitops import infer_shapes
-from splitops.onnx._inference import SAME_TYPE_OPS
+from splitops.onnx.inference._engine import SAME_TYPE_OPS
 
 F = TensorProto.FLOAT
 

@@ -25,8 +25,8 @@ import sympy
 from onnx import ModelProto, TensorProto, helper, numpy_helper, shape_inference
 
 from splitops import backend
-from splitops.onnx._graphs import split_nodes
-from splitops.onnx._inference import SplitInferenceWarning, infer_shapes
+from splitops.onnx.inference._engine import SplitInferenceWarning, infer_shapes
+from splitops.onnx.model._walk import split_nodes
 
 SPLIT_OPS = {"Split", "SplitToSequence"}
 

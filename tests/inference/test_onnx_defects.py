@@ -15,7 +15,7 @@ from benchmarks.inference import KNOWN, executed_shapes, split_dim_verdicts
 from onnx import ModelProto, TensorProto, helper, numpy_helper, shape_inference
 
 from splitops import SplitError, infer_shapes, run_node
-from splitops.onnx._inference import SplitInferenceWarning
+from splitops.onnx.inference._engine import SplitInferenceWarning
 
 F = TensorProto.FLOAT
 

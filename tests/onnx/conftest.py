@@ -9,7 +9,7 @@ from unittest import mock
 
 import pytest
 
-from splitops.onnx import _reference as onnx_reference
+from splitops.onnx.run import _reference as onnx_reference
 
 
 @pytest.fixture

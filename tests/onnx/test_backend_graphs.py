@@ -20,7 +20,7 @@ from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
 from splitops import ModelInputError, SplitError, SplitTypeError, backend, reference_ops
-from splitops.onnx import _reference as onnx_reference
+from splitops.onnx.run import _reference as onnx_reference
 
 FLOAT = TensorProto.FLOAT
 X = np.arange(12, dtype=np.float32).reshape(2, 6)

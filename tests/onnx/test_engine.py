@@ -16,7 +16,7 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper
 import splitops
 from splitops import SplitError, backend
 from splitops.examples import EXAMPLE_MODEL
-from splitops.onnx.backend import EngineFallbackWarning, OnnxruntimeRep
+from splitops.onnx.run.backend import EngineFallbackWarning, OnnxruntimeRep
 
 ort = pytest.importorskip("onnxruntime")
 

@@ -13,7 +13,7 @@ from onnx import ModelProto, helper, numpy_helper
 
 import splitops
 from splitops import SplitError, SplitTypeError, backend
-from splitops.onnx._types import code_of_dtype
+from splitops.onnx.model._types import code_of_dtype
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import onnx
 import pytest
 from onnx import ModelProto
 
-from splitops.onnx._lower import lower_model_with_report
+from splitops.onnx.rewrite._lower import lower_model_with_report
 
 torch = pytest.importorskip("torch")
 ort = pytest.importorskip("onnxruntime")

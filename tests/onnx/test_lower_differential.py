@@ -45,8 +45,8 @@ from tests.onnx.test_ort_differential import (
 )
 
 import splitops
-from splitops.onnx._lower import lower_model
-from splitops.onnx._ort import has_bfloat16, make_session, run_session
+from splitops.onnx.rewrite._lower import lower_model
+from splitops.onnx.run._ort import has_bfloat16, make_session, run_session
 
 ort = pytest.importorskip("onnxruntime")
 

@@ -18,7 +18,7 @@ from onnx.reference import ReferenceEvaluator
 
 import splitops
 from splitops import Rule, SplitError, lower_model, sequence_sizes, split_sizes
-from splitops.onnx._lower import lower_model_with_report
+from splitops.onnx.rewrite._lower import lower_model_with_report
 
 ort = pytest.importorskip("onnxruntime")
 

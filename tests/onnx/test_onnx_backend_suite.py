@@ -28,9 +28,9 @@ from onnx import ModelProto
 from onnx.backend.test.loader import load_model_tests
 
 from splitops import backend
-from splitops.onnx import _reference as onnx_reference
-from splitops.onnx._graphs import iter_bodies, iter_nodes
-from splitops.onnx._node import DEFAULT_DOMAINS
+from splitops.onnx.model._node import DEFAULT_DOMAINS
+from splitops.onnx.model._walk import iter_bodies, iter_nodes
+from splitops.onnx.run import _reference as onnx_reference
 
 SPLIT_OPS = frozenset({"Split", "SplitToSequence"})
 #: The kinds of test ``onnx.backend.test.runner.Runner`` loads, in its order.

@@ -10,7 +10,7 @@ from onnx import TensorProto, defs, helper, numpy_helper
 import splitops
 from splitops import SplitTypeError
 from splitops.core import OPSET_RULES, ElementType
-from splitops.onnx._types import code_of_dtype, element_of_code, numpy_dtype
+from splitops.onnx.model._types import code_of_dtype, element_of_code, numpy_dtype
 
 
 def _schema_types(op: str, version: int, constraint: str) -> set[str]:

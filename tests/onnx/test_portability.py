@@ -10,7 +10,7 @@ from onnx.reference import ReferenceEvaluator
 
 import splitops
 from splitops import SplitError
-from splitops.onnx._portability import check_portability
+from splitops.onnx.run._portability import check_portability
 
 pytest.importorskip("onnxruntime")
 

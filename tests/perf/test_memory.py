@@ -41,8 +41,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 from splitops import infer_shapes, lower_model
-from splitops.onnx._convert import convert_model
-from splitops.onnx._io import save_model
+from splitops.onnx.rewrite._convert import convert_model
+from splitops.onnx.model._io import save_model
 
 def peak():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

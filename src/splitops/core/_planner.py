@@ -4,7 +4,10 @@ Plain Python values in, sizes or a :class:`SplitPlan` (or a :class:`~splitops.Sp
 out. Nothing here knows about arrays or protobufs: the kernels, the ONNX layer, shape
 inference and the model tools all ask these functions, so they can never disagree.
 
-- :func:`split_sizes` and :func:`sequence_sizes` give the sizes for an axis length.
+- :func:`split_sizes` and :func:`sequence_sizes` give the sizes for an axis length; with
+  ``outputs``, :func:`split_sizes` also checks a node's output count against them.
+- :func:`plan_sequence_parts` answers SplitToSequence for a length that may be symbolic or
+  unknown: the sizes when their number is known, and the length all parts share.
 - :func:`split_part_sizes` and :func:`sequence_part_sizes` are the rules themselves, written
   once over a :class:`DimArithmetic`, so that shape inference evaluates the same formula on
   symbolic dims.
@@ -40,7 +43,7 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from operator import itemgetter
 from types import EllipsisType
-from typing import Any, Protocol, SupportsIndex, TypeVar, Union, cast, overload
+from typing import Any, Generic, Protocol, SupportsIndex, TypeVar, Union, cast, overload
 
 from ._elements import ElementType
 from ._errors import Rule, SplitError, SplitTypeError
@@ -55,6 +58,7 @@ __all__ = [
     "PLAN_CACHE_SIZE",
     "UNKNOWN_LENGTH",
     "DimArithmetic",
+    "SequenceParts",
     "SizesLike",
     "SplitPlan",
     "check_output_count",
@@ -65,6 +69,7 @@ __all__ = [
     "part_indices",
     "plan_cache_clear",
     "plan_cache_info",
+    "plan_sequence_parts",
     "read_keepdims",
     "read_sizes",
     "sequence_part_length",
@@ -403,6 +408,7 @@ def split_sizes(
     *,
     num_outputs: int | None = None,
     opset: int = 18,
+    outputs: int | None = None,
 ) -> tuple[int, ...]: ...
 
 
@@ -414,6 +420,7 @@ def split_sizes(
     num_outputs: int | None = None,
     opset: int = 18,
     arithmetic: DimArithmetic[D],
+    outputs: int | None = None,
 ) -> tuple[D | int, ...]: ...
 
 
@@ -424,13 +431,16 @@ def split_sizes(
     num_outputs: int | None = None,
     opset: int = 18,
     arithmetic: DimArithmetic[Any] | None = None,
+    outputs: int | None = None,
 ) -> tuple[object, ...]:
     """The size of each part when Split of ``opset`` cuts an axis of length ``dim``.
 
     ``split`` gives explicit sizes. Without it, before opset 18 ``num_outputs`` is the node's
     number of outputs and the parts must be equal; at opset 18 it is the attribute, and the
     last part takes what is left after parts of ``ceil(dim / num_outputs)``. With an
-    ``arithmetic``, ``dim`` may be a symbol (see :class:`DimArithmetic`).
+    ``arithmetic``, ``dim`` may be a symbol (see :class:`DimArithmetic`). ``outputs`` is the
+    number of outputs a node lists, when there is a node: it is checked against the parts
+    (:func:`check_output_count`) once they are planned.
 
     >>> split_sizes(9, num_outputs=4)
     (3, 3, 3, 0)
@@ -438,6 +448,12 @@ def split_sizes(
     (2, 2, 2)
     >>> split_sizes(6, [2.0, 4.0], opset=1)
     (2, 4)
+    >>> split_sizes(9, num_outputs=4, outputs=3)  # Split-18 may omit trailing outputs
+    (3, 3, 3, 0)
+    >>> split_sizes(6, [2, 4], opset=13, outputs=3)
+    Traceback (most recent call last):
+    ...
+    splitops.SplitError: Split-13 has 3 outputs but split gives 2 sizes [2, 4]. ...
     """
     rule = opset_rule("Split", opset)
     sizes = cast(
@@ -445,8 +461,13 @@ def split_sizes(
     )
     count = _read_count(num_outputs, rule)
     if arithmetic is None or arithmetic is INT_ARITHMETIC:
-        return split_part_sizes(_read_dim(dim, rule), sizes, count, rule, INT_ARITHMETIC)
-    return split_part_sizes(dim, sizes, count, rule, arithmetic)
+        parts = split_part_sizes(_read_dim(dim, rule), sizes, count, rule, INT_ARITHMETIC)
+    else:
+        parts = split_part_sizes(dim, sizes, count, rule, arithmetic)
+    if outputs is not None:
+        by_num_outputs = sizes is None and rule.part_count is PartCount.NUM_OUTPUTS
+        check_output_count(parts, outputs, rule, by_num_outputs=by_num_outputs)
+    return parts
 
 
 def sequence_sizes(dim: int, split: SizesLike | None = None, *, opset: int = 24) -> tuple[int, ...]:
@@ -463,10 +484,48 @@ def sequence_sizes(dim: int, split: SizesLike | None = None, *, opset: int = 24)
     ()
     """
     rule = opset_rule("SplitToSequence", opset)
-    split_value = read_sizes(split, rule, allow_scalar=True)
-    sizes = sequence_part_sizes(_read_dim(dim, rule), split_value, rule, INT_ARITHMETIC)
+    sizes = plan_sequence_parts(dim, split, rule, INT_ARITHMETIC).sizes
     assert sizes is not None, "an int dim always gives a known number of parts"
     return sizes
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceParts(Generic[D]):
+    """SplitToSequence's parts, as :func:`plan_sequence_parts` plans them."""
+
+    #: The size of each part; ``None`` when their number depends on an unknown value.
+    sizes: tuple[D | int, ...] | None
+    #: The length all parts share (for the sequence's type); ``None`` when they may differ.
+    part_length: D | int | None
+
+
+def plan_sequence_parts(
+    length: D, split: SizesLike | None, rule: OpsetRule, arithmetic: DimArithmetic[D]
+) -> SequenceParts[D]:
+    """SplitToSequence's parts for an axis of ``length``, which may be symbolic or unknown.
+
+    ``length`` is an int or a value of ``arithmetic`` (a symbol; ``None`` with
+    :data:`UNKNOWN_LENGTH`); with :data:`INT_ARITHMETIC` it is checked as an int >= 0.
+    ``split`` is the ``split`` input as host values: ``None`` (chunks of 1), a chunk length,
+    or a 1-d sequence of sizes. Every check whose values are known runs (a chunk length of 0
+    fails whatever the length); the others are left to execution.
+
+    >>> rule = opset_rule("SplitToSequence", 11)
+    >>> plan_sequence_parts(5, 2, rule, INT_ARITHMETIC)
+    SequenceParts(sizes=(2, 2, 1), part_length=None)
+    >>> plan_sequence_parts(None, [2, 2], rule, UNKNOWN_LENGTH)
+    SequenceParts(sizes=(2, 2), part_length=2)
+    >>> plan_sequence_parts(None, None, rule, UNKNOWN_LENGTH)
+    SequenceParts(sizes=None, part_length=1)
+    >>> plan_sequence_parts(None, 0, rule, UNKNOWN_LENGTH)
+    Traceback (most recent call last):
+    ...
+    splitops.SplitError: SplitToSequence-11 scalar split (the chunk length) must be >= 1; ...
+    """
+    split_value = read_sizes(split, rule, allow_scalar=True, arithmetic=arithmetic)
+    dim: Any = _read_dim(length, rule) if arithmetic is INT_ARITHMETIC else length
+    sizes = sequence_part_sizes(dim, split_value, rule, arithmetic)
+    return SequenceParts(sizes, sequence_part_length(split_value, sizes))
 
 
 def check_split_arguments(rule: OpsetRule, split: str | None, count: int | None) -> None:

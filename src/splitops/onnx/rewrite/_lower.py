@@ -10,7 +10,7 @@ outputs:
 - **Split without sizes** (``num_outputs`` at 18, equal parts by output count before): the
   planner's sizes as an int64 constant when the axis length is static; else the sizes
   computed in the graph from ``Shape`` by the planner's formula
-  (:mod:`~splitops.onnx._graph_sizes`), with a run-time check where the spec rejects the
+  (:mod:`~splitops.onnx.rewrite._graph_sizes`), with a run-time check where the spec rejects the
   split. A node listing fewer outputs than ``num_outputs`` gets sizes for its listed parts
   and one extra, unused output for the rest, so that every listed part keeps its size. One
   part covering the whole axis becomes an ``Identity``. Before opset 13, where Split takes
@@ -46,7 +46,7 @@ Decisions where the spec leaves the lowered form open:
   reports (the command prints them all), and nothing is returned.
 
 The model keeps its opset, IR version, graph inputs and outputs. Lowering costs time in
-proportion to the model: one inference (:mod:`~splitops.onnx._inference`) and one pass over
+proportion to the model: one inference (:mod:`~splitops.onnx.inference._engine`) and one pass over
 the nodes; every body is rebuilt once.
 
 >>> import numpy as np
@@ -63,16 +63,14 @@ the nodes; every body is rebuilt once.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from typing import Any, Literal
 
 import numpy as np
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
-from ..core import (
+from ...core import (
     PartCount,
     Rule,
     SplitError,
@@ -81,25 +79,18 @@ from ..core import (
     sequence_sizes,
     split_part_sizes,
 )
-from ._diagnostics import location
-from ._editing import (
-    ModelEdits,
-    ModelFacts,
-    drop_unused_constants,
-    given_sizes,
-    remove_where,
-    write_split_sizes,
-)
+from ..inference._engine import infer_model_and_nodes
+from ..model._edits import ModelEdits, given_sizes, remove_where, write_split_sizes
+from ..model._io import check_part_counts
+from ..model._node import DEFAULT_DOMAINS, SplitNode, node_label, read_node
+from ..model._view import ModelView, Node
+from ..model._walk import location, without_large_weights
+from ._contract import check_rewrite
 from ._graph_sizes import GraphArithmetic, GraphBuilder
-from ._graphs import Body, iter_bodies, split_sites, value_types, without_large_weights
-from ._inference import infer_model_and_nodes
-from ._io import check_part_counts
-from ._node import DEFAULT_DOMAINS, SplitNode, node_label, read_node
 
 __all__ = [
     "TARGETS",
     "Lowering",
-    "Readers",
     "SequenceReader",
     "lower_model",
     "lower_model_with_report",
@@ -185,40 +176,13 @@ def lower_model_with_report(
             raise error.in_context(f"{record.graph}: ") from record.problems[0][1]
     lowered = ModelProto()
     lowered.CopyFrom(model)
-    plan = _Plan(ModelFacts.read(lowered, value_types(inferred)), Readers.of(lowered), target)
-    for body, index, node in split_sites(lowered):
-        plan.lower(body, index, node)
+    view = ModelView.read(lowered, types=inferred)
+    plan = _Plan(view, target)
+    for node in list(view.split_nodes()):
+        plan.lower(node)
     plan.edits.apply()
-    drop_unused_constants(lowered, plan.dropped)
-    _drop_value_info(lowered, plan.removed)
-    for body, _, node in split_sites(lowered):
-        if body.opset is not None and not any(a.ref_attr_name for a in node.attribute):
-            read_node(node, body.opset)
+    check_rewrite(model, lowered, "lowering", before=view)
     return lowered, plan.report
-
-
-# --- who reads what ----------------------------------------------------------------------
-
-
-@dataclass
-class Readers:
-    """The nodes that read each value, and the values that leave their body, per scope."""
-
-    nodes: dict[tuple[str, str], list[tuple[Body, int, NodeProto]]]
-    leaving: dict[tuple[str, str], str]
-
-    @classmethod
-    def of(cls, model: ModelProto) -> Readers:
-        nodes: dict[tuple[str, str], list[tuple[Body, int, NodeProto]]] = defaultdict(list)
-        leaving = {}
-        for body in iter_bodies(model):
-            for index, node in enumerate(body.proto.node):
-                for name in dict.fromkeys(node.input):
-                    nodes[body.root, name].append((body, index, node))
-            for output in body.proto.output:
-                name = output if isinstance(output, str) else output.name
-                leaving[body.root, name] = body.label
-        return cls(nodes, leaving)
 
 
 # --- the plan ------------------------------------------------------------------------------
@@ -226,71 +190,71 @@ class Readers:
 
 @dataclass
 class _Plan:
-    facts: ModelFacts
-    readers: Readers
+    view: ModelView
     target: Target
-    edits: ModelEdits = field(default_factory=ModelEdits)
+    edits: ModelEdits = field(init=False)
     report: list[Lowering] = field(default_factory=list)
-    #: Constants that rewritten nodes no longer read (former split inputs, indices).
-    dropped: list[str] = field(default_factory=list)
-    #: Values no longer in the model (removed sequences), per scope.
-    removed: set[tuple[str, str]] = field(default_factory=set)
 
-    def lower(self, body: Body, index: int, node: NodeProto) -> None:
-        if body.opset is None:
-            self.note(body, node, None, "unchanged", "its body imports no default opset")
+    def __post_init__(self) -> None:
+        self.edits = ModelEdits(self.view)
+
+    def lower(self, node: Node) -> None:
+        scope, proto = node.scope, node.proto
+        if scope.opset is None:
+            self.note(node, None, "unchanged", "its body imports no default opset")
             return
-        if any(a.ref_attr_name for a in node.attribute):
-            self.note(body, node, None, "unchanged", "its attributes come from the call")
+        if any(a.ref_attr_name for a in proto.attribute):
+            self.note(node, None, "unchanged", "its attributes come from the call")
             return
-        spec = read_node(node, body.opset)
+        spec = read_node(proto, scope.opset)
         if spec.op == "Split":
-            self._lower_split(body, index, node, spec)
+            self._lower_split(node, spec)
         else:
-            _Sequence(self, body, index, node, spec).lower()
+            _Sequence(self, node, spec).lower()
 
-    def note(
-        self, body: Body, node: NodeProto, spec: SplitNode | None, outcome: str, detail: str
-    ) -> None:
+    def note(self, node: Node, spec: SplitNode | None, outcome: str, detail: str) -> None:
         """Report what became of a node."""
-        version = spec.rule.since_version if spec is not None else body.opset or 0
+        scope, proto = node.scope, node.proto
+        version = spec.rule.since_version if spec is not None else scope.opset or 0
         self.report.append(
-            Lowering(body.label, node_label(node), node.op_type, version, outcome, detail)
+            Lowering(scope.label, node_label(proto), proto.op_type, version, outcome, detail)
         )
+
+    def drop_input(self, node: Node, position: int) -> None:
+        """The constant that ``node`` reads at ``position`` goes once nothing reads it."""
+        self.edits.drop(node.input_value(position))
 
     # --- Split ---------------------------------------------------------------------------
 
-    def _lower_split(self, body: Body, index: int, node: NodeProto, spec: SplitNode) -> None:
-        x = node.input[0]
-        dims = self.facts.dims(body, x)
+    def _lower_split(self, node: Node, spec: SplitNode) -> None:
+        scope, proto = node.scope, node.proto
+        x = proto.input[0]
+        dims = scope.dims(x)
         axis = spec.axis if dims is None else normalize_axis(spec.axis, len(dims), spec.op)
         dim = None if dims is None else dims[axis]
-        opset = body.opset or 0
+        opset = scope.opset or 0
         if spec.has_sizes:
-            self._lower_explicit_split(body, index, node, spec, opset)
+            self._lower_explicit_split(node, spec)
             return
         by_attribute = spec.rule.part_count is PartCount.NUM_OUTPUTS
         count = spec.num_outputs if by_attribute else len(spec.outputs)
         assert count is not None  # read_node and the check saw to it
         how = f"num_outputs={count}" if by_attribute else f"{count} equal parts"
         if count == 1:
-            identity = helper.make_node("Identity", [x], [spec.outputs[0]], name=node.name)
-            self.edits.replace(body, index, [identity])
-            self.note(body, node, spec, "rewritten", f"{how} -> Identity (one part)")
+            identity = helper.make_node("Identity", [x], [spec.outputs[0]], name=proto.name)
+            self.edits.replace(node, [identity])
+            self.note(node, spec, "rewritten", f"{how} -> Identity (one part)")
             return
         if dim is not None:
             sizes = spec.part_sizes(dim)
             listed = _listed_sizes(sizes, len(spec.outputs))
-            new = self._new_split(node, spec, len(listed))
-            constants = write_split_sizes(
-                new, body, opset, listed, self.facts, self.edits, _label(node)
-            )
-            self.edits.replace(body, index, [*constants, new])
-            self.note(body, node, spec, "rewritten", f"{how} -> split {list(listed)} (constant)")
+            new = self._new_split(proto, spec, len(listed))
+            constants = write_split_sizes(new, scope, opset, listed, self.edits, _label(proto))
+            self.edits.replace(node, [*constants, new])
+            self.note(node, spec, "rewritten", f"{how} -> split {list(listed)} (constant)")
             return
         if opset < 13:
             self.note(
-                body,
                 node,
                 spec,
                 "unchanged",
@@ -298,55 +262,54 @@ class _Plan:
                 "takes sizes only as an attribute, and every runtime cuts equal parts alike",
             )
             return
-        build = GraphBuilder(body, self.facts, self.edits, _label(node))
+        build = GraphBuilder(scope, self.edits, _label(proto))
         length = build.axis_length(x, spec.axis)
         planned = split_part_sizes(length, None, count, spec.rule, GraphArithmetic(build))
         listed_names = _listed_in_graph(build, planned, len(spec.outputs))
-        new = self._new_split(node, spec, len(listed_names))
+        new = self._new_split(proto, spec, len(listed_names))
         new.input.append(build.sizes(listed_names))
-        self.edits.replace(body, index, [*build.nodes, new])
-        self.note(body, node, spec, "rewritten", f"{how} -> split computed in the graph")
+        self.edits.replace(node, [*build.nodes, new])
+        self.note(node, spec, "rewritten", f"{how} -> split computed in the graph")
 
-    def _lower_explicit_split(
-        self, body: Body, index: int, node: NodeProto, spec: SplitNode, opset: int
-    ) -> None:
+    def _lower_explicit_split(self, node: Node, spec: SplitNode) -> None:
+        scope, proto = node.scope, node.proto
         if spec.rule.split_input_types is None and spec.split_input is not None:
             # Split-1 reads sizes typed like the data: the attribute, where they are constant.
-            sizes = given_sizes(body, spec, self.facts)
+            sizes = given_sizes(scope, spec)
             if sizes is None:
-                self.note(body, node, spec, "unchanged", "Split-1 sizes known at run time")
+                self.note(node, spec, "unchanged", "Split-1 sizes known at run time")
                 return
-            new = _copy_without_split(node)
+            new = _copy_without_split(proto)
             new.attribute.append(helper.make_attribute("split", list(sizes)))
-            self.edits.replace(body, index, [new])
-            self.dropped.append(spec.split_input)
-            self.note(body, node, spec, "rewritten", f"split input -> split={list(sizes)}")
+            self.edits.replace(node, [new])
+            self.drop_input(node, 1)
+            self.note(node, spec, "rewritten", f"split input -> split={list(sizes)}")
             return
-        if spec.split_input is None or self.facts.constant(body, spec.split_input) is not None:
-            self.note(body, node, spec, "unchanged", "explicit sizes")
+        if spec.split_input is None or scope.constant(spec.split_input) is not None:
+            self.note(node, spec, "unchanged", "explicit sizes")
             return
         # Sizes given at run time: onnxruntime takes an empty split for an absent one.
-        build = GraphBuilder(body, self.facts, self.edits, _label(node))
+        build = GraphBuilder(scope, self.edits, _label(proto))
         checked = build.add("Reshape", [spec.split_input, build.ints([len(spec.outputs)])], "split")
-        build.nodes[-1].name = self.facts.fresh_name(f"{_label(node)}/one_size_per_output")
+        build.nodes[-1].name = self.view.fresh_name(f"{_label(proto)}/one_size_per_output")
         new = NodeProto()
-        new.CopyFrom(node)
+        new.CopyFrom(proto)
         new.input[1] = checked
-        self.edits.replace(body, index, [*build.nodes, new])
+        self.edits.replace(node, [*build.nodes, new])
         self.note(
-            body,
             node,
             spec,
             "rewritten",
             "split input known at run time -> checked for one size per output",
         )
 
-    def _new_split(self, node: NodeProto, spec: SplitNode, parts: int) -> NodeProto:
+    def _new_split(self, proto: NodeProto, spec: SplitNode, parts: int) -> NodeProto:
         """A copy of a Split node without its sizes, listing ``parts`` outputs: its own, then
         one unused output for the rest where it lists fewer than there are parts."""
-        new = _copy_without_split(node)
+        new = _copy_without_split(proto)
         rest = range(parts - len(spec.outputs))
-        outputs = [*spec.outputs, *(self.facts.fresh_name(f"{_label(node)}_rest") for _ in rest)]
+        label = _label(proto)
+        outputs = [*spec.outputs, *(self.view.fresh_name(f"{label}_rest") for _ in rest)]
         del new.output[:]
         new.output.extend(outputs)
         return new
@@ -394,35 +357,34 @@ class SequenceReader:
     """One node that reads a sequence: SequenceAt (with its part), SequenceLength or
     ConcatFromSequence."""
 
-    index: int
-    node: NodeProto
+    node: Node
     #: SequenceAt's constant position, as given (negative counts from the back).
     position: int | None = None
 
 
-def sequence_readers(
-    readers: Readers, facts: ModelFacts, body: Body, node: NodeProto
-) -> tuple[list[SequenceReader], str | None]:
+def sequence_readers(node: Node) -> tuple[list[SequenceReader], str | None]:
     """The nodes that read the sequence of a SplitToSequence ``node``, when every one is a
-    SequenceAt at a constant position, a SequenceLength or a ConcatFromSequence of its body;
-    else why the sequence must stay."""
-    sequence = node.output[0]
-    key = (body.root, sequence)
-    where = readers.leaving.get(key)
-    if where is not None:
-        return [], f"it is an output of {where}"
+    SequenceAt at a constant position, a SequenceLength or a ConcatFromSequence of its own
+    scope; else why the sequence must stay."""
+    sequence = node.scope.values.get(node.proto.output[0])
+    if sequence is None:
+        return [], None
+    if sequence.output_of:
+        return [], f"it is an output of {sequence.output_of[0].label}"
     found = []
-    for place, index, reader in readers.nodes.get(key, ()):
-        what = f"{reader.op_type} {node_label(reader)!r}"
-        if place.label != body.label:
-            return [], f"{what} in {place.label} reads it"
-        if reader.op_type not in _SEQUENCE_READERS or reader.domain not in DEFAULT_DOMAINS:
+    for reader in sequence.uses:
+        proto = reader.proto
+        what = f"{proto.op_type} {node_label(proto)!r}"
+        if reader.scope is not node.scope:
+            return [], f"{what} in {reader.scope.label} reads it"
+        if proto.op_type not in _SEQUENCE_READERS or proto.domain not in DEFAULT_DOMAINS:
             return [], f"{what} reads it"
-        if reader.input[0] != sequence or sequence in reader.input[1:]:
+        if proto.input[0] != sequence.name or sequence.name in proto.input[1:]:
             return [], f"{what} reads it as a tensor"
-        found.append(SequenceReader(index, reader))
-        if reader.op_type == "SequenceAt":
-            position = facts.constant(body, reader.input[1]) if len(reader.input) > 1 else None
+        found.append(SequenceReader(reader))
+        if proto.op_type == "SequenceAt":
+            index = reader.input_value(1)
+            position = None if index is None else index.constant()
             if position is None or position.ndim != 0 or position.dtype.kind not in "iu":
                 return [], f"{what} reads it at a position known only at run time"
             found[-1].position = int(position)
@@ -432,21 +394,20 @@ def sequence_readers(
 class _Sequence:
     """The lowering of one SplitToSequence node."""
 
-    def __init__(
-        self, plan: _Plan, body: Body, index: int, node: NodeProto, spec: SplitNode
-    ) -> None:
-        self.plan, self.body, self.index, self.node, self.spec = plan, body, index, node, spec
-        self.facts = plan.facts
-        self.x = node.input[0]
-        self.sequence = node.output[0]
-        dims = self.facts.dims(body, self.x)
+    def __init__(self, plan: _Plan, node: Node, spec: SplitNode) -> None:
+        self.plan, self.node, self.spec = plan, node, spec
+        self.scope = scope = node.scope
+        self.proto = node.proto
+        self.x = node.proto.input[0]
+        self.sequence = node.proto.output[0]
+        dims = scope.dims(self.x)
         self.rank = None if dims is None else len(dims)
         self.axis = spec.axis if dims is None else normalize_axis(spec.axis, len(dims), spec.op)
         self.dim = None if dims is None else dims[self.axis]
         split = spec.split_input
-        self.split_element = None if split is None else self.facts.element(body, split)
-        self.split_value = None if split is None else self.facts.constant(body, split)
-        split_dims = None if split is None else self.facts.dims(body, split)
+        self.split_element = None if split is None else scope.element(split)
+        self.split_value = None if split is None else scope.constant(split)
+        split_dims = None if split is None else scope.dims(split)
         self.split_rank = None if split_dims is None else len(split_dims)
         if self.split_value is not None:
             self.split_rank = self.split_value.ndim
@@ -485,16 +446,18 @@ class _Sequence:
         self._keep(why_kept)
 
     def note(self, outcome: str, detail: str) -> None:
-        self.plan.note(self.body, self.node, self.spec, outcome, detail)
+        self.plan.note(self.node, self.spec, outcome, detail)
 
     def _replace(self, nodes: Sequence[NodeProto]) -> None:
-        self.plan.edits.replace(self.body, self.index, nodes)
-        self.plan.removed.add((self.body.root, self.sequence))
+        self.plan.edits.replace(self.node, nodes)
+        sequence = self.scope.values.get(self.sequence)
+        if sequence is not None:
+            self.plan.edits.forget(sequence)
         if self.spec.split_input is not None:
-            self.plan.dropped.append(self.spec.split_input)
+            self.plan.drop_input(self.node, 1)
 
     def _readers(self) -> tuple[list[SequenceReader], str | None]:
-        return sequence_readers(self.plan.readers, self.facts, self.body, self.node)
+        return sequence_readers(self.node)
 
     def _remove(self, readers: list[SequenceReader]) -> str | None:
         """Replace the sequence and its readers; or say why it cannot be removed."""
@@ -502,12 +465,13 @@ class _Sequence:
         count = None if sizes is None else len(sizes)
         if count is None and self.split_length is not None and self.split_rank == 1:
             count = self.split_length  # sizes known at run time, their number is static
-        opset = self.body.opset or 0
+        opset = self.scope.opset or 0
         if count is not None:
             for reader in readers:
                 if reader.position is not None and not -count <= reader.position < count:
+                    name = node_label(reader.node.proto)
                     return (
-                        f"{node_label(reader.node)!r} reads part {reader.position} of {count}: "
+                        f"{name!r} reads part {reader.position} of {count}: "
                         "the model fails there at run time"
                     )
             if count == 0 and any(r.node.op_type == "ConcatFromSequence" for r in readers):
@@ -529,7 +493,7 @@ class _Sequence:
         """With target ``onnxruntime``: why a sequence whose parts would be read one Slice at
         a time stays a sequence (onnxruntime has a kernel for its type and, in the kept form,
         computes it as the spec says), or ``None``."""
-        element = self.facts.element(self.body, self.x)
+        element = self.scope.element(self.x)
         if self.plan.target != "onnxruntime" or element not in ONNXRUNTIME_SEQUENCE_TYPES:
             return None
         return "onnxruntime runs it as the spec says, in fewer nodes than one Slice per part"
@@ -538,38 +502,36 @@ class _Sequence:
         self, readers: list[SequenceReader], sizes: tuple[int, ...] | None, count: int
     ) -> None:
         """One Split cuts every part; each reader takes its part, or their count."""
-        plan, body, facts = self.plan, self.body, self.facts
-        label = _label(self.node)
-        build = GraphBuilder(body, facts, plan.edits, label)
+        plan, scope = self.plan, self.scope
+        label = _label(self.proto)
+        build = GraphBuilder(scope, plan.edits, label)
         squeeze = drops_axis(self.spec.split_input is not None, self.spec.keepdims)
         # A part read once by a SequenceAt that needs no Squeeze is written under its name.
         named: dict[int, str] = {}
         for reader in readers:
             if reader.position is not None and not squeeze:
-                named.setdefault(reader.position % count, reader.node.output[0])
-        outputs = [named.get(i) or facts.fresh_name(f"{label}_part{i}") for i in range(count)]
+                named.setdefault(reader.position % count, reader.node.proto.output[0])
+        outputs = [named.get(i) or plan.view.fresh_name(f"{label}_part{i}") for i in range(count)]
         nodes: list[NodeProto] = []
         if count:
             split = helper.make_node(
-                "Split", [self.x], outputs, name=self.node.name, axis=self.spec.axis
+                "Split", [self.x], outputs, name=self.proto.name, axis=self.spec.axis
             )
             if sizes is not None:
-                nodes += write_split_sizes(
-                    split, body, body.opset or 0, sizes, facts, plan.edits, label
-                )
+                nodes += write_split_sizes(split, scope, scope.opset or 0, sizes, plan.edits, label)
             else:
                 assert self.spec.split_input is not None
                 runtime = build.as_int64(self.spec.split_input, self.split_element)
                 checked = build.add("Reshape", [runtime, build.ints([count])], "split")
-                build.nodes[-1].name = facts.fresh_name(f"{label}/one_size_per_part")
+                build.nodes[-1].name = plan.view.fresh_name(f"{label}/one_size_per_part")
                 split.input.append(checked)
             nodes += [*build.nodes, split]
         self._replace(nodes)
         used = set()
         for reader in readers:
-            out = reader.node.output[0]
+            out = reader.node.proto.output[0]
             op = reader.node.op_type
-            step = GraphBuilder(body, facts, plan.edits, _label(reader.node))
+            step = GraphBuilder(scope, plan.edits, _label(reader.node.proto))
             if op == "SequenceAt":
                 assert reader.position is not None
                 part = outputs[reader.position % count]
@@ -580,14 +542,15 @@ class _Sequence:
                 used.add(reader.position % count)
             elif op == "SequenceLength":
                 tensor = numpy_helper.from_array(np.array(count, dtype=np.int64), out)
-                step.nodes += plan.edits.tensor_constant(body, tensor)
+                step.nodes += plan.edits.tensor_constant(scope, tensor)
             else:
                 elements = (
                     [step.squeeze(p, self.spec.axis) for p in outputs] if squeeze else outputs
                 )
-                self._concat(step, reader.node, elements)
-            plan.edits.replace(body, reader.index, step.nodes)
-            plan.dropped.extend(reader.node.input[1:])
+                self._concat(step, reader.node.proto, elements)
+            plan.edits.replace(reader.node, step.nodes)
+            for position in range(1, len(reader.node.proto.input)):
+                plan.drop_input(reader.node, position)
         kind = "Split + Squeeze" if squeeze else "Split"
         where = "constant sizes" if sizes is not None else "sizes known at run time"
         self.note("removed", f"sequence of {count} part(s) -> {kind} ({where})")
@@ -608,27 +571,28 @@ class _Sequence:
         computes it), ConcatFromSequence concatenates every part (when ``count`` is known).
         What the readers share (the axis length, the checked chunk length or sizes) is
         computed once, in the SplitToSequence's place."""
-        plan, body, facts = self.plan, self.body, self.facts
-        shared = GraphBuilder(body, facts, plan.edits, _label(self.node))
+        plan, scope = self.plan, self.scope
+        shared = GraphBuilder(scope, plan.edits, _label(self.proto))
         parts = _RuntimeParts(self, shared)
         for reader in readers:
-            step = GraphBuilder(body, facts, plan.edits, _label(reader.node))
-            out = reader.node.output[0]
+            step = GraphBuilder(scope, plan.edits, _label(reader.node.proto))
+            out = reader.node.proto.output[0]
             if reader.node.op_type == "ConcatFromSequence":
                 assert count is not None
                 names = [step.name(f"part{i}") for i in range(count)]
                 for position, name in enumerate(names):
                     parts.part(step, position, name)
-                self._concat(step, reader.node, names)
+                self._concat(step, reader.node.proto, names)
             elif reader.position is not None:
                 parts.part(step, reader.position, out)
             elif count is not None:
                 tensor = numpy_helper.from_array(np.array(count, dtype=np.int64), out)
-                step.nodes += plan.edits.tensor_constant(body, tensor)
+                step.nodes += plan.edits.tensor_constant(scope, tensor)
             else:
                 parts.count(step, out)
-            plan.edits.replace(body, reader.index, step.nodes)
-            plan.dropped.extend(reader.node.input[1:])
+            plan.edits.replace(reader.node, step.nodes)
+            for position in range(1, len(reader.node.proto.input)):
+                plan.drop_input(reader.node, position)
         self._replace(shared.nodes)
         number = "a number of parts known at run time" if count is None else f"{count} part(s)"
         self.note("removed", f"sequence of {number} -> {parts.how}")
@@ -639,14 +603,14 @@ class _Sequence:
         as the spec says."""
         if self.plan.target == "no-sequences":
             raise SplitError(
-                f"{self.body.label}: node {node_label(self.node)!r} (SplitToSequence) cannot "
+                f"{self.scope.label}: node {node_label(self.proto)!r} (SplitToSequence) cannot "
                 f"become a Split: {why}.",
                 rule=Rule.CONVERSION,
                 hint="Lower with target 'portable' to keep the sequence in a form onnxruntime "
                 "runs as the spec says",
             )
         new = NodeProto()
-        new.CopyFrom(self.node)
+        new.CopyFrom(self.proto)
         changes = []
         if self.spec.split_input is not None and any(a.name == "keepdims" for a in new.attribute):
             remove_where(new.attribute, lambda a: a.name == "keepdims")
@@ -654,14 +618,14 @@ class _Sequence:
         chunk = self.chunk if self.spec.split_input is not None else None
         if chunk is not None and self.dim:
             sizes = sequence_sizes(self.dim, chunk, opset=self.spec.rule.since_version)
-            name = self.facts.fresh_name(f"{_label(self.node)}_split")
-            constants = self.plan.edits.int64_constant(self.body, name, sizes)
+            name = self.plan.view.fresh_name(f"{_label(self.proto)}_split")
+            constants = self.plan.edits.int64_constant(self.scope, name, sizes)
             new.input[1] = name
-            self.plan.dropped.append(self.spec.split_input or "")
+            self.plan.drop_input(self.node, 1)
             changes.append(f"scalar split {chunk} -> {list(sizes)}")
-            self.plan.edits.replace(self.body, self.index, [*constants, new])
+            self.plan.edits.replace(self.node, [*constants, new])
         elif changes:
-            self.plan.edits.replace(self.body, self.index, [new])
+            self.plan.edits.replace(self.node, [new])
         self.note("kept", f"{why}; " + (", ".join(changes) if changes else "unchanged"))
 
 
@@ -763,17 +727,3 @@ class _RuntimeParts:
             step.squeeze(step.add("Slice", [self.x, start, end, where], "slice"), self.axis, out)
         else:
             step.add("Slice", [self.x, start, end, where], "part", output=out)
-
-
-def _drop_value_info(model: ModelProto, removed: set[tuple[str, str]]) -> None:
-    """Drop the value_info of values no longer in the model."""
-    if not removed:
-        return
-    for body in iter_bodies(model):
-        names = {name for root, name in removed if root == body.root}
-        if names:
-            remove_where(body.proto.value_info, partial(_named, names))
-
-
-def _named(names: set[str], value: Any) -> bool:
-    return value.name in names

@@ -1,7 +1,7 @@
 """Every place a model keeps nodes: the main graph, the subgraphs of control-flow nodes (If,
 Loop, Scan, at any depth) and model-local functions, each with the opset its nodes run at.
 
-Locations are written as :class:`~splitops.diagnostics.Diagnostic` writes them: ``main``,
+Locations are written as :class:`~splitops.Diagnostic` writes them: ``main``,
 ``main/loop_1.body``, ``function:domain.name``.
 
 >>> from onnx import TensorProto, helper
@@ -16,7 +16,7 @@ Locations are written as :class:`~splitops.diagnostics.Diagnostic` writes them: 
 from __future__ import annotations
 
 import math
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -30,27 +30,22 @@ from onnx import (
     OperatorSetIdProto,
     TensorProto,
     TypeProto,
-    ValueInfoProto,
     helper,
     numpy_helper,
 )
 
-from ..core import current_limits
-from ._diagnostics import location
+from ...core import current_limits
 from ._node import DEFAULT_DOMAINS, is_split_node, node_label
 from ._types import has_type, tensor_problem
 
 __all__ = [
     "SMALL_TENSOR",
     "Body",
-    "ScopeConstants",
     "Step",
-    "constant_sources",
     "constant_value",
     "copy_without",
     "declared_types",
     "default_opset",
-    "fed_inputs",
     "function_body",
     "function_label",
     "graph_at",
@@ -58,15 +53,27 @@ __all__ = [
     "iter_bodies",
     "iter_nodes",
     "iter_tensors",
+    "location",
     "main_body",
     "node_subgraphs",
-    "scope_constants",
     "split_nodes",
     "split_sites",
-    "value_types",
     "with_subgraphs",
     "without_large_weights",
 ]
+
+
+def location(graph: str, node: str) -> str:
+    """Where a node is, as every command prints it: its graph's label, a slash, its label.
+
+    TorchScript names nodes with paths of their own (``/m/transformer/Split``): they are not
+    given a second slash.
+
+    >>> location("main", "/m/transformer/Split"), location("main/if_1.then_branch", "s")
+    ('main/m/transformer/Split', 'main/if_1.then_branch/s')
+    """
+    return f"{graph}/{node.lstrip('/')}"
+
 
 #: One step down into a subgraph: (index of the node, name of its attribute, index in the
 #: attribute's ``graphs``, or -1 for its ``g``).
@@ -192,66 +199,10 @@ def split_sites(model: ModelProto) -> Iterator[tuple[Body, int, NodeProto]]:
                 yield body, index, node
 
 
-def fed_inputs(graph: GraphProto) -> list[ValueInfoProto]:
-    """The graph inputs a caller feeds: those no initializer fills."""
-    initialized = {tensor.name for tensor in graph.initializer}
-    return [entry for entry in graph.input if entry.name not in initialized]
-
-
-def constant_sources(
-    proto: GraphProto | FunctionProto, *, overridable: Container[str] = ()
-) -> dict[str, TensorProto | NodeProto]:
-    """Where the constant values of one body live, by name: its initializers (but those in
-    ``overridable``, which a caller may replace) and its Constant nodes of the default domain.
-    Read a value with :func:`constant_value`."""
-    found: dict[str, TensorProto | NodeProto] = {}
-    if isinstance(proto, GraphProto):
-        found.update((t.name, t) for t in proto.initializer if t.name not in overridable)
-    for node in proto.node:
-        if node.op_type == "Constant" and node.domain in DEFAULT_DOMAINS and node.output:
-            found[node.output[0]] = node
-    return found
-
-
-@dataclass(frozen=True)
-class ScopeConstants:
-    """Where the constant values of a model live, per scope (``Body.root``): the one reader
-    of constant inputs that every command and tool uses.
-
-    An initializer that is also a main-graph input (IR >= 4) is a default the caller may
-    override, so its value is not fixed and not read.
-    """
-
-    sources: dict[str, dict[str, TensorProto | NodeProto]]
-
-    def value(self, body: Body, name: str) -> np.ndarray[Any, Any] | None:
-        """The value of ``name`` in ``body``'s scope, or ``None`` when it is no constant."""
-        source = self.sources.get(body.root, {}).get(name)
-        return None if source is None else constant_value(source)
-
-
-def scope_constants(model: ModelProto) -> ScopeConstants:
-    """Every constant of ``model`` (initializers and Constant nodes), per scope.
-
-    >>> const = helper.make_node("Constant", [], ["s"], value_ints=[1, 3], name="c")
-    >>> graph = helper.make_graph([const], "g", [], [])
-    >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    >>> scope_constants(model).value(main_body(model), "s")
-    array([1, 3])
-    """
-    inputs = {entry.name for entry in model.graph.input} if model.ir_version >= 4 else set()
-    sources: dict[str, dict[str, TensorProto | NodeProto]] = {}
-    for body in iter_bodies(model):
-        overridable = inputs if body.label == "main" else set()
-        found = sources.setdefault(body.root, {})
-        found.update(constant_sources(body.proto, overridable=overridable))
-    return ScopeConstants(sources)
-
-
 def constant_value(source: TensorProto | NodeProto) -> np.ndarray[Any, Any] | None:
     """The value of a numeric initializer or Constant node, or ``None`` when it is not at
     hand: data kept outside the model, a sparse or string Constant, or a tensor whose data
-    does not fit its dims (:func:`~splitops.onnx._types.tensor_problem`; ``load_model``
+    does not fit its dims (:func:`~splitops.onnx.model._types.tensor_problem`; ``load_model``
     refuses such files, a model built in memory may still hold one).
 
     >>> constant_value(helper.make_node("Constant", [], ["c"], value_ints=[2, 3]))
@@ -302,14 +253,6 @@ def declared_types(proto: GraphProto | FunctionProto) -> dict[str, TypeProto]:
             types[tensor.name] = helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
         entries = [*proto.input, *entries, *proto.output]
     types.update((entry.name, entry.type) for entry in entries if has_type(entry.type))
-    return types
-
-
-def value_types(model: ModelProto) -> dict[str, dict[str, TypeProto]]:
-    """The declared or inferred type of every named value, per scope (``Body.root``)."""
-    types: dict[str, dict[str, TypeProto]] = {}
-    for body in iter_bodies(model):
-        types.setdefault(body.root, {}).update(declared_types(body.proto))
     return types
 
 

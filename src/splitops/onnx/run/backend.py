@@ -46,8 +46,8 @@ from onnx import (
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 from onnx.reference import ReferenceEvaluator
 
-from ..arrays import element_of
-from ..core import (
+from ...arrays import element_of
+from ...core import (
     ElementType,
     ModelCheckWarning,
     ModelInputError,
@@ -56,11 +56,13 @@ from ..core import (
     SplitError,
     SplitopsError,
 )
-from ._graphs import fed_inputs, split_nodes
-from ._node import read_node
-from ._node import run_node as _run_node
+from ..model._describe import describe_type
+from ..model._node import read_node
+from ..model._node import run_node as _run_node
+from ..model._types import element_name, tensor_parts
+from ..model._view import ModelView
+from ..model._walk import split_nodes
 from ._reference import reference_ops
-from ._types import element_name, shape_text, tensor_parts, type_text
 
 __all__ = [
     "ENGINES",
@@ -161,7 +163,7 @@ class SplitopsRep(BackendRep):
             raise OtherOperatorError(
                 f"onnx.reference cannot prepare the model: {type(error).__name__}: {error}"
             ) from error
-        self.input_names = [entry.name for entry in fed_inputs(model.graph)]
+        self.input_names = [entry.name for entry in ModelView.read(model).fed_inputs()]
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Run on ``inputs``: a mapping by name, a sequence in graph-input order, or one array.
@@ -195,12 +197,12 @@ class OnnxruntimeRep(BackendRep):
         session_options: Any = None,
         providers: Sequence[str] | None = None,
     ) -> None:
-        from ._lower import lower_model
+        from ..rewrite._lower import lower_model
         from ._ort import has_bfloat16, import_onnxruntime, make_session
 
         import_onnxruntime()
         self.model = model
-        self.input_names = [entry.name for entry in fed_inputs(model.graph)]
+        self.input_names = [entry.name for entry in ModelView.read(model).fed_inputs()]
         self.session: Any = None
         self.fallback: str | None = None
         self._reference: SplitopsRep | None = None
@@ -375,7 +377,7 @@ def check_feeds(model: ModelProto, feeds: Mapping[str, Any]) -> None:
     splitops.ModelInputError: input 'x': the model declares ..., but ... dim 1 must be 4.
     """
     declared = {entry.name: entry for entry in model.graph.input}
-    needed = [entry.name for entry in fed_inputs(model.graph)]
+    needed = [entry.name for entry in ModelView.read(model).fed_inputs()]
     unknown = sorted(set(feeds) - set(declared))
     if unknown:
         raise ModelInputError(f"the model has no input {unknown[0]!r}; its inputs are {needed}.")
@@ -388,7 +390,7 @@ def check_feeds(model: ModelProto, feeds: Mapping[str, Any]) -> None:
         if problem:
             given = f"an array of {_element_text(value)} {tuple(np.shape(value))}"
             raise ModelInputError(
-                f"input {name!r}: the model declares {_type_text(declared[name].type)}, but "
+                f"input {name!r}: the model declares {describe_type(declared[name].type)}, but "
                 f"{given} was given: {problem}."
             )
 
@@ -423,10 +425,6 @@ def _misfit(
 def _element_text(value: Any) -> str:
     element = element_of(value.dtype)
     return str(element) if isinstance(element, ElementType) else str(value.dtype)
-
-
-def _type_text(type_proto: TypeProto) -> str:
-    return f"{type_text(type_proto) or '?'} {shape_text(type_proto) or '?'}"
 
 
 def check_split_nodes(model: ModelProto) -> None:

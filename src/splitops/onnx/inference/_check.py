@@ -1,8 +1,8 @@
 """Every rule a model's Split and SplitToSequence nodes break, as :class:`Diagnostic` rows.
 
 The checks are those of execution and inference: each node is read by its version's
-schema (:func:`~splitops.onnx._node.read_node`) and inferred from the types and constants
-around it (:func:`~splitops.onnx._inference.infer_split_nodes`), so sizes are checked by
+schema (:func:`~splitops.onnx.model._node.read_node`) and inferred from the types and constants
+around it (:func:`~splitops.onnx.inference._engine.infer_split_nodes`), so sizes are checked by
 the planner wherever shapes and constants decide them. Each row takes the rule, the message
 and the hint from the error that found the problem: they travel on the error as data.
 
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from onnx import ModelProto
 
-from ..core import SplitError, opset_rule
+from ...core import SplitError, opset_rule
 from ._diagnostics import Diagnostic
-from ._inference import SplitNodeInference, infer_split_nodes
+from ._engine import SplitNodeInference, infer_split_nodes
 
 __all__ = ["check_model"]
 

@@ -3,9 +3,9 @@
 The sizes of the parts come from the planner, through :meth:`SplitNode.part_sizes`, the
 same call that :func:`~splitops.run_node` makes, so an inferred shape is the executed shape
 by construction. A dim that is a symbol ``N`` gives sizes that are expressions in ``N``
-(:mod:`splitops.onnx._symbolic`): the planner's own formula, evaluated over sympy. A
+(:mod:`splitops.onnx.inference._symbolic`): the planner's own formula, evaluated over sympy. A
 ``split`` computed by other nodes (``Shape -> Gather -> Div -> Concat``) is followed by
-:mod:`splitops.onnx._values`, so that its sizes are expressions of the input's dims.
+:mod:`splitops.onnx.inference._values`, so that its sizes are expressions of the input's dims.
 
 How the results meet ``onnx.shape_inference`` (one pass, linear in the size of the model):
 
@@ -61,7 +61,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import onnx
@@ -81,8 +81,10 @@ from onnx import (
 from onnx.checker import ValidationError
 from onnx.shape_inference import InferenceError
 
-from ..arrays import host_sizes
-from ..core import (
+from ...arrays import host_sizes
+from ...core import (
+    INT_ARITHMETIC,
+    DimArithmetic,
     OtherOperatorError,
     Rule,
     SplitError,
@@ -92,24 +94,10 @@ from ..core import (
     drops_axis,
     normalize_axis,
     opset_rule,
-    read_sizes,
-    sequence_part_length,
-    sequence_part_sizes,
+    plan_sequence_parts,
 )
-from ._graphs import (
-    Body,
-    Step,
-    constant_value,
-    function_body,
-    graph_at,
-    graph_attributes,
-    iter_nodes,
-    main_body,
-    node_subgraphs,
-    with_subgraphs,
-    without_large_weights,
-)
-from ._node import (
+from ..model._describe import SplitOutputDescription, describe_type
+from ..model._node import (
     DEFAULT_DOMAINS,
     SPLIT_OPS,
     SplitNode,
@@ -118,8 +106,7 @@ from ._node import (
     node_label,
     read_node,
 )
-from ._symbolic import SYMBOLIC, format_dim, parse_dim, sympy  # sympy: an optional extra
-from ._types import (
+from ..model._types import (
     conflicts,
     declared_type,
     dim_of,
@@ -132,12 +119,25 @@ from ._types import (
     rename_in_place,
     renamed,
     says_more,
-    shape_text,
     tensor_parts,
-    type_text,
     union_type,
     unnamed_placeholders,
 )
+from ..model._view import constant_initializers
+from ..model._walk import (
+    Body,
+    Step,
+    constant_value,
+    function_body,
+    graph_at,
+    graph_attributes,
+    iter_nodes,
+    main_body,
+    node_subgraphs,
+    with_subgraphs,
+    without_large_weights,
+)
+from ._symbolic import SYMBOLIC, format_dim, parse_dim, sympy  # sympy: an optional extra
 from ._values import (
     MAX_ITEMS,
     READS_SHAPES,
@@ -232,20 +232,6 @@ class SplitNodeInference:
         return node_error(self.node, self.problems[0][1]) if self.problems else None
 
 
-class SplitOutputDescription(NamedTuple):
-    """One output of a Split or SplitToSequence node, as text for people."""
-
-    graph: str
-    node: str
-    output: str
-    #: "tensor(float)", "seq(tensor(int64))" or "unknown".
-    type: str
-    #: "[2, N - 3*ceiling(N/4)]", "[?, 3]" (? is an unknown dim) or "unknown".
-    shape: str
-    #: Why the node is invalid, or "".
-    error: str
-
-
 def infer_shapes(model: ModelProto, *, strict: bool = True) -> ModelProto:
     """A copy of ``model`` with the types and shapes of all values, Split's exact.
 
@@ -294,23 +280,15 @@ def describe_split_outputs(model: ModelProto) -> list[SplitOutputDescription]:
 
     An invalid node's outputs come with the reason in ``error`` (nothing is raised).
     """
-    rows = []
+    rows: list[SplitOutputDescription] = []
     for record in infer_split_nodes(model):
         types = dict(record.outputs)
-        for output in record.node.output:
-            if not output:
-                continue
-            type_proto = types.get(output)
-            rows.append(
-                SplitOutputDescription(
-                    record.graph,
-                    record.label,
-                    output,
-                    type_text(type_proto) or "unknown",
-                    shape_text(type_proto) or "unknown",
-                    "" if record.error is None else str(record.error),
-                )
-            )
+        error = "" if record.error is None else str(record.error)
+        rows.extend(
+            SplitOutputDescription.of(record.graph, record.label, output, types.get(output), error)
+            for output in record.node.output
+            if output
+        )
     return rows
 
 
@@ -389,7 +367,7 @@ def _onnx_pass(model: ModelProto, holders: set[_FunctionKey]) -> tuple[ModelProt
     """onnx's own inference of ``model``: the model it read, and the new model it returned.
 
     onnx's data propagation stays off. splitops follows the values of shape computations
-    itself (:mod:`~splitops.onnx._values`, tensors of at most ``SMALL_TENSOR`` items), and
+    itself (:mod:`~splitops.onnx.inference._values`, tensors of at most ``SMALL_TENSOR`` items), and
     onnx 1.23's propagation allocates some 150 bytes per item of every 1-d tensor whose
     length it knows when it meets an Add, a Cast or a Concat: an Add of a declared
     ``[2**31]`` vector took all memory (found by fuzzing). On the exported corpus splitops
@@ -642,7 +620,7 @@ class _Pass:
             len(self.graphs),
             _onnx_types(proto),
             {v.name: v.type for v in [*original.value_info, *original.output]},
-            {t.name: t for t in proto.initializer if t.name not in _names(proto.input)},
+            constant_initializers(proto, self.base.ir_version),
             self.names,
         )
         self.graphs.append(graph)
@@ -1291,19 +1269,12 @@ def _part_sizes(spec: SplitNode, dim: Any, given: Any) -> tuple[tuple[Any, ...] 
     otherwise (``None`` when the number of SplitToSequence's parts depends on a symbol); and
     for SplitToSequence the length all parts share (``None`` when they may differ)."""
     concrete = isinstance(dim, int) and _is_concrete(given)
+    arithmetic: DimArithmetic[Any] = INT_ARITHMETIC if concrete else SYMBOLIC
     if spec.op == "Split":
-        if concrete:
-            return spec.part_sizes(dim, given), None
-        return spec.part_sizes(dim, given, arithmetic=SYMBOLIC), None
-    rule = spec.rule
-    split = read_sizes(
-        host_sizes(given, spec.op, rule.since_version), rule, allow_scalar=True, arithmetic=SYMBOLIC
-    )
-    if concrete:
-        sizes: tuple[Any, ...] | None = spec.part_sizes(dim, given)
-    else:
-        sizes = sequence_part_sizes(dim, split, rule, SYMBOLIC)
-    return sizes, sequence_part_length(split, sizes)
+        return spec.part_sizes(dim, given, arithmetic=arithmetic), None
+    split = host_sizes(given, spec.op, spec.rule.since_version)
+    parts = plan_sequence_parts(dim, split, spec.rule, arithmetic)
+    return parts.sizes, parts.part_length
 
 
 def _is_concrete(given: Any) -> bool:
@@ -1365,7 +1336,7 @@ def _with_declarations(outcome: _Outcome, node: NodeProto, graph: _Graph) -> _Ou
 
 
 def _type_words(type_proto: TypeProto) -> str:
-    return f"{type_text(type_proto) or 'of unknown type'} {shape_text(type_proto) or ''}".strip()
+    return describe_type(type_proto, in_words=True)
 
 
 def _split_types(

@@ -50,19 +50,18 @@ from google.protobuf.message import DecodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 from onnx import AttributeProto, ModelProto, TensorProto
 
-from .._files import replacing, temporary_sibling
-from ..core import ModelLoadError, Rule, SplitError, current_limits
-from ._graphs import (
+from ..._files import replacing, temporary_sibling
+from ...core import ModelLoadError, Rule, SplitError, current_limits
+from ._node import node_label
+from ._types import tensor_problem
+from ._view import ModelView
+from ._walk import (
     copy_without,
     function_body,
     graph_attributes,
-    iter_bodies,
     iter_tensors,
-    split_nodes,
     with_subgraphs,
 )
-from ._node import node_label
-from ._types import tensor_problem
 
 __all__ = ["MAX_MODEL_BYTES", "check_part_counts", "load_model", "save_model"]
 
@@ -164,16 +163,16 @@ def check_part_counts(model: ModelProto) -> None:
     the node asks for.
     """
     limit = current_limits().max_parts
-    constants = _constant_lengths(model)
-    for body, node in split_nodes(model):
+    for site in ModelView.read(model).split_nodes():
+        node, body = site.proto, site.scope
         asked = [len(node.output)]
         for attribute in node.attribute:
             if attribute.name == "num_outputs" and attribute.type == AttributeProto.INT:
                 asked.append(attribute.i)
             if attribute.name == "split" and attribute.type == AttributeProto.INTS:
                 asked.append(len(attribute.ints))
-        if len(node.input) > 1:
-            asked.append(constants.get((body.root, node.input[1]), 0))
+        split = site.input_value(1)
+        asked.append(0 if split is None else split.constant_length() or 0)
         if max(asked) > limit:
             raise SplitError(
                 f"node {node_label(node)!r} ({node.op_type}) in {body.label} asks for "
@@ -183,28 +182,6 @@ def check_part_counts(model: ModelProto) -> None:
                 hint="Raise the limit with --max-parts N (splitops.limits(max_parts=N)) if the "
                 "model really needs it.",
             )
-
-
-def _constant_lengths(model: ModelProto) -> dict[tuple[str, str], int]:
-    """The element count of every initializer and Constant node's value, by (scope, name),
-    read from dims alone."""
-    lengths: dict[tuple[str, str], int] = {}
-    for body in iter_bodies(model):
-        tensors = list(getattr(body.proto, "initializer", ()))
-        for node in body.proto.node:
-            if node.op_type == "Constant" and node.output:
-                for attribute in node.attribute:
-                    if attribute.name == "value" and attribute.type == AttributeProto.TENSOR:
-                        tensor = TensorProto(name=node.output[0], dims=attribute.t.dims)
-                        tensors.append(tensor)
-                    elif attribute.name == "value_ints":
-                        lengths[body.root, node.output[0]] = len(attribute.ints)
-        for tensor in tensors:
-            count = 1
-            for dim in tensor.dims:
-                count *= max(dim, 0)
-            lengths[body.root, tensor.name] = count
-    return lengths
 
 
 def _parse(data: bytes, prefix: str) -> ModelProto:

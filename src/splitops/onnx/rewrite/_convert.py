@@ -44,7 +44,7 @@ from onnx import (
     helper,
 )
 
-from ..core import (
+from ...core import (
     UNKNOWN_LENGTH,
     ModelCheckWarning,
     OtherOperatorError,
@@ -56,19 +56,15 @@ from ..core import (
     check_element_type,
     normalize_axis,
     opset_rule,
-    read_sizes,
-    sequence_part_sizes,
+    plan_sequence_parts,
     split_sizes,
 )
-from ._editing import (
-    ModelEdits,
-    ModelFacts,
-    drop_unused_constants,
-    given_sizes,
-    remove_where,
-    write_split_sizes,
-)
-from ._graphs import (
+from ..model._edits import ModelEdits, given_sizes, remove_where, write_split_sizes
+from ..model._io import check_part_counts
+from ..model._node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, read_node
+from ..model._types import element_of_code
+from ..model._view import ModelView, Scope
+from ..model._walk import (
     SMALL_TENSOR,
     Body,
     default_opset,
@@ -77,12 +73,9 @@ from ._graphs import (
     iter_nodes,
     split_nodes,
     split_sites,
-    value_types,
     without_large_weights,
 )
-from ._io import check_part_counts
-from ._node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, read_node
-from ._types import element_of_code
+from ._contract import check_fully, check_rewrite
 
 __all__ = ["convert_model"]
 
@@ -117,24 +110,23 @@ def convert_model(model: ModelProto, opset: int) -> ModelProto:
     converted.CopyFrom(model)
     # Every node is read at its own opset before onnx's inference sees the model: onnx 1.23
     # aborts the process on a Split-18 listing more outputs than num_outputs.
-    sites = [
-        (body, index, node, _read_source(body, node))
-        for body, index, node in split_sites(converted)
-    ]
-    facts = ModelFacts.read(converted, value_types(_infer_types(converted)))
-    edits = ModelEdits()
-    dropped = []
-    for body, index, node, spec in sites:
-        nodes, dropped_input = _rewrite(body, node, spec, target, facts, edits)
-        edits.replace(body, index, nodes)
+    for body, _, node in split_sites(converted):
+        _read_source(body, node)
+    typed = _infer_types(converted)
+    view = ModelView.read(converted, types=typed)
+    edits = ModelEdits(view)
+    for site in view.split_nodes():
+        spec = _read_source(site.scope.body, site.proto)
+        nodes, dropped_input = _rewrite(site.scope, site.proto, spec, target, edits)
+        edits.replace(site, nodes)
         if dropped_input is not None:
-            dropped.append(dropped_input)
+            edits.drop(site.scope.value(dropped_input))
     edits.apply()
-    drop_unused_constants(converted, dropped)
     _convert_other_ops(converted, target)
     for _, node in split_nodes(converted):
         read_node(node, target)
     _check_converted(model, converted, target)
+    check_rewrite(model, converted, "conversion", before=view, full_check=False)
     return converted
 
 
@@ -147,10 +139,10 @@ def _check_converted(model: ModelProto, converted: ModelProto, target: int) -> N
     is a :class:`~splitops.ModelCheckWarning`, not a refusal: onnxruntime and onnx.reference
     run such models, and so does :mod:`splitops.backend`; the conversion did not cause it.
     """
-    problem = _full_check(converted)
+    problem = check_fully(converted)
     if problem is None:
         return
-    if _full_check(model) == problem:
+    if check_fully(model) == problem:
         warnings.warn(
             f"onnx.checker (full check) finds this before and after conversion: {problem}",
             ModelCheckWarning,
@@ -165,23 +157,6 @@ def _check_converted(model: ModelProto, converted: ModelProto, target: int) -> N
     )
 
 
-def _full_check(model: ModelProto) -> str | None:
-    """What onnx.checker's full check finds wrong with ``model``, in one line, or ``None``.
-
-    The model is checked without its large weights, each of which is checked on its own:
-    onnx.checker copies a model it is given several times over (serialized, parsed, and once
-    more for shape inference), which for a model of 1 GiB of weights took 4 GiB of memory.
-    """
-    try:
-        for tensor in _large_initializers(model):
-            onnx.checker.check_tensor(tensor)
-        onnx.checker.check_model(without_large_weights(model)[0], full_check=True)
-    # ValueError: onnx's C++ parser refuses what Python's protobuf accepted.
-    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, ValueError) as error:
-        return " ".join(str(error).split())
-    return None
-
-
 #: A node's new form: the nodes in its place, and the former split input it no longer reads.
 _Rewrite = tuple[list[NodeProto], "str | None"]
 
@@ -189,7 +164,7 @@ _Rewrite = tuple[list[NodeProto], "str | None"]
 def _infer_types(model: ModelProto) -> ModelProto:
     """``model`` after onnx shape inference (or without its large weights, when inference
     fails). Without data propagation, which allocates per item of every 1-d tensor of known
-    length (see :func:`splitops.onnx._inference._onnx_pass`)."""
+    length (see :func:`splitops.onnx.inference._engine._onnx_pass`)."""
     light = without_large_weights(model)[0]
     try:
         return onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=False)
@@ -244,57 +219,54 @@ def _read_source(body: Body, node: NodeProto) -> SplitNode:
 
 
 def _rewrite(
-    body: Body,
+    scope: Scope,
     node: NodeProto,
     spec: SplitNode,
     target: int,
-    facts: ModelFacts,
     edits: ModelEdits,
 ) -> _Rewrite:
-    with _at(body, node):
-        element = facts.element(body, node.input[0])
+    with _at(scope.body, node):
+        element = scope.element(node.input[0])
         if spec.op == "SplitToSequence":
             rule = opset_rule("SplitToSequence", target)
             if element is not None:
                 check_element_type(element_of_code(element), rule)
-            _check_sequence_sizes(body, spec, node.input[0], facts)
+            _check_sequence_sizes(scope, spec, node.input[0])
             return [node], None
-        return _rewrite_split(body, node, spec, target, facts, edits, element)
+        return _rewrite_split(scope, node, spec, target, edits, element)
 
 
-def _check_sequence_sizes(body: Body, spec: SplitNode, data: str, facts: ModelFacts) -> None:
+def _check_sequence_sizes(scope: Scope, spec: SplitNode, data: str) -> None:
     """A SplitToSequence's constant sizes, checked as execution would check them (against the
     axis length where it is static): a node broken at its own opset stops the conversion, as
     a chunk length of 0, which kills onnxruntime 1.31, must."""
-    value = None if spec.split_input is None else facts.constant(body, spec.split_input)
-    dims = facts.dims(body, data)
+    value = None if spec.split_input is None else scope.constant(spec.split_input)
+    dims = scope.dims(data)
     axis = None if dims is None else normalize_axis(spec.axis, len(dims), spec.rule.name)
     dim = None if dims is None or axis is None else dims[axis]
     if dim is not None:
         spec.part_sizes(dim, value)
-    elif value is not None:
-        split = read_sizes(value, spec.rule, allow_scalar=True)
-        sequence_part_sizes(None, split, spec.rule, UNKNOWN_LENGTH)
+    else:
+        plan_sequence_parts(None, value, spec.rule, UNKNOWN_LENGTH)
 
 
 def _rewrite_split(
-    body: Body,
+    scope: Scope,
     node: NodeProto,
     spec: SplitNode,
     target: int,
-    facts: ModelFacts,
     edits: ModelEdits,
     element: int | None,
 ) -> _Rewrite:
     rule = opset_rule("Split", target)
     if element is not None:
         check_element_type(element_of_code(element), rule)
-    dims = facts.dims(body, node.input[0])
+    dims = scope.dims(node.input[0])
     axis = spec.axis
     if dims is not None:
         axis = normalize_axis(spec.axis, len(dims), spec.rule.name)
     dim = dims[axis] if dims is not None else None
-    sizes = given_sizes(body, spec, facts)
+    sizes = given_sizes(scope, spec)
     outputs = list(spec.outputs)
     # The node's own sizes, checked at its own version: a node broken there stops the
     # conversion (equal parts of 4 into 3 at Split-13 must not become 2, 2, 0 at Split-18).
@@ -326,7 +298,7 @@ def _rewrite_split(
         if dim is None or planned is None:
             raise SplitError(
                 f"{spec.rule.name} num_outputs={spec.num_outputs} cuts an axis whose length is "
-                f"{_dim_text(facts.type_of(body, node.input[0]), axis)}, not a static number, "
+                f"{_dim_text(scope.type_of(node.input[0]), axis)}, not a static number, "
                 f"so the part sizes cannot be known; {rule.name} needs explicit sizes or equal "
                 "parts by output count.",
                 rule=Rule.CONVERSION,
@@ -336,18 +308,17 @@ def _rewrite_split(
         if _equal_parts_give(sizes, dim, len(outputs), target):
             new.output.extend(outputs)
             return [new], None
-        outputs += [facts.fresh_name(f"{spec.label}_unused") for _ in sizes[len(outputs) :]]
+        outputs += [edits.view.fresh_name(f"{spec.label}_unused") for _ in sizes[len(outputs) :]]
     new.output.extend(outputs)
-    return _write_sizes(new, body, spec, target, sizes, facts, edits)
+    return _write_sizes(new, scope, spec, target, sizes, edits)
 
 
 def _write_sizes(
     new: NodeProto,
-    body: Body,
+    scope: Scope,
     spec: SplitNode,
     target: int,
     sizes: tuple[int, ...] | None,
-    facts: ModelFacts,
     edits: ModelEdits,
 ) -> _Rewrite:
     rule = opset_rule("Split", target)
@@ -373,7 +344,7 @@ def _write_sizes(
             rule=Rule.CONVERSION,
             hint="Make the sizes a constant.",
         )
-    constants = write_split_sizes(new, body, target, sizes, facts, edits, spec.label)
+    constants = write_split_sizes(new, scope, target, sizes, edits, spec.label)
     return [*constants, new], spec.split_input
 
 

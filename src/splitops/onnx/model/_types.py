@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from onnx import TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, helper
 
-from ..arrays import element_of, numpy_dtype
-from ..core import ElementType, Rule, SplitTypeError
+from ...arrays import element_of, numpy_dtype
+from ...core import ElementType, Rule, SplitTypeError
 
 __all__ = [
     "code_of_dtype",

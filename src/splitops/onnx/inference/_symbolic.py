@@ -49,7 +49,7 @@ def _sympy() -> Any:
             "`splitops check`) needs sympy for symbolic dims: pip install 'splitops[inference]'"
         ) from missing
     # Importing sympy leaves the FPU's invalid-operation flag raised. When the first use is
-    # inside a numpy loop (np.frompyfunc, as splitops.onnx._values maps value items), numpy
+    # inside a numpy loop (np.frompyfunc, as the values module maps value items), numpy
     # reads the flag when the loop ends and warns "invalid value encountered" for a value
     # that is fine. One numpy operation clears the flag.
     np.add(0.0, 0.0)
@@ -76,7 +76,7 @@ def _parser() -> tuple[Any, dict[str, Any], tuple[Any, ...]]:
 
 
 class SymbolicArithmetic:
-    """:class:`~splitops.planner.DimArithmetic` over sympy expressions of dim names."""
+    """:class:`~splitops.core.DimArithmetic` over sympy expressions of dim names."""
 
     def known(self, dim: Any) -> int | None:
         return int(dim) if isinstance(dim, (int, sympy.Integer)) else None

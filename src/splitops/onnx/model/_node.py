@@ -21,8 +21,8 @@ from typing import Any, overload
 import array_api_compat
 from onnx import AttributeProto, NodeProto, helper
 
-from ..arrays import element_of, host_sizes, split, split_to_sequence
-from ..core import (
+from ...arrays import element_of, host_sizes, split, split_to_sequence
+from ...core import (
     INT_ARITHMETIC,
     MAX_PARTS,
     DimArithmetic,
@@ -43,7 +43,7 @@ from ..core import (
     sequence_sizes,
     split_sizes,
 )
-from ..core._planner import D
+from ...core._planner import D
 
 __all__ = [
     "DEFAULT_DOMAINS",
@@ -111,24 +111,20 @@ class SplitNode:
         ``split_values`` is the value of the ``split`` input (host values or an array) when
         the node has one; the attribute is used otherwise. With an ``arithmetic`` (Split only),
         ``dim`` may be a symbol; SplitToSequence's symbolic sizes come from
-        :func:`~splitops.planner.plan_sequence`, as their number may be unknown.
+        :func:`~splitops.core.plan_sequence_parts`, as their number may be unknown.
         """
         opset = self.rule.since_version
         if self.op == "SplitToSequence":
             return sequence_sizes(dim, host_sizes(split_values, self.op, opset), opset=opset)
+        listed = len(self.outputs)
         dims = arithmetic or INT_ARITHMETIC
         if self.has_sizes:
             given = self.split_attribute if self.split_input is None else split_values
-            sizes = split_sizes(
-                dim, host_sizes(given, self.op, opset), opset=opset, arithmetic=dims
-            )
-            check_output_count(sizes, len(self.outputs), self.rule, by_num_outputs=False)
-            return sizes
+            sizes = host_sizes(given, self.op, opset)
+            return split_sizes(dim, sizes, opset=opset, arithmetic=dims, outputs=listed)
         by_attribute = self.rule.part_count is PartCount.NUM_OUTPUTS
-        count = self.num_outputs if by_attribute else len(self.outputs)
-        sizes = split_sizes(dim, num_outputs=count, opset=opset, arithmetic=dims)
-        check_output_count(sizes, len(self.outputs), self.rule, by_num_outputs=by_attribute)
-        return sizes
+        count = self.num_outputs if by_attribute else listed
+        return split_sizes(dim, num_outputs=count, opset=opset, arithmetic=dims, outputs=listed)
 
 
 def read_node(node: NodeProto, opset: int) -> SplitNode:

@@ -11,19 +11,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-__all__ = ["Diagnostic", "location"]
+from ..model._walk import location
 
-
-def location(graph: str, node: str) -> str:
-    """Where a node is, as every command prints it: its graph's label, a slash, its label.
-
-    TorchScript names nodes with paths of their own (``/m/transformer/Split``): they are not
-    given a second slash.
-
-    >>> location("main", "/m/transformer/Split"), location("main/if_1.then_branch", "s")
-    ('main/m/transformer/Split', 'main/if_1.then_branch/s')
-    """
-    return f"{graph}/{node.lstrip('/')}"
+__all__ = ["Diagnostic"]
 
 
 @dataclass(frozen=True)

@@ -27,15 +27,14 @@ import onnx
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from ..core import SplitError, drops_axis, normalize_axis
-from ._diagnostics import location
-from ._editing import ModelFacts
-from ._graphs import Body, split_sites, value_types
-from ._inference import infer_model_and_nodes
-from ._lower import Readers, SequenceReader, lower_model, sequence_readers
-from ._node import SplitNode, node_label, read_node
+from ...core import SplitError, drops_axis, normalize_axis
+from ..inference._engine import infer_model_and_nodes
+from ..model._node import SplitNode, node_label, read_node
+from ..model._types import element_of_code, numpy_dtype
+from ..model._view import ModelView, Node
+from ..model._walk import location
+from ..rewrite._lower import SequenceReader, lower_model, sequence_readers
 from ._ort import has_bfloat16, make_session, run_session, session_version
-from ._types import element_of_code, numpy_dtype
 from .backend import SplitopsRep
 
 __all__ = ["Departure", "Portability", "check_portability"]
@@ -114,14 +113,14 @@ def check_portability(model: ModelProto) -> Portability:
     """
     inferred, records = infer_model_and_nodes(model)
     invalid = {(r.graph, node_label(r.node)) for r in records if r.problems}
-    facts = ModelFacts.read(model, value_types(inferred))
-    readers = Readers.of(model)
+    view = ModelView.read(model, types=inferred)
     runtimes = _runtimes()
     found: dict[bytes, list[tuple[str, str, bool, tuple[int, ...], str]]] = {}
     departures: list[Departure] = []
     not_probed: list[tuple[str, str]] = []
     probed = 0
-    for body, _, node in split_sites(model):
+    for site in view.split_nodes():
+        body, node = site.scope, site.proto
         where = location(body.label, node_label(node))
         if (body.label, node_label(node)) in invalid or body.opset is None:
             continue
@@ -130,7 +129,7 @@ def check_portability(model: ModelProto) -> Portability:
             continue
         spec = read_node(node, body.opset)
         try:
-            probe = _Probe.of(body, node, facts, readers, model.ir_version)
+            probe = _Probe.of(site, model.ir_version)
         except _NotProbedError as reason:
             not_probed.append((where, str(reason)))
             continue
@@ -223,12 +222,11 @@ class _Probe:
     lengths: tuple[int, ...]
 
     @classmethod
-    def of(
-        cls, body: Body, node: NodeProto, facts: ModelFacts, readers: Readers, ir_version: int
-    ) -> _Probe:
+    def of(cls, site: Node, ir_version: int) -> _Probe:
+        body, node = site.scope, site.proto
         x = node.input[0]
-        element = facts.element(body, x)
-        dims = facts.dims(body, x)
+        element = body.element(x)
+        dims = body.dims(x)
         if element is None or dims is None:
             raise _NotProbedError("the type of its input is not known")
         spec = read_node(node, body.opset or 0)
@@ -236,16 +234,18 @@ class _Probe:
         initializers = []
         split_value = None
         if spec.split_input is not None:
-            split_value = facts.constant(body, spec.split_input)
+            split_value = body.constant(spec.split_input)
             if split_value is None:
                 raise _NotProbedError("its sizes are known only at run time")
             initializers.append(numpy_helper.from_array(split_value, spec.split_input))
         nodes, outputs = [node], _outputs(spec, element, len(dims))
         if spec.op == "SplitToSequence":
-            found, why = sequence_readers(readers, facts, body, node)
+            found, why = sequence_readers(site)
             if why is None:
                 nodes, outputs = _with_readers(node, found, element, len(dims), spec)
-                positions = {r.node.input[1]: r.position for r in found if r.position is not None}
+                positions = {
+                    r.node.proto.input[1]: r.position for r in found if r.position is not None
+                }
                 initializers += [
                     numpy_helper.from_array(np.array(position, np.int64), name)
                     for name, position in positions.items()
@@ -426,14 +426,15 @@ def _with_readers(
     nodes = [node]
     outputs = []
     for reader in readers:
-        nodes.append(reader.node)
-        out = reader.node.output[0]
-        if reader.node.op_type == "SequenceAt":
+        proto = reader.node.proto
+        nodes.append(proto)
+        out = proto.output[0]
+        if proto.op_type == "SequenceAt":
             outputs.append(helper.make_tensor_value_info(out, element, [None] * (rank - squeezed)))
-        elif reader.node.op_type == "SequenceLength":
+        elif proto.op_type == "SequenceLength":
             outputs.append(helper.make_tensor_value_info(out, TensorProto.INT64, []))
         else:
-            attributes = {a.name: helper.get_attribute_value(a) for a in reader.node.attribute}
+            attributes = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
             joined = rank - squeezed + int(attributes.get("new_axis", 0))
             outputs.append(helper.make_tensor_value_info(out, element, [None] * joined))
     return nodes, outputs

@@ -21,7 +21,7 @@ from typing import Any
 from onnx import NodeProto, helper
 from onnx.reference.op_run import OpRun
 
-from ._node import SplitNode, read_node, run_read_node
+from ..model._node import SplitNode, read_node, run_read_node
 
 __all__ = ["reference_ops"]
 
@@ -85,7 +85,7 @@ def _resolve_linked(node: NodeProto, values: dict[str, Any]) -> NodeProto:
 
     A reference to an attribute the call does not set leaves the attribute out, as ONNX says.
     The value keeps its own type, so a FLOAT given for ``axis`` is reported by
-    :func:`~splitops.onnx_node.read_node`, not truncated.
+    :func:`~splitops.onnx.model._node.read_node`, not truncated.
     """
     resolved = NodeProto()
     resolved.CopyFrom(node)

@@ -7,7 +7,7 @@ are expressions of the input's dims (``floor(seq/3)``), and a Reshape, Expand, R
 or ConstantOfShape fed by them gets its output's dims (:func:`value_shape`).
 
 A :class:`Value` holds the items of one tensor in a numpy array of objects: ints, sympy
-expressions of dim names (:mod:`splitops.onnx._symbolic`), or ``None`` for an item nobody
+expressions of dim names (:mod:`splitops.onnx.inference._symbolic`), or ``None`` for an item nobody
 knows (an unknown dim read by ``Shape``). Whatever an operator here cannot decide exactly
 gives ``None``, never a guess: integer ``Div`` truncates toward zero, so it is ``floor`` only
 where the quotient is provably >= 0 (or exact); ``Mod`` with ``fmod=1`` only where both sides
@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 from onnx import NodeProto, TensorProto, helper
 
-from ._graphs import SMALL_TENSOR, constant_value
-from ._node import DEFAULT_DOMAINS
+from ..model._node import DEFAULT_DOMAINS
+from ..model._walk import SMALL_TENSOR, constant_value
 from ._symbolic import parse_dim, sympy
 
 __all__ = [

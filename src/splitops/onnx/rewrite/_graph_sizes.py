@@ -16,13 +16,13 @@ is named after the rule it checks, which is what a runtime's error message quote
 
 >>> from onnx import TensorProto, helper
 >>> from splitops.core import opset_rule, split_part_sizes
->>> from splitops.onnx._editing import ModelEdits, ModelFacts
->>> from splitops.onnx._graphs import main_body
+>>> from splitops.onnx.model._edits import ModelEdits
+>>> from splitops.onnx.model._view import ModelView
 >>> graph = helper.make_graph([], "g",
 ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])], [])
 >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
->>> body = main_body(model)
->>> build = GraphBuilder(body, ModelFacts.read(model, {}), ModelEdits(), "s")
+>>> view = ModelView.read(model)
+>>> build = GraphBuilder(view.main, ModelEdits(view), "s")
 >>> dims = GraphArithmetic(build)
 >>> d = build.axis_length("x", 0)
 >>> sizes = split_part_sizes(d, None, 4, opset_rule("Split", 18), dims)
@@ -42,23 +42,22 @@ from typing import Any
 import numpy as np
 from onnx import NodeProto, TensorProto, helper, numpy_helper
 
-from ._editing import ModelEdits, ModelFacts
-from ._graphs import Body
+from ..model._edits import ModelEdits
+from ..model._view import Scope
 
 __all__ = ["GraphArithmetic", "GraphBuilder"]
 
 
 class GraphBuilder:
-    """Nodes computing int64 values in one body, at the body's opset, named after ``label``.
+    """Nodes computing int64 values in one scope, at its opset, named after ``label``.
 
     The nodes gather in :attr:`nodes`, in the order they must run; constants become
     initializers (or Constant nodes in a function, placed in :attr:`nodes` too).
     """
 
-    def __init__(self, body: Body, facts: ModelFacts, edits: ModelEdits, label: str) -> None:
-        self.body = body
-        self.opset = body.opset or 0
-        self.facts = facts
+    def __init__(self, scope: Scope, edits: ModelEdits, label: str) -> None:
+        self.scope = scope
+        self.opset = scope.opset or 0
         self.edits = edits
         self.label = label
         self.nodes: list[NodeProto] = []
@@ -66,7 +65,7 @@ class GraphBuilder:
 
     def name(self, what: str) -> str:
         """A fresh value name: ``<label>_<what>``."""
-        return self.facts.fresh_name(f"{self.label}_{what}")
+        return self.edits.view.fresh_name(f"{self.label}_{what}")
 
     def add(
         self, op: str, inputs: Sequence[str], what: str, *, output: str | None = None, **attrs: Any
@@ -81,7 +80,7 @@ class GraphBuilder:
         key = tuple(values)
         if key not in self._constants:
             name = self.name("const")
-            self.nodes += self.edits.int64_constant(self.body, name, key)
+            self.nodes += self.edits.int64_constant(self.scope, name, key)
             self._constants[key] = name
         return self._constants[key]
 
@@ -90,7 +89,7 @@ class GraphBuilder:
         if value not in self._constants:
             name = self.name("const")
             tensor = numpy_helper.from_array(np.array(value, dtype=np.int64), name)
-            self.nodes += self.edits.tensor_constant(self.body, tensor)
+            self.nodes += self.edits.tensor_constant(self.scope, tensor)
             self._constants[value] = name
         return self._constants[value]
 
@@ -106,7 +105,7 @@ class GraphBuilder:
             "Add", [self.add("Cast", [bad], "bad", to=TensorProto.INT64), self.ints([1])], "shape"
         )
         result = self.add("Reshape", [value, wanted], "checked")
-        self.nodes[-1].name = self.facts.fresh_name(f"{self.label}/{rule}")
+        self.nodes[-1].name = self.edits.view.fresh_name(f"{self.label}/{rule}")
         return result
 
     def as_int64(self, value: str, element: int | None) -> str:

@@ -1,0 +1,6 @@
+"""The inference engine and the checker over it: one pass that types every value of a model,
+Split's outputs from the planner (``_engine``, with ``_symbolic`` for symbolic dims and
+``_values`` for shape computations followed), and ``check_model``, which reports the problems
+that pass finds (``_check``, ``_diagnostics``). The checker asks the engine rather than
+re-deriving the rules, so that a model it passes is one that inference and execution agree on.
+"""

@@ -1,0 +1,227 @@
+"""Rewriting the Split and SplitToSequence nodes of a model: edits planned against its
+:class:`~splitops.onnx.model._view.ModelView`, applied in one pass per scope.
+
+:func:`~splitops.convert_model` and :func:`~splitops.lower_model` read the model once (its
+view: scopes, values, types, constants, uses, names), plan each node's new form as
+replacement nodes and constants (:class:`ModelEdits`), and apply everything at the end. An
+edit names the view's own :class:`~splitops.onnx.model._view.Node` or
+:class:`~splitops.onnx.model._view.Value`, never a label or an index, so two sibling
+branches that share names, or two nodes that share a label, are never confused. Each edited
+scope is rebuilt once, whatever the number of edits in it, so a rewrite costs time in
+proportion to the model.
+
+What a rewrite no longer reads, :meth:`ModelEdits.apply` removes when nothing else reads
+it: a constant (an initializer or a Constant node) given to :meth:`ModelEdits.drop`, and the
+``value_info`` of a value given to :meth:`ModelEdits.forget`. A graph input is never
+removed, nor the initializer of one: the inputs a caller feeds stay exactly as they were.
+
+>>> from onnx import TensorProto, helper
+>>> from splitops.onnx.model._view import ModelView
+>>> graph = helper.make_graph(
+...     [helper.make_node("Split", ["x", "s"], ["a", "b"], name="halves")], "g",
+...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+...     [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "ab"])
+>>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+>>> view = ModelView.read(model)
+>>> node = next(view.split_nodes())
+>>> edits = ModelEdits(view)
+>>> new = helper.make_node("Split", ["x", view.fresh_name("halves_split")], ["a", "b"])
+>>> edits.replace(node, [*edits.int64_constant(node.scope, new.input[1], [1, 3]), new])
+>>> edits.apply()
+>>> [i.name for i in model.graph.initializer], list(model.graph.node[0].input)
+(['halves_split'], ['x', 'halves_split'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+from onnx import (
+    FunctionProto,
+    GraphProto,
+    NodeProto,
+    TensorProto,
+    helper,
+    numpy_helper,
+)
+
+from ...core import SplitSource, opset_rule, read_sizes
+from ._node import DEFAULT_DOMAINS, SplitNode
+from ._view import ModelView, Node, Scope, ScopeKey, Value
+
+__all__ = [
+    "ModelEdits",
+    "given_sizes",
+    "remove_where",
+    "write_split_sizes",
+]
+
+
+@dataclass
+class ModelEdits:
+    """Replacements of nodes, new constants, and values to drop, planned against one view and
+    applied at once.
+
+    :meth:`apply` rebuilds each edited scope once, the deepest first, so that a subgraph's
+    edits are inside its node when that node is copied.
+    """
+
+    view: ModelView
+    _scopes: dict[ScopeKey, Scope] = field(default_factory=dict)
+    _replaced: dict[ScopeKey, dict[int, list[NodeProto]]] = field(default_factory=dict)
+    _initializers: dict[ScopeKey, list[TensorProto]] = field(default_factory=dict)
+    _dropped: list[Value] = field(default_factory=list)
+    _forgotten: list[Value] = field(default_factory=list)
+
+    def replace(self, node: Node, nodes: Sequence[NodeProto]) -> None:
+        """Put ``nodes`` (none to remove it) in the place of ``node``."""
+        self._scopes[node.scope.key] = node.scope
+        self._replaced.setdefault(node.scope.key, {})[node.index] = list(nodes)
+
+    def is_replaced(self, node: Node) -> bool:
+        return node.index in self._replaced.get(node.scope.key, {})
+
+    def int64_constant(self, scope: Scope, name: str, values: Iterable[int]) -> list[NodeProto]:
+        """A constant 1-d int64 tensor ``name``: an initializer in a graph (returns no node),
+        a Constant node in a function, which has no initializers, or in a model before IR 4
+        (returns that node, for the caller to place before the nodes that read it)."""
+        tensor = numpy_helper.from_array(np.array(list(values), dtype=np.int64), name)
+        return self.tensor_constant(scope, tensor)
+
+    def tensor_constant(self, scope: Scope, tensor: TensorProto) -> list[NodeProto]:
+        """:meth:`int64_constant` for any tensor. Before IR version 4 every initializer must
+        also be a graph input, and a rewrite adds no input: there, too, the constant is a
+        Constant node."""
+        if isinstance(scope.proto, FunctionProto) or self.view.ir_version < 4:
+            return [helper.make_node("Constant", [], [tensor.name], value=tensor)]
+        self._scopes[scope.key] = scope
+        self._initializers.setdefault(scope.key, []).append(tensor)
+        return []
+
+    def drop(self, value: Value | None) -> None:
+        """Remove the constant ``value`` (an initializer or a Constant node) if nothing reads
+        it once the edits are made; a graph input, or what is no constant, stays."""
+        if value is not None:
+            self._dropped.append(value)
+
+    def forget(self, value: Value) -> None:
+        """``value`` is gone from the model: drop its ``value_info``."""
+        self._forgotten.append(value)
+
+    def apply(self) -> None:
+        """Drop what is no longer read, then rebuild every edited scope once, the deepest
+        first."""
+        self._drop_unread()
+        for value in self._forgotten:
+            proto = value.scope.proto
+            if isinstance(proto, GraphProto):
+                self._scopes[value.scope.key] = value.scope
+        gone: dict[ScopeKey, set[str]] = {}
+        for value in self._forgotten:
+            gone.setdefault(value.scope.key, set()).add(value.name)
+        for key in sorted(self._scopes, key=lambda k: -len(k[1])):
+            proto = self._scopes[key].proto
+            replaced = self._replaced.get(key, {})
+            if replaced:
+                nodes: list[NodeProto] = []
+                for index, node in enumerate(proto.node):
+                    nodes.extend(replaced.get(index, (node,)))
+                kept = [_copy(node) for node in nodes]
+                del proto.node[:]
+                proto.node.extend(kept)
+            if isinstance(proto, GraphProto):
+                names = gone.get(key, set())
+                remove_where(proto.initializer, partial(_named, names))
+                remove_where(proto.value_info, partial(_named, names))
+                proto.initializer.extend(self._initializers.get(key, ()))
+
+    def _drop_unread(self) -> None:
+        """Mark each value given to :meth:`drop` that nothing reads after the edits: its
+        Constant node is removed, its initializer forgotten."""
+        if not self._dropped:
+            return
+        read: set[int] = set()
+        for scope in self.view.scopes:
+            replaced = self._replaced.get(scope.key, {})
+            lists: list[Iterable[NodeProto]] = [
+                [node.proto for node in scope.nodes if node.index not in replaced],
+                *replaced.values(),
+            ]
+            names = {name for protos in lists for proto in protos for name in proto.input}
+            names.update(scope.output_names())
+            for name in names:
+                found = scope.value(name) if name else None
+                if found is not None:
+                    read.add(id(found))
+        for value in self._dropped:
+            if id(value) in read or value.is_input:
+                continue
+            producer = value.producer
+            if value.initializer is not None:
+                self._forgotten.append(value)
+            elif (
+                producer is not None
+                and producer.op_type == "Constant"
+                and producer.proto.domain in DEFAULT_DOMAINS
+                and not self.is_replaced(producer)
+            ):
+                self.replace(producer, [])
+                self._forgotten.append(value)
+        self._dropped = []
+
+
+def _copy(node: NodeProto) -> NodeProto:
+    copy = NodeProto()
+    copy.CopyFrom(node)
+    return copy
+
+
+def given_sizes(scope: Scope, spec: SplitNode) -> tuple[int, ...] | None:
+    """A Split node's explicit sizes as ints, or ``None`` when it has none or they are not
+    constant (an initializer or a Constant node), as its ``scope`` sees them."""
+    if spec.split_attribute is not None:
+        return spec.split_attribute
+    if spec.split_input is None:
+        return None
+    value = scope.constant(spec.split_input)
+    if value is None:
+        return None
+    sizes = read_sizes(value, spec.rule, allow_scalar=False)
+    return sizes if isinstance(sizes, tuple) else None
+
+
+def write_split_sizes(
+    new: NodeProto,
+    scope: Scope,
+    opset: int,
+    sizes: Sequence[int],
+    edits: ModelEdits,
+    label: str,
+) -> list[NodeProto]:
+    """Give the Split node ``new`` (data input only, no ``split``) the explicit ``sizes`` in
+    the form of the Split version of ``opset``: the ``split`` attribute (Split-1, 2, 11), or
+    a new int64 constant as the second input (Split-13, 18). Returns the nodes to place
+    before ``new`` (a Constant node, inside a function)."""
+    if SplitSource.ATTRIBUTE in opset_rule("Split", opset).split_sources:
+        new.attribute.append(helper.make_attribute("split", list(sizes)))
+        return []
+    name = edits.view.fresh_name(f"{label}_split")
+    new.input.append(name)
+    return edits.int64_constant(scope, name, sizes)
+
+
+def remove_where(container: Any, doomed: Callable[[Any], bool]) -> None:
+    """Remove the items of a repeated protobuf field for which ``doomed`` is true."""
+    if not any(doomed(item) for item in container):
+        return
+    keep = [item for item in container if not doomed(item)]
+    del container[:]
+    container.extend(keep)
+
+
+def _named(names: set[str], item: Any) -> bool:
+    return item.name in names

@@ -1,0 +1,166 @@
+"""What every rewrite promises, checked on its result before anyone sees it.
+
+A rewrite (:func:`~splitops.convert_model`, :func:`~splitops.lower_model`) must give a model
+that a caller uses exactly as the original: the same graph inputs and outputs (names, order,
+types), valid by onnx's full check wherever the original was, and computing what the
+original computed, at every size that inference knows. onnx-ir's passes state such
+``requires`` and ``ensures``; here :func:`check_rewrite` is the ``ensures`` of both rewrites.
+A broken promise is a defect of splitops, never a problem of the model: it is a
+:class:`RewriteError` that names the node, and no file is written.
+
+>>> from onnx import TensorProto, helper
+>>> from splitops.onnx.model._view import ModelView
+>>> graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+>>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+>>> changed = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+>>> changed.graph.input[0].name = "x2"
+>>> check_rewrite(model, changed, "lowering", before=ModelView.read(model))
+Traceback (most recent call last):
+  ...
+splitops.onnx.rewrite._contract.RewriteError: lowering changed the main graph's inputs: ...
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import onnx
+from onnx import ModelProto, TypeProto, ValueInfoProto
+
+from ...core import SplitopsError
+from ..model._node import node_label
+from ..model._types import dim_of, tensor_parts
+from ..model._view import ModelView, Scope
+from ..model._walk import SMALL_TENSOR, location, without_large_weights
+
+__all__ = ["RewriteError", "check_fully", "check_rewrite"]
+
+
+class RewriteError(SplitopsError, AssertionError):
+    """A rewrite broke its own promise (see :func:`check_rewrite`): a defect of splitops."""
+
+
+def check_rewrite(
+    original: ModelProto,
+    rewritten: ModelProto,
+    what: str,
+    *,
+    before: ModelView,
+    full_check: bool = True,
+) -> None:
+    """:class:`RewriteError` unless ``rewritten`` keeps the promises of a rewrite of
+    ``original``, whose view, with the types inference gave it, is ``before``:
+
+    - the main graph's inputs and outputs are unchanged (names, order, types);
+    - onnx's full check passes, wherever it passed on the original (``full_check=False``
+      where the caller ran it already);
+    - no value that both models hold is typed by onnx's inference of the result in a way
+      that contradicts its type before (element type, rank, a static length): no rewritten
+      node computes other sizes than the planner's, wherever they are known. onnx's C++
+      pass types the result: it is fast, and it is not splitops' own reading.
+    """
+    _check_interface(original, rewritten, what)
+    if full_check:
+        problem = check_fully(rewritten)
+        if problem is not None and check_fully(original) is None:
+            raise RewriteError(f"{what} wrote a model that onnx's full check refuses: {problem}.")
+    light = without_large_weights(rewritten)[0]
+    try:
+        after = onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=False)
+    except (onnx.shape_inference.InferenceError, ValueError, TypeError, RuntimeError):
+        return  # onnx cannot type it: the full check has said what it could
+    _check_types(before, ModelView.read(after, types=after), what)
+
+
+def _check_interface(original: ModelProto, rewritten: ModelProto, what: str) -> None:
+    for field in ("input", "output"):
+        before = _entries(getattr(original.graph, field))
+        after = _entries(getattr(rewritten.graph, field))
+        if before != after:
+            names = [name for name, _ in before], [name for name, _ in after]
+            change = (
+                f"{names[0]} became {names[1]}"
+                if names[0] != names[1]
+                else "their types changed, names " + str(names[0])
+            )
+            raise RewriteError(f"{what} changed the main graph's {field}s: {change}.")
+
+
+def _entries(entries: Sequence[ValueInfoProto]) -> list[tuple[str, bytes]]:
+    return [(entry.name, entry.type.SerializeToString(deterministic=True)) for entry in entries]
+
+
+def check_fully(model: ModelProto) -> str | None:
+    """What onnx.checker's full check finds wrong with ``model``, in one line, or ``None``.
+
+    The model is checked without its large weights, each of which is checked on its own:
+    onnx.checker copies a model it is given several times over (serialized, parsed, and once
+    more for shape inference), which for a model of 1 GiB of weights took 4 GiB of memory.
+    """
+    try:
+        for tensor in (t for t in model.graph.initializer if math.prod(t.dims) > SMALL_TENSOR):
+            onnx.checker.check_tensor(tensor)
+        onnx.checker.check_model(without_large_weights(model)[0], full_check=True)
+    # ValueError: onnx's C++ parser refuses what Python's protobuf accepted.
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, ValueError) as error:
+        return " ".join(str(error).split())
+    return None
+
+
+def _check_types(before: ModelView, after: ModelView, what: str) -> None:
+    """No value typed in both views may have contradicting types (element type, rank, or a
+    static length)."""
+    scopes = _unique_labels(after.scopes)
+    for scope in _unique_labels(before.scopes).values():
+        other = scopes.get(scope.label)
+        if other is None:
+            continue
+        for name, value in scope.values.items():
+            if name not in other.values:
+                continue
+            contradiction = _contradiction(scope.types.get(name), other.types.get(name))
+            if contradiction is None:
+                continue
+            producer = value.producer
+            where = (
+                location(scope.label, node_label(producer.proto))
+                if producer is not None
+                else f"{scope.label} input {name!r}"
+            )
+            raise RewriteError(
+                f"{what} changed what {where} computes: {name!r} is {contradiction}."
+            )
+
+
+def _unique_labels(scopes: Sequence[Scope]) -> dict[str, Scope]:
+    """The scopes by label, leaving out labels that two scopes share (nodes of one name)."""
+    found: dict[str, Scope] = {}
+    shared: set[str] = set()
+    for scope in scopes:
+        if scope.label in found:
+            shared.add(scope.label)
+        found[scope.label] = scope
+    return {label: scope for label, scope in found.items() if label not in shared}
+
+
+def _contradiction(before: TypeProto | None, after: TypeProto | None) -> str | None:
+    """How two types of one value contradict each other, or ``None``."""
+    if before is None or after is None:
+        return None
+    element_before, dims_before = tensor_parts(before)
+    element_after, dims_after = tensor_parts(after)
+    if element_before and element_after and element_before != element_after:
+        return f"of element type {element_before} before, {element_after} after"
+    if dims_before is None or dims_after is None:
+        return None
+    if len(dims_before) != len(dims_after):
+        return f"of rank {len(dims_before)} before, {len(dims_after)} after"
+    for axis, (a, b) in enumerate(zip(dims_before, dims_after, strict=True)):
+        length_before, length_after = dim_of(a), dim_of(b)
+        known = isinstance(length_before, int) and isinstance(length_after, int)
+        if known and length_before != length_after:
+            return f"{length_before} long on axis {axis} before, {length_after} after"
+    return None

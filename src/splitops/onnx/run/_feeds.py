@@ -1,0 +1,221 @@
+"""What a model is fed, and what a run writes: arrays read from ``.npy`` files or generated
+from the model's declared inputs, and arrays written back as ``.npy`` files.
+
+Every read is bounded before numpy allocates: a ``.npy`` header that claims more elements
+than the ``max_input_elements`` limit, or more bytes than its file holds, is refused, and so
+are generated inputs that would hold more elements in all. A problem is a
+:class:`~splitops.ModelInputError` whose message names the command's options
+(``--input NAME=FILE.npy``, ``--dim``), as ``splitops run`` and ``splitops split`` print it.
+
+>>> from onnx import TensorProto, helper
+>>> x = helper.make_tensor_value_info("x", TensorProto.INT64, ["batch", 3])
+>>> model = helper.make_model(helper.make_graph([], "g", [x], [x]))
+>>> feeds, origins = model_feeds(ModelView.read(model), {}, {"batch": 2}, seed=0)
+>>> feeds["x"].shape, origins
+((2, 3), {'x': 'generated'})
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from onnx import ValueInfoProto
+
+from ..._files import replacing
+from ...core import ModelInputError, SplitError, current_limits
+from ..model._describe import describe_type
+from ..model._types import element_of_code, numpy_dtype
+from ..model._view import ModelView
+from .backend import check_feeds
+
+__all__ = ["load_npy", "model_feeds", "write_arrays"]
+
+
+def model_feeds(
+    view: ModelView, given: Mapping[str, str], dims: Mapping[str, int], *, seed: int
+) -> tuple[dict[str, np.ndarray[Any, Any]], dict[str, str]]:
+    """The arrays to feed the model of ``view``, and where each came from (``from FILE`` or
+    ``generated``).
+
+    ``given`` maps an input's name to the ``.npy`` file that holds it; every other input is
+    generated from its declared type (:func:`_generated_input`), with each symbolic dim of the
+    length ``dims`` gives it, else 1, from a generator seeded with ``seed``. The arrays must
+    fit the model's inputs (:func:`~splitops.backend.check_feeds`).
+    """
+    declared = {entry.name: entry for entry in view.fed_inputs()}
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        raise ModelInputError(
+            f"--input {unknown[0]}: the model has no input of that name; its inputs are "
+            f"{sorted(declared)}."
+        )
+    symbols = {
+        d.dim_param for i in declared.values() for d in i.type.tensor_type.shape.dim if d.dim_param
+    }
+    unused = sorted(set(dims) - symbols)
+    if unused:
+        raise ModelInputError(
+            f"--dim {unused[0]}: no input has a symbolic dim of that name; the symbols are "
+            f"{sorted(symbols) or 'none'}."
+        )
+    shapes = {
+        name: _generated_shape(info, dims) for name, info in declared.items() if name not in given
+    }
+    total = sum(int(np.prod(shape, dtype=object)) for shape in shapes.values())
+    limit = current_limits().max_input_elements
+    if total > limit:
+        raise ModelInputError(
+            f"the generated inputs would have {total} elements in all ({shapes}), over the "
+            f"max_input_elements limit of {limit}: give smaller --dim values, raise the limit "
+            "with --max-input-elements N, or pass inputs with --input NAME=FILE.npy."
+        )
+    rng = np.random.default_rng(seed)
+    feeds: dict[str, np.ndarray[Any, Any]] = {}
+    origins = {}
+    for name, info in declared.items():
+        if name in given:
+            array = load_npy(Path(given[name]))
+            feeds[name] = array.astype(object) if array.dtype.kind == "U" else array
+            origins[name] = f"from {given[name]}"
+        else:
+            feeds[name] = _generated_input(info, shapes[name], rng)
+            origins[name] = "generated"
+    try:
+        check_feeds(view.model, feeds)
+    except ModelInputError as error:
+        name = str(error).split("'")[1] if str(error).startswith("input '") else ""
+        where = f"--input {name} ({given[name]}): " if name in given else ""
+        raise ModelInputError(f"{where}{error}") from error
+    return feeds, origins
+
+
+def _generated_shape(info: ValueInfoProto, dims: Mapping[str, int]) -> tuple[int, ...]:
+    """The shape of a generated input: its declared dims, each symbolic one of the length
+    ``dims`` gives it, else 1."""
+    tensor = info.type.tensor_type
+    if not info.type.HasField("tensor_type") or not tensor.HasField("shape"):
+        raise ModelInputError(
+            f"input {info.name} is {describe_type(info.type)}: splitops generates tensors of "
+            "known rank only. Pass it with --input NAME=FILE.npy."
+        )
+    declared = tensor.shape.dim
+    negative = [d.dim_value for d in declared if d.HasField("dim_value") and d.dim_value < 0]
+    if negative:
+        raise ModelInputError(
+            f"input {info.name} declares the dim {negative[0]}, and no tensor has a negative "
+            "length: the model is broken. Fix its declared shape, or pass the input with "
+            "--input NAME=FILE.npy."
+        )
+    return tuple(
+        d.dim_value if d.HasField("dim_value") else dims.get(d.dim_param, 1)
+        for d in tensor.shape.dim
+    )
+
+
+#: The words generated string inputs are made of.
+_WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+
+
+def _generated_input(
+    info: ValueInfoProto, shape: tuple[int, ...], rng: np.random.Generator
+) -> np.ndarray[Any, Any]:
+    """Seeded random values: whole numbers from -9 to 9 (0 to 9 unsigned), bools, words."""
+    try:
+        dtype = numpy_dtype(element_of_code(info.type.tensor_type.elem_type))
+    except SplitError as error:
+        raise ModelInputError(f"input {info.name}: {error} Pass it with --input.") from error
+    if dtype.kind == "O":
+        return rng.choice(np.array(_WORDS, dtype=object), shape)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, shape).astype(bool)
+    low = 0 if dtype.kind == "u" else -9
+    return rng.integers(low, 10, shape).astype(dtype)
+
+
+#: The first bytes of every .npy file.
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def load_npy(file: Path) -> np.ndarray[Any, Any]:
+    """The array a ``.npy`` file holds, read without pickles, once its header is found
+    within the limits (:func:`_check_npy_header`)."""
+    try:
+        with file.open("rb") as stream:
+            magic = stream.read(len(_NPY_MAGIC))
+    except FileNotFoundError:
+        raise ModelInputError(f"cannot read {file}: no such file.") from None
+    except OSError as error:
+        raise ModelInputError(f"cannot read {file}: {error.strerror or error}.") from error
+    if magic != _NPY_MAGIC:
+        hint = (
+            " (it looks like an ONNX model: `splitops run` runs models)"
+            if file.suffix == (".onnx")
+            else ""
+        )
+        raise ModelInputError(
+            f"cannot read {file}: splitops split takes a NumPy .npy file, and this is none"
+            f"{hint}. Save the array with numpy.save."
+        )
+    _check_npy_header(file)
+    try:
+        array = np.load(file, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as error:
+        raise ModelInputError(f"cannot read {file} as a .npy array: {error}") from error
+    loaded: np.ndarray[Any, Any] = array
+    return loaded
+
+
+def _check_npy_header(file: Path) -> None:
+    """Refuse a .npy file whose header claims more elements than the max_input_elements limit,
+    or more bytes than the file holds, before numpy allocates them."""
+    try:
+        with file.open("rb") as stream:
+            version = np.lib.format.read_magic(stream)
+            read = {(1, 0): np.lib.format.read_array_header_1_0}.get(
+                version, np.lib.format.read_array_header_2_0
+            )
+            shape, _, dtype = read(stream, max_header_size=10_000)
+            header_end = stream.tell()
+    except (OSError, ValueError, EOFError, SyntaxError) as error:
+        raise ModelInputError(f"cannot read {file} as a .npy array: {error}") from error
+    count = 1
+    for length in shape:
+        count *= length
+    limit = current_limits().max_input_elements
+    if count > limit:
+        raise ModelInputError(
+            f"{file} claims an array of {count} elements {shape}, over the max_input_elements "
+            f"limit of {limit}. Raise it with --max-input-elements N if the array is real."
+        )
+    if not dtype.hasobject and file.stat().st_size - header_end < count * dtype.itemsize:
+        raise ModelInputError(
+            f"{file} claims an array of {count} {dtype} elements {shape}, and holds fewer bytes: "
+            "it is truncated or forged."
+        )
+
+
+def write_arrays(folder: Path, arrays: list[tuple[str, np.ndarray[Any, Any]]]) -> None:
+    """Write each array as ``NAME.npy`` into ``folder``, each whole or not at all."""
+    folder.mkdir(parents=True, exist_ok=True)
+    used: set[str] = set()
+    for name, array in arrays:
+        # Output names are the model author's: keep them to safe file names inside folder.
+        safe = base = re.sub(r"[^A-Za-z0-9_.-]", "_", name).lstrip(".") or "output"
+        while safe.lower() in used:
+            safe = f"{base}_{len(used)}"
+        used.add(safe.lower())
+        with replacing(folder / f"{safe}.npy") as stream:
+            np.save(stream, _savable(array), allow_pickle=False)
+
+
+def _savable(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """``.npy`` holds no bfloat16 and no object arrays: those become float32 and str."""
+    if array.dtype.kind == "O":
+        return array.astype(str)
+    if array.dtype.name == "bfloat16":
+        return array.astype(np.float32)
+    return array

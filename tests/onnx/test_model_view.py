@@ -1,0 +1,252 @@
+"""The model view: one reading of a model's scopes, values, uses, constants and names, by
+ONNX's scoping rules; and the contract every rewrite keeps (inputs, outputs, what it
+computes)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import ModelProto, TensorProto, helper, numpy_helper
+
+import splitops
+from splitops.onnx.model._edits import ModelEdits
+from splitops.onnx.model._view import ModelView, is_overridable
+from splitops.onnx.rewrite._contract import RewriteError, check_rewrite
+
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+
+def _constant(name: str, values: list[int]) -> onnx.NodeProto:
+    return helper.make_node(
+        "Constant", [], [name], value=numpy_helper.from_array(np.array(values, np.int64), name)
+    )
+
+
+def _branch(name: str, k: list[int]) -> onnx.GraphProto:
+    """A branch that defines its own ``k`` and reads the outer ``x``."""
+    nodes = [_constant("k", k), helper.make_node("Split", ["x", "k"], [f"{name}_a", f"{name}_b"])]
+    return helper.make_graph(
+        nodes, name, [], [helper.make_tensor_value_info(f"{name}_a", F, [None])]
+    )
+
+
+def _if_model(ir_version: int = 8) -> ModelProto:
+    node = helper.make_node(
+        "If", ["c"], ["y"], then_branch=_branch("t", [2, 4]), else_branch=_branch("e", [5, 1])
+    )
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", F, [6]),
+        ],
+        [helper.make_tensor_value_info("y", F, [None])],
+    )
+    return helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=ir_version
+    )
+
+
+def test_sibling_branches_each_see_their_own_constant() -> None:
+    view = ModelView.read(_if_model())
+    then_scope, else_scope = (s for s in view.scopes if s.parent is view.main)
+    assert then_scope.constant("k").tolist() in ([2, 4], [5, 1])
+    assert {tuple(then_scope.constant("k")), tuple(else_scope.constant("k"))} == {(2, 4), (5, 1)}
+    assert then_scope.value("k") is not else_scope.value("k")
+
+
+def test_a_subgraph_sees_its_ancestors_and_the_main_graph_not_its_subgraphs() -> None:
+    view = ModelView.read(_if_model())
+    branch = view.scopes[1]
+    assert branch.value("x") is view.main.value("x")
+    assert view.main.value("k") is None
+    assert view.main.value("t_a") is None
+    assert view.main.value("e_a") is None
+
+
+def test_uses_of_an_outer_value_include_the_nodes_of_its_subgraphs() -> None:
+    view = ModelView.read(_if_model())
+    x = view.main.value("x")
+    assert x is not None
+    assert sorted(node.scope.label for node in x.uses) == sorted(s.label for s in view.scopes[1:])
+    c = view.main.value("c")
+    assert c is not None
+    assert [node.op_type for node in c.uses] == ["If"]
+
+
+def test_each_split_reads_its_own_branch_constant() -> None:
+    view = ModelView.read(_if_model())
+    found = {node.scope.label: node.input_value(1) for node in view.split_nodes()}
+    assert len(found) == 2
+    values = {label: value.constant().tolist() for label, value in found.items() if value}
+    assert sorted(values.values()) == [[2, 4], [5, 1]]
+
+
+def test_a_function_sees_only_itself() -> None:
+    function = helper.make_function(
+        "local",
+        "f",
+        ["x"],
+        ["a"],
+        [_constant("k", [1, 5]), helper.make_node("Split", ["x", "k"], ["a", "b"])],
+        opset_imports=[helper.make_opsetid("", 13)],
+    )
+    graph = helper.make_graph(
+        [_constant("k", [3, 3]), helper.make_node("f", ["x"], ["y"], domain="local")],
+        "g",
+        [helper.make_tensor_value_info("x", F, [6])],
+        [helper.make_tensor_value_info("y", F, [None])],
+    )
+    model = helper.make_model(
+        graph,
+        functions=[function],
+        opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("local", 1)],
+    )
+    view = ModelView.read(model)
+    function_scope = next(s for s in view.scopes if s.is_function)
+    assert function_scope.parent is None
+    assert function_scope.constant("k").tolist() == [1, 5]
+    assert view.main.constant("k").tolist() == [3, 3]
+
+
+@pytest.mark.parametrize(("ir_version", "constant"), [(3, True), (4, False), (8, False)])
+def test_an_initializer_listed_as_input_is_a_constant_only_before_ir4(
+    ir_version: int, constant: bool
+) -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Split", ["x", "s"], ["a", "b"])],
+        "g",
+        [helper.make_tensor_value_info("x", F, [6]), helper.make_tensor_value_info("s", I64, [2])],
+        [helper.make_tensor_value_info(n, F, [None]) for n in "ab"],
+        [numpy_helper.from_array(np.array([2, 4], np.int64), "s")],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=ir_version
+    )
+    view = ModelView.read(model)
+    value = view.main.value("s")
+    assert value is not None
+    assert value.is_input
+    assert value.initializer is not None
+    assert value.overridable is not constant
+    assert (view.main.constant("s") is not None) is constant
+    assert is_overridable(ir_version, ["x", "s"], "s") is not constant
+    # The inputs a caller must feed: only x, whatever the IR version.
+    assert [entry.name for entry in view.fed_inputs()] == ["x"]
+
+
+def test_fresh_names_are_unique_across_every_scope() -> None:
+    view = ModelView.read(_if_model())
+    names = [view.fresh_name("k"), view.fresh_name("k"), view.fresh_name("t_a")]
+    assert names == ["k_1", "k_2", "t_a_1"]
+
+
+def test_graph_outputs_are_known_per_scope() -> None:
+    view = ModelView.read(_if_model())
+    branch = view.scopes[1]
+    out = branch.output_names()[0]
+    value = branch.value(out)
+    assert value is not None
+    assert value.output_of == [branch]
+    assert view.main.value("y") is not None
+    assert view.main.value("y").output_of == [view.main]
+
+
+def test_edits_drop_an_unread_constant_but_never_a_graph_input() -> None:
+    graph = helper.make_graph(
+        [
+            helper.make_node("Split", ["x", "s"], ["a", "b"]),
+            _constant("t", [1, 5]),
+            helper.make_node("Split", ["x", "t"], ["c", "d"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", F, [6]), helper.make_tensor_value_info("s", I64, [2])],
+        [helper.make_tensor_value_info(n, F, [None]) for n in "abcd"],
+        [numpy_helper.from_array(np.array([2, 4], np.int64), "s")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=3)
+    view = ModelView.read(model)
+    first, second = view.split_nodes()
+    edits = ModelEdits(view)
+    for node in (first, second):
+        new = helper.make_node("Split", ["x"], list(node.proto.output), split=[3, 3])
+        edits.replace(node, [new])
+        edits.drop(node.input_value(1))
+    edits.apply()
+    assert [entry.name for entry in model.graph.input] == ["x", "s"]
+    assert [t.name for t in model.graph.initializer] == ["s"]
+    assert [n.op_type for n in model.graph.node] == ["Split", "Split"]
+
+
+def test_a_rewrite_that_changes_the_graph_inputs_is_an_internal_error() -> None:
+    model = _if_model()
+    changed = ModelProto()
+    changed.CopyFrom(model)
+    changed.graph.input[1].type.tensor_type.elem_type = TensorProto.DOUBLE
+    with pytest.raises(RewriteError, match="inputs: their types changed"):
+        check_rewrite(model, changed, "lowering", before=ModelView.read(model))
+
+
+def test_a_rewrite_that_changes_a_static_size_is_an_internal_error() -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Split", ["x"], ["a", "b"], axis=0, split=[2, 4], name="s")],
+        "g",
+        [helper.make_tensor_value_info("x", F, [6])],
+        [helper.make_tensor_value_info(n, F, [None]) for n in "ab"],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    wrong = ModelProto()
+    wrong.CopyFrom(model)
+    wrong.graph.node[0].attribute[1].ints[:] = [3, 3]
+    before = ModelView.read(model, types=onnx.shape_inference.infer_shapes(model))
+    with pytest.raises(RewriteError, match=r"main/s computes: 'a' is 2 long on axis 0 before"):
+        check_rewrite(model, wrong, "lowering", before=before)
+
+
+def test_lowering_keeps_an_input_that_only_an_unread_sequence_read() -> None:
+    graph = helper.make_graph(
+        [
+            helper.make_node("SplitToSequence", ["x", "k"], ["seq"]),
+            helper.make_node("Neg", ["x"], ["y"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", F, [6]), helper.make_tensor_value_info("k", I64, [])],
+        [helper.make_tensor_value_info("y", F, [6])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    lowered = splitops.lower_model(model)
+    assert [entry.name for entry in lowered.graph.input] == ["x", "k"]
+    assert [node.op_type for node in lowered.graph.node] == ["Neg"]
+
+
+def test_lowering_at_ir3_keeps_initializers_that_are_inputs() -> None:
+    graph = helper.make_graph(
+        [
+            helper.make_node("SplitToSequence", ["x", "s"], ["seq"]),
+            helper.make_node("SequenceAt", ["seq", "i"], ["p"]),
+        ],
+        "g",
+        [
+            helper.make_tensor_value_info("x", F, [6]),
+            helper.make_tensor_value_info("s", I64, []),
+            helper.make_tensor_value_info("i", I64, []),
+        ],
+        [helper.make_tensor_value_info("p", F, [None])],
+        [
+            numpy_helper.from_array(np.array(4, np.int64), "s"),
+            numpy_helper.from_array(np.array(1, np.int64), "i"),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=3)
+    onnx.checker.check_model(model)
+    lowered = splitops.lower_model(model)
+    onnx.checker.check_model(lowered, full_check=True)
+    assert [entry.name for entry in lowered.graph.input] == ["x", "s", "i"]
+    assert {t.name for t in lowered.graph.initializer} >= {"s", "i"}
+    x = np.arange(6, dtype=np.float32)
+    from onnx.reference import ReferenceEvaluator
+
+    (part,) = ReferenceEvaluator(lowered).run(None, {"x": x})
+    assert part.tolist() == [4.0, 5.0]

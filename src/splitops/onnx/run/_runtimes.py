@@ -1,0 +1,374 @@
+"""The runtimes a model can be run on to see what each computes: onnxruntime, onnx.reference,
+OpenVINO, tract and TVM, each where it is installed.
+
+A runtime may abort the process on a model it cannot run (tract panics on a Gather index out
+of range; others crash in native code), so each runs in a worker process of its own
+(:class:`RuntimeWorkers`): a model and its feeds go in, the outputs or the error come back,
+and a worker that dies is replaced and its death reported as that run's error. Workers live
+as long as the :class:`RuntimeWorkers` that started them (a ``with`` block), so a hundred
+runs cost one import of each runtime.
+
+>>> [runtime.name for runtime in RUNTIMES]
+['onnxruntime', 'onnx.reference', 'openvino', 'tract', 'tvm']
+>>> RUNTIMES[2].install
+'pip install openvino'
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = [
+    "RUNTIMES",
+    "Runtime",
+    "RuntimeRunError",
+    "RuntimeWorkers",
+    "installed_runtimes",
+    "runtime_named",
+]
+
+#: How long one run may take before its worker is stopped (compiling a model is most of it).
+RUN_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """A runtime that runs ONNX models: its name, the module that must be importable, and the
+    command that installs it."""
+
+    name: str
+    module: str
+    install: str
+
+    def is_installed(self) -> bool:
+        return importlib.util.find_spec(self.module) is not None
+
+    def version(self) -> str:
+        """Its version, as its package says (runs in this process: an import)."""
+        module = importlib.import_module(self.module)
+        if self.module == "onnx.reference":
+            import onnx
+
+            return str(onnx.__version__)
+        version = getattr(module, "__version__", None)
+        if version is None and self.module == "tract":
+            version = module.version()
+        return str(version).split("-")[0]
+
+
+RUNTIMES: tuple[Runtime, ...] = (
+    Runtime("onnxruntime", "onnxruntime", "pip install onnxruntime"),
+    Runtime("onnx.reference", "onnx.reference", "pip install onnx"),
+    Runtime("openvino", "openvino", "pip install openvino"),
+    Runtime("tract", "tract", "pip install tract"),
+    Runtime("tvm", "tvm", "pip install apache-tvm"),
+)
+
+
+def runtime_named(name: str) -> Runtime:
+    """The runtime called ``name`` (a ``KeyError`` for another name)."""
+    for runtime in RUNTIMES:
+        if runtime.name == name:
+            return runtime
+    raise KeyError(name)
+
+
+def installed_runtimes() -> list[Runtime]:
+    """The runtimes installed here, in the order of :data:`RUNTIMES`."""
+    return [runtime for runtime in RUNTIMES if runtime.is_installed()]
+
+
+class RuntimeRunError(Exception):
+    """What a runtime said when it refused or failed a run (its own error, in one line), or
+    that its worker died or timed out."""
+
+
+# --- running a model, in the worker -------------------------------------------------------
+
+#: A model loaded on a runtime: what it gives for one set of feeds.
+_Loaded = Callable[[dict[str, Any]], list[Any]]
+
+
+def _load_onnxruntime(path: str) -> _Loaded:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    options.intra_op_num_threads = 1
+    session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    return lambda feeds: list(session.run(None, feeds))
+
+
+def _load_reference(path: str) -> _Loaded:
+    from onnx.reference import ReferenceEvaluator
+
+    evaluator = ReferenceEvaluator(path)
+    return lambda feeds: list(evaluator.run(None, feeds))
+
+
+def _load_openvino(path: str) -> _Loaded:
+    import numpy as np
+    import openvino
+
+    compiled = openvino.Core().compile_model(path, "CPU")
+
+    def run(feeds: dict[str, Any]) -> list[Any]:
+        results = compiled(feeds)
+        return [np.array(results[output]) for output in compiled.outputs]
+
+    return run
+
+
+def _load_tract(path: str) -> _Loaded:
+    import onnx
+    import tract
+
+    names = [entry.name for entry in onnx.load(path, load_external_data=False).graph.input]
+    runnable = tract.onnx().load(path).into_model().into_runnable()
+    return lambda feeds: [t.to_numpy() for t in runnable.run([feeds[name] for name in names])]
+
+
+def _load_tvm(path: str) -> _Loaded:
+    import onnx
+    import tvm
+    from tvm import relax
+    from tvm.relax.frontend.onnx import from_onnx
+
+    model = onnx.load(path)
+    module = from_onnx(model, keep_params_in_input=False)
+    module = relax.transform.DecomposeOpsForInference()(module)
+    module = relax.transform.LegalizeOps()(module)
+    machine = relax.VirtualMachine(tvm.compile(module, target="llvm"), tvm.cpu())
+    names = [entry.name for entry in model.graph.input]
+
+    def run(feeds: dict[str, Any]) -> list[Any]:
+        found: list[Any] = []
+        _flatten(machine["main"](*[tvm.runtime.tensor(feeds[name]) for name in names]), found)
+        return found
+
+    return run
+
+
+def _flatten(value: Any, into: list[Any]) -> None:
+    if hasattr(value, "numpy"):
+        into.append(value.numpy())
+    else:
+        for item in value:
+            _flatten(item, into)
+
+
+_LOADERS: dict[str, Callable[[str], _Loaded]] = {
+    "onnxruntime": _load_onnxruntime,
+    "onnx.reference": _load_reference,
+    "openvino": _load_openvino,
+    "tract": _load_tract,
+    "tvm": _load_tvm,
+}
+
+
+def _serve(name: str) -> None:
+    """The worker's loop: read (model bytes, list of feeds), write one reply per feeds,
+    ("ok", outputs) or ("error", message), until its input closes."""
+    load = _LOADERS[name]
+    # The replies go on a descriptor of their own: what a runtime prints on its standard
+    # output (TVM does) goes to standard error instead of into a reply.
+    stdout = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    stdin = sys.stdin.buffer
+    folder = tempfile.mkdtemp(prefix="splitops-runtime-")
+    path = os.path.join(folder, "model.onnx")
+    while True:
+        request = _read(stdin)
+        if request is None:
+            return
+        model, runs = request
+        Path(path).write_bytes(model)
+        try:
+            loaded: _Loaded | None = load(path)
+            refusal = ""
+        except Exception as error:  # each runtime raises its own classes
+            loaded, refusal = None, _one_line(error)
+        for feeds in runs:
+            if loaded is None:
+                _write(stdout, ("error", refusal))
+                continue
+            try:
+                reply: tuple[str, Any] = ("ok", loaded(feeds))
+            except Exception as error:
+                reply = ("error", _one_line(error))
+            _write(stdout, reply)
+
+
+# --- the workers, seen from the caller ----------------------------------------------------
+
+
+@dataclass
+class RuntimeWorkers:
+    """One worker process per runtime, started at its first run and stopped at the end of the
+    ``with`` block."""
+
+    seconds: float = RUN_SECONDS
+    _workers: dict[str, _Worker] = field(default_factory=dict)
+
+    def __enter__(self) -> RuntimeWorkers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for worker in self._workers.values():
+            worker.stop()
+        self._workers.clear()
+
+    def run(self, runtime: Runtime, model: bytes, feeds: dict[str, Any]) -> list[Any]:
+        """The outputs of ``model`` (serialized) on ``runtime`` for ``feeds``; a
+        :class:`RuntimeRunError` with the runtime's message where it refuses or fails."""
+        (outcome,) = self.run_each(runtime, model, [feeds])
+        if isinstance(outcome, RuntimeRunError):
+            raise outcome
+        return outcome
+
+    def run_each(
+        self, runtime: Runtime, model: bytes, runs: Sequence[dict[str, Any]]
+    ) -> list[list[Any] | RuntimeRunError]:
+        """``model`` loaded once on ``runtime`` and run on each feeds of ``runs``: the
+        outputs, or a :class:`RuntimeRunError`, for each. A run that kills the worker is that
+        run's error; the runs after it go to a new worker."""
+        outcomes: list[list[Any] | RuntimeRunError] = []
+        while len(outcomes) < len(runs):
+            worker = self._workers.get(runtime.name)
+            if worker is None or not worker.alive():
+                worker = self._workers[runtime.name] = _Worker.start(runtime.name)
+            try:
+                for status, value in worker.ask((model, list(runs[len(outcomes) :])), self.seconds):
+                    outcomes.append(RuntimeRunError(value) if status == "error" else list(value))
+            except _WorkerDiedError as died:
+                worker.stop()
+                del self._workers[runtime.name]
+                outcomes.append(RuntimeRunError(str(died)))
+        return outcomes
+
+
+class _WorkerDiedError(Exception):
+    pass
+
+
+@dataclass
+class _Worker:
+    process: subprocess.Popen[bytes]
+    log: IO[bytes]
+
+    @classmethod
+    def start(cls, name: str) -> _Worker:
+        log = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop, with the worker)
+        environment = {**os.environ, "OMP_NUM_THREADS": "1", "RUST_BACKTRACE": "0"}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "splitops.onnx.run._runtimes", name],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            env=environment,
+            # Unbuffered: a reply waits in the pipe, where select sees it, not in a buffer.
+            bufsize=0,
+        )
+        return cls(process, log)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def ask(self, request: tuple[bytes, list[Any]], seconds: float) -> Iterator[tuple[str, Any]]:
+        """The replies to ``request``, one per feeds, as they come."""
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        try:
+            _write(self.process.stdin, request)
+        except (BrokenPipeError, OSError):
+            raise _WorkerDiedError(self._death()) from None
+        for _ in request[1]:
+            reply = _read_within(self.process.stdout, seconds)
+            if reply is None:
+                if self.alive():
+                    self.process.kill()
+                    self.process.wait()
+                    raise _WorkerDiedError(f"no answer within {seconds:g} s")
+                raise _WorkerDiedError(self._death())
+            status, value = reply
+            yield str(status), value
+
+    def _death(self) -> str:
+        code = self.process.wait()
+        self.log.seek(0)
+        said = [line.strip() for line in self.log.read().decode(errors="replace").splitlines()]
+        panic = next((line for line in said if "panicked" in line or "Error" in line), "")
+        how = f"signal {-code}" if code < 0 else f"exit code {code}"
+        return f"the runtime crashed ({how})" + (f": {panic[:200]}" if panic else "")
+
+    def stop(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.log.close()
+
+
+def _write(stream: IO[bytes], value: Any) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(struct.pack("<Q", len(data)) + data)
+    stream.flush()
+
+
+def _read(stream: IO[bytes]) -> Any:
+    head = stream.read(8)
+    if len(head) < 8:
+        return None
+    (size,) = struct.unpack("<Q", head)
+    # The stream is this module's own pipe to a process it started: nothing else writes it.
+    return pickle.loads(_read_exactly(stream, size))
+
+
+def _read_exactly(stream: IO[bytes], size: int) -> bytes:
+    chunks: list[bytes] = []
+    while size:
+        chunk = stream.read(size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_within(stream: IO[bytes], seconds: float) -> Any:
+    """One reply, or ``None`` when none came within ``seconds`` or the stream closed."""
+    import selectors
+
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        if not selector.select(timeout=seconds):
+            return None
+    return _read(stream)
+
+
+def _one_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    text = lines[0] if lines else type(error).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1])

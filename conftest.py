@@ -1,7 +1,8 @@
 """Collection settings for the whole repository (the doctests in src/ and the tests in tests/).
 
-The doctests of the torch modules import torch: where torch is not installed they are left
-out, and the run's header says so (the torch tests themselves skip with a reason).
+The doctests of the torch modules import torch, and those of the onnx-ir pass onnx-ir: where
+the library is not installed they are left out, and the run's header says so (the tests
+themselves skip with a reason).
 """
 
 from __future__ import annotations
@@ -12,16 +13,22 @@ from pathlib import Path
 
 import pytest
 
-TORCH_MODULES = ["src/splitops/arrays/_torch.py", "src/splitops/arrays/_torch_compile.py"]
-HAS_TORCH = importlib.util.find_spec("torch") is not None
+#: The modules that import an optional library, by the library.
+OPTIONAL_MODULES = {
+    "torch": ["src/splitops/arrays/_torch.py", "src/splitops/arrays/_torch_compile.py"],
+    "onnx_ir": ["src/splitops/onnx/rewrite/_ir_pass.py"],
+}
+MISSING = [name for name in OPTIONAL_MODULES if importlib.util.find_spec(name) is None]
 
-collect_ignore = [] if HAS_TORCH else TORCH_MODULES
+collect_ignore = [module for name in MISSING for module in OPTIONAL_MODULES[name]]
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
-    if HAS_TORCH:
-        return None
-    return f"torch is not installed: the doctests of {', '.join(TORCH_MODULES)} are left out"
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    lines = []
+    for name in MISSING:
+        modules = ", ".join(OPTIONAL_MODULES[name])
+        lines.append(f"{name} is not installed: the doctests of {modules} are left out")
+    return lines
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,8 @@ name loads its module when it is first used, so that a command loads only what i
 - :mod:`~splitops.onnx.inference`: :func:`infer_shapes`, and :func:`check_model` over it
   (:class:`Diagnostic`);
 - :mod:`~splitops.onnx.rewrite`: :func:`convert_model`, :func:`lower_model` (and
-  :func:`lower_model_with_report`, a :class:`Lowering` per node);
+  :func:`lower_model_with_report`, a :class:`Lowering` per node), and the lowering as an
+  onnx-ir pass, :class:`LowerSplits` (onnx-ir is optional: only this name needs it);
 - :mod:`~splitops.onnx.run`: :func:`reference_ops` for onnx.reference, the backend
   (:mod:`splitops.backend`), input feeds (:func:`model_feeds`, :func:`load_npy`,
   :func:`write_arrays`) and the portability probes (:func:`check_portability`).
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from .model._node import run_node
     from .model._view import ModelView
     from .rewrite._convert import convert_model
+    from .rewrite._ir_pass import LowerSplits
     from .rewrite._lower import Lowering, lower_model, lower_model_with_report
     from .run._feeds import load_npy, model_feeds, write_arrays
     from .run._ort import session_version
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Departure",
     "Diagnostic",
+    "LowerSplits",
     "Lowering",
     "ModelView",
     "Portability",
@@ -91,6 +94,7 @@ _MODULES = {
     "model._node": ["run_node"],
     "model._view": ["ModelView"],
     "rewrite._convert": ["convert_model"],
+    "rewrite._ir_pass": ["LowerSplits"],
     "rewrite._lower": ["Lowering", "lower_model", "lower_model_with_report"],
     "run._feeds": ["load_npy", "model_feeds", "write_arrays"],
     "run._ort": ["session_version"],

@@ -92,6 +92,7 @@ __all__ = [
     "TARGETS",
     "Lowering",
     "SequenceReader",
+    "check_target",
     "lower_model",
     "lower_model_with_report",
     "sequence_readers",
@@ -162,11 +163,7 @@ def lower_model_with_report(
     model: ModelProto, *, target: Target = "portable"
 ) -> tuple[ModelProto, list[Lowering]]:
     """:func:`lower_model`, and what it did to each node."""
-    if target not in TARGETS:
-        raise SplitError(
-            f"the lowering target must be one of {', '.join(TARGETS)}; {target!r} was given.",
-            rule=Rule.ARGUMENT,
-        )
+    check_target(target)
     check_part_counts(model)
     # Types only: the weights stay out of the inferred copy.
     inferred, records = infer_model_and_nodes(without_large_weights(model)[0])
@@ -183,6 +180,15 @@ def lower_model_with_report(
     plan.edits.apply()
     check_rewrite(model, lowered, "lowering", before=view)
     return lowered, plan.report
+
+
+def check_target(target: object) -> None:
+    """Raise :class:`~splitops.SplitError` unless ``target`` is one of :data:`TARGETS`."""
+    if target not in TARGETS:
+        raise SplitError(
+            f"the lowering target must be one of {', '.join(TARGETS)}; {target!r} was given.",
+            rule=Rule.ARGUMENT,
+        )
 
 
 # --- the plan ------------------------------------------------------------------------------

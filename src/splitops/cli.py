@@ -215,10 +215,11 @@ def build_parser() -> argparse.ArgumentParser:
     lower.add_argument("-o", "--output", type=Path, required=True, help="where to write it")
     lower.add_argument(
         "--target",
-        choices=["portable", "no-sequences"],
+        choices=["portable", "no-sequences", "onnxruntime", "openvino", "tract", "tvm"],
         default="portable",
-        help="no-sequences: refuse a SplitToSequence whose sequence cannot be removed "
-        "(default: portable, which keeps it in a form onnxruntime runs as the spec says)",
+        help="the runtime the model is for, or portable (the default: forms every runtime "
+        "runs exactly), or no-sequences (portable, refusing a SplitToSequence whose sequence "
+        "cannot be removed); docs/portability.md says what each runtime gets",
     )
     lower.add_argument("--json", action="store_true", help="print what became of each node as JSON")
 
@@ -579,6 +580,7 @@ def _check_portability(args: argparse.Namespace) -> ExitCode:
             "departures": [d.as_dict() for d in found.departures],
             "not_probed": [{"node": n, "why": why} for n, why in found.not_probed],
             "runtimes": found.runtimes,
+            "not_installed": [{"runtime": n, "install": how} for n, how in found.missing],
         }
         print(json.dumps(document, indent=2))
     else:
@@ -587,6 +589,8 @@ def _check_portability(args: argparse.Namespace) -> ExitCode:
             print(departure)
         for node, why in found.not_probed:
             print(f"{node}: not probed: {why}", file=sys.stderr)
+        for name, how in found.missing:
+            print(f"{name}: not probed: it is not installed ({how})", file=sys.stderr)
         fixed = sum(1 for d in found.departures if d.fixed_by_lower)
         print(
             f"{args.model}: {len(diagnostics)} problem(s); {found.probed} node(s) probed on "

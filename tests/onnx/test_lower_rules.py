@@ -76,17 +76,23 @@ def ops(model: ModelProto) -> list[str]:
 # --- Sizes computed in the graph, at every length ------------------------------------------
 
 
+#: The targets whose lowered nodes check lengths at run time, and the words onnx.reference
+#: fails with in each one's check form (a Reshape of one element into two; an Expand to -1).
+CHECKED_TARGETS = {"onnxruntime": "cannot reshape", "openvino": "negative dimensions"}
+
+
+@pytest.mark.parametrize("target", CHECKED_TARGETS)
 @pytest.mark.parametrize(("count", "listed"), [(1, 1), (2, 2), (3, 3), (4, 4), (4, 2), (7, 3)])
 def test_num_outputs_on_a_runtime_axis_gives_the_planners_sizes_at_every_length(
-    count: int, listed: int
+    count: int, listed: int, target: str
 ) -> None:
     """Split-18 num_outputs on an axis known only at run time: at each length from 0 to 40
     the lowered graph cuts the planner's sizes on onnxruntime and onnx.reference, and where
     the planner rejects the length (a last part below 0), both fail in the check node."""
     outputs = [f"y{i}" for i in range(listed)]
     node = helper.make_node("Split", ["x"], outputs, axis=1, num_outputs=count, name="cut")
-    lowered = lower_model(make([node], [2, "N"], [(o, F, 2) for o in outputs]))
-    assert "Split" in ops(lowered) or count == 1
+    lowered = lower_model(make([node], [2, "N"], [(o, F, 2) for o in outputs]), target=target)
+    assert {"Split", "Slice", "Identity"} & set(ops(lowered))
     assert not any(a.name == "num_outputs" for n in lowered.graph.node for a in n.attribute)
     runtime, reference = session(lowered), ReferenceEvaluator(lowered)
     rejected = 0
@@ -98,7 +104,7 @@ def test_num_outputs_on_a_runtime_axis_gives_the_planners_sizes_at_every_length(
             rejected += 1
             with pytest.raises(Exception, match="cut/last_part_must_not_be_negative"):
                 runtime.run(None, {"x": x})
-            with pytest.raises(ValueError, match="cannot reshape"):
+            with pytest.raises(ValueError, match=CHECKED_TARGETS[target]):
                 reference.run(None, {"x": x})
             continue
         wanted = [(2, size) for size in planned[:listed]]
@@ -110,12 +116,39 @@ def test_num_outputs_on_a_runtime_axis_gives_the_planners_sizes_at_every_length(
     assert rejected == sum(1 for d in range(41) if d and (-(-d // count)) * (count - 1) > d)
 
 
+@pytest.mark.parametrize(("count", "listed"), [(2, 2), (3, 3), (4, 2), (7, 3)])
+def test_portable_num_outputs_on_a_runtime_axis_is_a_slice_per_part_and_says_it_is_unchecked(
+    count: int, listed: int
+) -> None:
+    """Portable: a Slice per listed part, which every runtime loads; the planner's sizes at
+    every length it accepts, and parts (no error) where it rejects one, as the report says."""
+    outputs = [f"y{i}" for i in range(listed)]
+    node = helper.make_node("Split", ["x"], outputs, axis=1, num_outputs=count, name="cut")
+    lowered, report = lower_model_with_report(make([node], [2, "N"], [(o, F, 2) for o in outputs]))
+    assert ops(lowered).count("Slice") == listed
+    assert "Split" not in ops(lowered)
+    assert report[0].detail.endswith("(unchecked: an invalid length cuts parts)")
+    runtime = session(lowered)
+    for length in range(20):
+        x = np.arange(2 * length, dtype=np.float32).reshape(2, length)
+        try:
+            planned = split_sizes(length, num_outputs=count)
+        except SplitError:
+            assert len(runtime.run(None, {"x": x})) == listed
+            continue
+        assert shapes(runtime.run(None, {"x": x})) == [(2, s) for s in planned[:listed]]
+
+
+@pytest.mark.parametrize("target", CHECKED_TARGETS)
 @pytest.mark.parametrize("count", [2, 3, 5])
-def test_equal_parts_on_a_runtime_axis_fail_where_the_count_does_not_divide(count: int) -> None:
+def test_equal_parts_on_a_runtime_axis_fail_where_the_count_does_not_divide(
+    count: int, target: str
+) -> None:
     """Split-13 without sizes: equal parts by output count, checked in the graph."""
     outputs = [f"y{i}" for i in range(count)]
     node = helper.make_node("Split", ["x"], outputs, axis=0, name="eq")
-    lowered = lower_model(make([node], ["N"], [(o, F, 1) for o in outputs], opset=13))
+    model = make([node], ["N"], [(o, F, 1) for o in outputs], opset=13)
+    lowered = lower_model(model, target=target)
     runtime, reference = session(lowered), ReferenceEvaluator(lowered)
     for length in range(16):
         x = np.arange(length, dtype=np.float32)
@@ -124,7 +157,7 @@ def test_equal_parts_on_a_runtime_axis_fail_where_the_count_does_not_divide(coun
                 split_sizes(length, num_outputs=count, opset=13)
             with pytest.raises(Exception, match="eq/equal_parts_must_divide_the_axis"):
                 runtime.run(None, {"x": x})
-            with pytest.raises(ValueError, match="cannot reshape"):
+            with pytest.raises(ValueError, match=CHECKED_TARGETS[target]):
                 reference.run(None, {"x": x})
             continue
         planned = split_sizes(length, num_outputs=count, opset=13)
@@ -150,11 +183,12 @@ def _chunk_readers(positions: Sequence[int]) -> ModelProto:
 
 
 def test_chunks_of_a_runtime_length_read_by_position_equal_the_planners_at_every_length() -> None:
-    """A chunk length known only at run time and a runtime axis: each SequenceAt reads the
+    """A chunk length known only at run time and a runtime axis (lowered with checks, for
+    OpenVINO): each SequenceAt reads the
     planner's part, a position past the parts fails as SequenceAt does, a chunk length below
     1 fails as the spec says, and SequenceLength counts the parts."""
     positions = [0, 1, 3, -1, -2]
-    lowered = lower_model(_chunk_readers(positions))
+    lowered = lower_model(_chunk_readers(positions), target="openvino")
     assert not [op for op in ops(lowered) if "Sequence" in op]
     runtime, reference = session(lowered), ReferenceEvaluator(lowered)
     for length in range(12):
@@ -166,7 +200,7 @@ def test_chunks_of_a_runtime_length_read_by_position_equal_the_planners_at_every
             except SplitError:
                 with pytest.raises(Exception, match="chunks/chunk_length_must_be_at_least_1"):
                     runtime.run(None, feeds)
-                with pytest.raises(ValueError, match="cannot reshape"):
+                with pytest.raises(ValueError, match="negative dimensions"):
                     reference.run(None, feeds)
                 continue
             starts = np.cumsum((0, *planned))
@@ -174,7 +208,7 @@ def test_chunks_of_a_runtime_length_read_by_position_equal_the_planners_at_every
             if not all(-len(parts) <= p < len(parts) for p in positions):
                 with pytest.raises(Exception, match="sequence_position_out_of_range"):
                     runtime.run(None, feeds)
-                with pytest.raises(ValueError, match="cannot reshape"):
+                with pytest.raises(ValueError, match="negative dimensions"):
                     reference.run(None, feeds)
                 continue
             wanted = [*(parts[p] for p in positions), np.array(len(parts), np.int64)]
@@ -184,7 +218,8 @@ def test_chunks_of_a_runtime_length_read_by_position_equal_the_planners_at_every
 
 
 def test_sizes_of_unknown_number_read_by_position_are_checked_as_the_spec_checks_them() -> None:
-    """1-d sizes computed at run time, of a number unknown when lowering: each SequenceAt
+    """1-d sizes computed at run time, of a number unknown when lowering (with checks, for
+    OpenVINO): each SequenceAt
     reads its part by the sizes' running sum; sizes that do not add up to the axis, or that
     are negative, fail in the check node."""
     nodes = [
@@ -201,7 +236,7 @@ def test_sizes_of_unknown_number_read_by_position_are_checked_as_the_spec_checks
         initializers={"i1": np.array(1)},
         inputs=[sizes],
     )
-    lowered = lower_model(model)
+    lowered = lower_model(model, target="openvino")
     assert "CumSum" in ops(lowered)
     assert not [op for op in ops(lowered) if "Sequence" in op]
     runtime, reference = session(lowered), ReferenceEvaluator(lowered)
@@ -218,7 +253,7 @@ def test_sizes_of_unknown_number_read_by_position_are_checked_as_the_spec_checks
             sequence_sizes(6, wrong, opset=11)
         with pytest.raises(Exception, match="cut/sizes_must_be_non_negative_and_add_up"):
             runtime.run(None, feeds)
-        with pytest.raises(ValueError, match="cannot reshape"):
+        with pytest.raises(ValueError, match="negative dimensions"):
             reference.run(None, feeds)
     # One part: SequenceAt(1) is past the end, and Gather says so.
     with pytest.raises(Exception, match="Gather"):
@@ -469,11 +504,15 @@ def test_splits_in_if_branches_and_local_functions_are_lowered() -> None:
     )
     lowered, report = lower_model_with_report(model)
     assert [(r.graph, r.outcome, r.detail) for r in report] == [
-        ("main/chosen.then_branch", "rewritten", "num_outputs=3 -> split computed in the graph"),
+        (
+            "main/chosen.then_branch",
+            "rewritten",
+            "num_outputs=3 -> a Slice per part (unchecked: an invalid length cuts parts)",
+        ),
         (
             "function:local.functions.Halves",
             "rewritten",
-            "num_outputs=2 -> split computed in the graph",
+            "num_outputs=2 -> a Slice per part (unchecked: an invalid length cuts parts)",
         ),
     ]
     body = lowered.functions[0].node

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import groupby
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from onnx import NodeProto, TensorProto, helper, numpy_helper
@@ -45,7 +45,15 @@ from onnx import NodeProto, TensorProto, helper, numpy_helper
 from ..model._edits import ModelEdits
 from ..model._view import Scope
 
-__all__ = ["GraphArithmetic", "GraphBuilder"]
+__all__ = ["CHECK_FORMS", "CheckForm", "GraphArithmetic", "GraphBuilder"]
+
+#: How a run-time check fails where the spec rejects a size: ``reshape`` (of one element
+#: into two), ``expand`` (to a shape of -1), ``expand-gather`` (the same, then a Gather that
+#: gives the value a static length, which TVM needs of a Slice's bounds), or ``none`` (no
+#: check: for a runtime that loads none of the others). Which runtime loads and runs which
+#: was measured, runtime by runtime: see docs/portability.md.
+CheckForm = Literal["reshape", "expand", "expand-gather", "none"]
+CHECK_FORMS: tuple[CheckForm, ...] = ("reshape", "expand", "expand-gather", "none")
 
 
 class GraphBuilder:
@@ -55,10 +63,13 @@ class GraphBuilder:
     initializers (or Constant nodes in a function, placed in :attr:`nodes` too).
     """
 
-    def __init__(self, scope: Scope, edits: ModelEdits, label: str) -> None:
+    def __init__(
+        self, scope: Scope, edits: ModelEdits, label: str, check: CheckForm = "reshape"
+    ) -> None:
         self.scope = scope
         self.opset = scope.opset or 0
         self.edits = edits
+        self.check = check
         self.label = label
         self.nodes: list[NodeProto] = []
         self._constants: dict[tuple[int, ...] | int, str] = {}
@@ -100,12 +111,21 @@ class GraphBuilder:
 
     def checked(self, value: str, bad: str, rule: str) -> str:
         """``value`` (one element) when the bool ``bad`` is false; a run-time failure, in the
-        node named ``<label>/<rule>``, when it is true."""
-        wanted = self.add(
-            "Add", [self.add("Cast", [bad], "bad", to=TensorProto.INT64), self.ints([1])], "shape"
-        )
-        result = self.add("Reshape", [value, wanted], "checked")
+        node named ``<label>/<rule>``, when it is true, in the builder's :data:`CheckForm`
+        (``"none"``: ``value`` itself, unchecked)."""
+        if self.check == "none":
+            return value
+        flag = self.add("Cast", [bad], "bad", to=TensorProto.INT64)
+        if self.check == "reshape":
+            wanted = self.add("Add", [flag, self.ints([1])], "shape")
+            result = self.add("Reshape", [value, wanted], "checked")
+        else:
+            twice = self.add("Mul", [flag, self.ints([2])], "twice")
+            wanted = self.add("Sub", [self.ints([1]), twice], "shape")
+            result = self.add("Expand", [value, wanted], "checked")
         self.nodes[-1].name = self.edits.view.fresh_name(f"{self.label}/{rule}")
+        if self.check == "expand-gather":
+            result = self.add("Gather", [result, self.ints([0])], "checked", axis=0)
         return result
 
     def as_int64(self, value: str, element: int | None) -> str:
@@ -152,6 +172,8 @@ class GraphArithmetic:
 
     def __init__(self, build: GraphBuilder) -> None:
         self.build = build
+        #: The values that are ``ceil(d / n)`` of some length ``d``.
+        self._ceilings: set[str] = set()
 
     def known(self, dim: str | int) -> int | None:
         return dim if isinstance(dim, int) else None
@@ -169,12 +191,16 @@ class GraphArithmetic:
     def ceil_div(self, dim: str, count: int) -> str:
         build = self.build
         raised = build.add("Add", [dim, build.ints([count - 1])], "raised")
-        return build.add("Div", [raised, build.ints([count])], "chunk")
+        chunk = build.add("Div", [raised, build.ints([count])], "chunk")
+        self._ceilings.add(chunk)
+        return chunk
 
     def minus(self, dim: str, part: str | int, times: int) -> str:
         build = self.build
         factor = build.ints([part]) if isinstance(part, int) else part
         taken = build.add("Mul", [factor, build.ints([times])], "taken")
         rest = build.add("Sub", [dim, taken], "last")
+        if times <= 1 and part in self._ceilings:
+            return rest  # d - ceil(d / n) >= 0 for every d >= 0: no check can fire
         negative = build.add("Less", [rest, build.ints([0])], "negative")
         return build.checked(rest, negative, "last_part_must_not_be_negative")

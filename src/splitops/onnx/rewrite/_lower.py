@@ -83,10 +83,11 @@ from ..inference._engine import infer_model_and_nodes
 from ..model._edits import ModelEdits, given_sizes, remove_where, write_split_sizes
 from ..model._io import check_part_counts
 from ..model._node import DEFAULT_DOMAINS, SplitNode, node_label, read_node
-from ..model._view import ModelView, Node
+from ..model._types import tensor_parts
+from ..model._view import ModelView, Node, Scope
 from ..model._walk import location, without_large_weights
 from ._contract import check_rewrite
-from ._graph_sizes import GraphArithmetic, GraphBuilder
+from ._graph_sizes import CheckForm, GraphArithmetic, GraphBuilder
 
 __all__ = [
     "TARGETS",
@@ -98,14 +99,48 @@ __all__ = [
     "sequence_readers",
 ]
 
-Target = Literal["portable", "no-sequences", "onnxruntime"]
+Target = Literal["portable", "no-sequences", "onnxruntime", "openvino", "tract", "tvm"]
 
-#: What lowering may aim for: ``portable`` keeps a sequence it cannot remove, in a form
-#: onnxruntime runs as the spec says; ``no-sequences`` refuses it; ``onnxruntime`` (the
-#: onnxruntime engine's) also keeps, in that form, a sequence that it could remove only by
-#: reading each part with its own Slice, where onnxruntime has a kernel for its type: one
-#: SplitToSequence costs onnxruntime less than a dozen small nodes.
-TARGETS: tuple[Target, ...] = ("portable", "no-sequences", "onnxruntime")
+#: A Split without sizes on an axis whose length is known only at run time becomes:
+#: ``sizes``, a Split whose sizes the graph computes by the planner's formula; ``slices``, a
+#: Slice per listed part, its bounds computed alike; or stays (``keep``) where the runtime
+#: computes the node as the spec says.
+DynamicSplit = Literal["sizes", "slices", "keep"]
+
+
+@dataclass(frozen=True)
+class Forms:
+    """The forms one target's runtime computes as the spec says, as found by running them
+    (``python -m benchmarks.portability``; the table is in docs/portability.md)."""
+
+    #: A Split without sizes on an axis known only at run time.
+    dynamic_split: DynamicSplit
+    #: How the run-time checks fail where the spec rejects a length.
+    check: CheckForm
+    #: Whether a SplitToSequence whose sequence cannot be removed may stay.
+    sequences: bool = True
+    #: Whether a sequence that would take a Slice per part stays, where onnxruntime has a
+    #: SplitToSequence kernel for its element type (fewer nodes for onnxruntime to run).
+    onnxruntime_sequences: bool = False
+
+
+#: What lowering aims for, and the forms it picks for it. ``portable``: the forms every
+#: listed runtime runs exactly (onnxruntime, onnx.reference, OpenVINO, tract, TVM): a Slice
+#: per part on an axis known at run time, without run-time checks, since no check form
+#: loads on both tract and TVM (where a length is invalid, the lowered node cuts parts
+#: instead of failing; the report says so for each such node). ``no-sequences``: the same,
+#: and a SplitToSequence whose sequence cannot be removed is refused. ``onnxruntime`` (the
+#: onnxruntime engine's): sizes computed in the graph, checked by a Reshape, and sequences
+#: kept where onnxruntime has a kernel. ``openvino``, ``tract``, ``tvm``: each runtime's own.
+FORMS: dict[Target, Forms] = {
+    "portable": Forms("slices", "none"),
+    "no-sequences": Forms("slices", "none", sequences=False),
+    "onnxruntime": Forms("sizes", "reshape", onnxruntime_sequences=True),
+    "openvino": Forms("slices", "expand"),
+    "tract": Forms("keep", "expand", sequences=False),
+    "tvm": Forms("keep", "expand-gather"),
+}
+TARGETS: tuple[Target, ...] = tuple(FORMS)
 
 #: The element types of onnxruntime's SplitToSequence kernels (releases 1.20 to 1.32).
 ONNXRUNTIME_SEQUENCE_TYPES = frozenset(
@@ -201,8 +236,17 @@ class _Plan:
     edits: ModelEdits = field(init=False)
     report: list[Lowering] = field(default_factory=list)
 
+    #: The computed sizes of a Split on an axis known at run time, shared by the nodes of
+    #: one scope that cut an axis of the same symbolic length into as many parts.
+    shared: dict[tuple[Any, ...], tuple[str, ...]] = field(default_factory=dict)
+
     def __post_init__(self) -> None:
         self.edits = ModelEdits(self.view)
+        self.forms = FORMS[self.target]
+
+    def builder(self, scope: Scope, label: str) -> GraphBuilder:
+        """Nodes computing values in ``scope``, checked in the target's form."""
+        return GraphBuilder(scope, self.edits, label, self.forms.check)
 
     def lower(self, node: Node) -> None:
         scope, proto = node.scope, node.proto
@@ -268,14 +312,38 @@ class _Plan:
                 "takes sizes only as an attribute, and every runtime cuts equal parts alike",
             )
             return
-        build = GraphBuilder(scope, self.edits, _label(proto))
-        length = build.axis_length(x, spec.axis)
-        planned = split_part_sizes(length, None, count, spec.rule, GraphArithmetic(build))
-        listed_names = _listed_in_graph(build, planned, len(spec.outputs))
-        new = self._new_split(proto, spec, len(listed_names))
-        new.input.append(build.sizes(listed_names))
-        self.edits.replace(node, [*build.nodes, new])
-        self.note(node, spec, "rewritten", f"{how} -> split computed in the graph")
+        forms = self.forms
+        outputs = len(spec.outputs)
+        if forms.dynamic_split == "keep" and outputs == count:
+            self.note(
+                node,
+                spec,
+                "unchanged",
+                f"{how} on an axis of length known at run time: {self.target} computes it as "
+                "the spec says",
+            )
+            return
+        build = self.builder(scope, _label(proto))
+        symbol = _axis_symbol(scope, x, axis)
+        key = (scope.key, symbol, count, spec.rule.since_version)
+        planned = self.shared.get(key) if symbol is not None else None
+        if planned is None:
+            length = build.axis_length(x, spec.axis)
+            computed = split_part_sizes(length, None, count, spec.rule, GraphArithmetic(build))
+            planned = tuple(str(size) for size in computed)
+            if symbol is not None:
+                self.shared[key] = planned
+        unchecked = " (unchecked: an invalid length cuts parts)" if forms.check == "none" else ""
+        if forms.dynamic_split == "sizes" or opset < 10:
+            sizes = _listed_in_graph(build, planned, outputs)
+            new = self._new_split(proto, spec, len(sizes))
+            new.input.append(build.sizes(sizes))
+            self.edits.replace(node, [*build.nodes, new])
+            self.note(node, spec, "rewritten", f"{how} -> split computed in the graph{unchecked}")
+            return
+        slices = _slices(build, x, spec.axis, planned, spec.outputs)
+        self.edits.replace(node, [*build.nodes, *slices])
+        self.note(node, spec, "rewritten", f"{how} -> a Slice per part{unchecked}")
 
     def _lower_explicit_split(self, node: Node, spec: SplitNode) -> None:
         scope, proto = node.scope, node.proto
@@ -295,7 +363,7 @@ class _Plan:
             self.note(node, spec, "unchanged", "explicit sizes")
             return
         # Sizes given at run time: onnxruntime takes an empty split for an absent one.
-        build = GraphBuilder(scope, self.edits, _label(proto))
+        build = self.builder(scope, _label(proto))
         checked = build.add("Reshape", [spec.split_input, build.ints([len(spec.outputs)])], "split")
         build.nodes[-1].name = self.view.fresh_name(f"{_label(proto)}/one_size_per_output")
         new = NodeProto()
@@ -323,6 +391,36 @@ class _Plan:
 
 def _label(node: NodeProto) -> str:
     return node_label(node).strip("/").replace("/", "_") or "split"
+
+
+def _axis_symbol(scope: Scope, x: str, axis: int) -> str | None:
+    """The symbolic length (a dim_param) that inference gives axis ``axis`` of ``x``, where
+    it gives one: nodes cutting axes of one such length share their computed sizes."""
+    _, dims = tensor_parts(scope.type_of(x))
+    if dims is None or not -len(dims) <= axis < len(dims):
+        return None
+    return dims[axis].dim_param or None
+
+
+def _slices(
+    build: GraphBuilder, x: str, axis: int, sizes: Sequence[str], outputs: Sequence[str]
+) -> list[NodeProto]:
+    """A Slice of ``x`` per listed output, for the parts of ``sizes`` (``[1]`` values of the
+    graph: one size for all but the last, which may differ) one after another. Where the last
+    size went through a run-time check, every bound starts from ``last - last``, so that no
+    Slice runs without the check, listed or not."""
+    first, last = sizes[0], sizes[-1]
+    guarded = build.check != "none" and last != first
+    start = build.add("Sub", [last, last], "zero") if guarded else build.ints([0])
+    where = build.ints([axis])
+    nodes = []
+    for position, output in enumerate(outputs):
+        size = sizes[position]
+        end = build.add("Add", [start, size], "end")
+        if output:
+            nodes.append(helper.make_node("Slice", [x, start, end, where], [output]))
+        start = end
+    return nodes
 
 
 def _copy_without_split(node: NodeProto) -> NodeProto:
@@ -500,7 +598,7 @@ class _Sequence:
         a time stays a sequence (onnxruntime has a kernel for its type and, in the kept form,
         computes it as the spec says), or ``None``."""
         element = self.scope.element(self.x)
-        if self.plan.target != "onnxruntime" or element not in ONNXRUNTIME_SEQUENCE_TYPES:
+        if not self.plan.forms.onnxruntime_sequences or element not in ONNXRUNTIME_SEQUENCE_TYPES:
             return None
         return "onnxruntime runs it as the spec says, in fewer nodes than one Slice per part"
 
@@ -510,7 +608,7 @@ class _Sequence:
         """One Split cuts every part; each reader takes its part, or their count."""
         plan, scope = self.plan, self.scope
         label = _label(self.proto)
-        build = GraphBuilder(scope, plan.edits, label)
+        build = plan.builder(scope, label)
         squeeze = drops_axis(self.spec.split_input is not None, self.spec.keepdims)
         # A part read once by a SequenceAt that needs no Squeeze is written under its name.
         named: dict[int, str] = {}
@@ -537,7 +635,7 @@ class _Sequence:
         for reader in readers:
             out = reader.node.proto.output[0]
             op = reader.node.op_type
-            step = GraphBuilder(scope, plan.edits, _label(reader.node.proto))
+            step = plan.builder(scope, _label(reader.node.proto))
             if op == "SequenceAt":
                 assert reader.position is not None
                 part = outputs[reader.position % count]
@@ -578,10 +676,10 @@ class _Sequence:
         What the readers share (the axis length, the checked chunk length or sizes) is
         computed once, in the SplitToSequence's place."""
         plan, scope = self.plan, self.scope
-        shared = GraphBuilder(scope, plan.edits, _label(self.proto))
+        shared = plan.builder(scope, _label(self.proto))
         parts = _RuntimeParts(self, shared)
         for reader in readers:
-            step = GraphBuilder(scope, plan.edits, _label(reader.node.proto))
+            step = plan.builder(scope, _label(reader.node.proto))
             out = reader.node.proto.output[0]
             if reader.node.op_type == "ConcatFromSequence":
                 assert count is not None
@@ -607,7 +705,7 @@ class _Sequence:
     def _keep(self, why: str) -> None:
         """Keep the sequence: refused without sequences, else in the form onnxruntime runs
         as the spec says."""
-        if self.plan.target == "no-sequences":
+        if not self.plan.forms.sequences:
             raise SplitError(
                 f"{self.scope.label}: node {node_label(self.proto)!r} (SplitToSequence) cannot "
                 f"become a Split: {why}.",

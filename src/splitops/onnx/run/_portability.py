@@ -3,13 +3,15 @@ found by running them, and whether :func:`~splitops.lower_model` fixes it.
 
 Each valid node is *probed*: a small model holds it (and, for a SplitToSequence, the nodes
 that read its sequence, as lowering would see them), its input typed as in the model. It
-runs on every installed runtime (onnxruntime, onnx.reference, and onnx shape inference,
-which is compared by shapes) at the axis length the model declares, or, where that length
-is known only at run time, at every length from 0 up to a few times the number of parts.
-splitops' own engine gives what the spec says. A runtime *refuses* a length the spec runs,
-computes it *wrong*, or *accepts* one the spec rejects (a silent answer where an error is
-due). The same probe, lowered, runs again on the same runtime: where it then agrees with
-the spec at every length the original departed, ``lower`` fixes it.
+runs on every installed runtime (onnxruntime, onnx.reference, OpenVINO, tract, TVM: each in
+a worker process of its own; and onnx shape inference, which is compared by shapes) at the
+axis length the model declares, or, where that length is known only at run time, at every
+length from 0 up to a few times the number of parts. splitops' own engine gives what the
+spec says. A runtime *refuses* a length the spec runs, computes it *wrong*, or *accepts* one
+the spec rejects (a silent answer where an error is due). The same probe, lowered for that
+runtime's target, runs again on it: where it then agrees with the spec at every length the
+original departed, ``lower --target <runtime>`` fixes it. The runtimes not installed are
+named, with the command that installs each.
 
 Nodes whose probes are alike (same operator, attributes, input type and constant split)
 are probed once.
@@ -18,14 +20,13 @@ are probed once.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import Any, cast
 
 import ml_dtypes
 import numpy as np
 import onnx
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
-from onnx.reference import ReferenceEvaluator
 
 from ...core import SplitError, drops_axis, normalize_axis
 from ..inference._engine import infer_model_and_nodes
@@ -33,8 +34,8 @@ from ..model._node import SplitNode, node_label, read_node
 from ..model._types import element_of_code, numpy_dtype
 from ..model._view import ModelView, Node
 from ..model._walk import location
-from ..rewrite._lower import SequenceReader, lower_model, sequence_readers
-from ._ort import has_bfloat16, make_session, run_session, session_version
+from ..rewrite._lower import SequenceReader, Target, lower_model, sequence_readers
+from ._runtimes import RUNTIMES, Runtime, RuntimeWorkers, installed_runtimes
 from .backend import SplitopsRep
 
 __all__ = ["Departure", "Portability", "check_portability"]
@@ -104,17 +105,26 @@ class Portability:
     runtimes: list[str]
     probed: int
     not_probed: list[tuple[str, str]]
+    #: The runtimes not installed here, with the command that installs each.
+    missing: list[tuple[str, str]] = field(default_factory=list)
 
 
-def check_portability(model: ModelProto) -> Portability:
+def check_portability(
+    model: ModelProto, *, workers: RuntimeWorkers | None = None
+) -> Portability:
     """Probe every valid Split and SplitToSequence node of ``model`` on the installed runtimes.
 
-    Invalid nodes are left out: :func:`~splitops.check_model` reports them.
+    Invalid nodes are left out: :func:`~splitops.check_model` reports them. Each runtime runs
+    in a worker process of its own (a runtime that crashes on a probe is that probe's
+    error); pass ``workers`` to share them between calls, else they stop on return.
     """
+    if workers is None:
+        with RuntimeWorkers() as own:
+            return check_portability(model, workers=own)
     inferred, records = infer_model_and_nodes(model)
     invalid = {(r.graph, node_label(r.node)) for r in records if r.problems}
     view = ModelView.read(model, types=inferred)
-    runtimes = _runtimes()
+    runtimes = _runtimes(workers)
     found: dict[bytes, list[tuple[str, str, bool, tuple[int, ...], str]]] = {}
     departures: list[Departure] = []
     not_probed: list[tuple[str, str]] = []
@@ -151,7 +161,9 @@ def check_portability(model: ModelProto) -> Portability:
                     fixed,
                 )
             )
-    return Portability(departures, [name for name, _, _ in runtimes], probed, not_probed)
+    missing = [(r.name, r.install) for r in RUNTIMES if not r.is_installed()]
+    names = [name for name, _, _, _ in runtimes]
+    return Portability(departures, names, probed, not_probed, missing)
 
 
 class _NotProbedError(Exception):
@@ -163,26 +175,26 @@ class _NotProbedError(Exception):
 #: A runtime: its name, and what it gives for a model and feeds (outputs, or an exception).
 _Run = Callable[[ModelProto, dict[str, Any]], list[Any]]
 
+#: The runtimes, how each runs a model, whether it compares by shapes only (shape
+#: inference), and the lowering target for it.
+_Runtimes = list[tuple[str, _Run, bool, str]]
 
-def _runtimes() -> list[tuple[str, _Run, bool]]:
-    """The installed runtimes: name, how to run a model, and whether they compare by shapes
-    only (shape inference)."""
-    found: list[tuple[str, _Run, bool]] = []
-    version = session_version()
-    if version is not None:
-        found.append((f"onnxruntime {version}", _run_onnxruntime, False))
-    found.append((f"onnx.reference (onnx {onnx.__version__})", _run_reference, False))
-    found.append((f"onnx shape inference (onnx {onnx.__version__})", _infer, True))
+
+def _runtimes(workers: RuntimeWorkers) -> _Runtimes:
+    """The installed runtimes, each in its worker process, and onnx's shape inference."""
+    found: _Runtimes = [
+        (f"{runtime.name} {runtime.version()}", _in_worker(workers, runtime), False, runtime.target)
+        for runtime in installed_runtimes()
+    ]
+    found.append((f"onnx shape inference (onnx {onnx.__version__})", _infer, True, "portable"))
     return found
 
 
-def _run_onnxruntime(model: ModelProto, feeds: dict[str, Any]) -> list[Any]:
-    session = make_session(model, threads=1)
-    return run_session(session, feeds, bfloat16=has_bfloat16(session))
+def _in_worker(workers: RuntimeWorkers, runtime: Runtime) -> _Run:
+    def run(model: ModelProto, feeds: dict[str, Any]) -> list[Any]:
+        return workers.run(runtime, model.SerializeToString(), feeds)
 
-
-def _run_reference(model: ModelProto, feeds: dict[str, Any]) -> list[Any]:
-    return list(ReferenceEvaluator(model).run(None, feeds))
+    return run
 
 
 def _infer(model: ModelProto, feeds: dict[str, Any]) -> list[Any]:
@@ -278,15 +290,14 @@ class _Probe:
         shape[self.axis] = length
         return {self.model.graph.input[0].name: _values(self.element, tuple(shape))}
 
-    def run(
-        self, runtimes: Sequence[tuple[str, _Run, bool]]
-    ) -> list[tuple[str, str, bool, tuple[int, ...], str]]:
-        """Each departure found: (runtime, behaviour, fixed by lower, lengths, detail)."""
+    def run(self, runtimes: _Runtimes) -> list[tuple[str, str, bool, tuple[int, ...], str]]:
+        """Each departure found: (runtime, behaviour, fixed by lower, lengths, detail); the
+        lowered probe is lowered for each runtime's own target."""
         spec = SplitopsRep(self.model)
-        lowered = lower_model(self.model)
+        lowered: dict[str, ModelProto | SplitError] = {}
         expected = {length: _outcome(spec.run, self.feeds(length)) for length in self.lengths}
         found = []
-        for name, run, by_shape in runtimes:
+        for name, run, by_shape, target in runtimes:
             groups: dict[str, tuple[list[int], str]] = {}
             fixed = True
             for length in self.lengths:
@@ -297,13 +308,29 @@ class _Probe:
                 if not behaviour:
                     continue
                 groups.setdefault(behaviour, ([], detail))[0].append(length)
-                again, _ = _compare(
-                    want, _outcome(_bound(run, lowered), self.feeds(length)), by_shape
+                if target not in lowered:
+                    lowered[target] = _lowered(self.model, target)
+                again_model = lowered[target]
+                again, _ = (
+                    ("refuses", "")
+                    if isinstance(again_model, SplitError)
+                    else _compare(
+                        want, _outcome(_bound(run, again_model), self.feeds(length)), by_shape
+                    )
                 )
                 fixed = fixed and not again
             for behaviour, (lengths, detail) in groups.items():
                 found.append((name, behaviour, fixed, tuple(lengths), detail))
         return found
+
+
+def _lowered(model: ModelProto, target: str) -> ModelProto | SplitError:
+    """``model`` lowered for ``target``, or the SplitError of a target that cannot take it
+    (a sequence that must stay, for a runtime without sequences)."""
+    try:
+        return lower_model(model, target=cast(Target, target))
+    except SplitError as refused:
+        return refused
 
 
 def _bound(run: _Run, model: ModelProto) -> Callable[[dict[str, Any]], list[Any]]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import pickle
+import re
 import struct
 import subprocess
 import sys
@@ -43,12 +44,14 @@ RUN_SECONDS = 60.0
 
 @dataclass(frozen=True)
 class Runtime:
-    """A runtime that runs ONNX models: its name, the module that must be importable, and the
-    command that installs it."""
+    """A runtime that runs ONNX models: its name, the module that must be importable, the
+    command that installs it, and the lowering target whose forms it runs as the spec says
+    (``lower_model(model, target=...)``)."""
 
     name: str
     module: str
     install: str
+    target: str
 
     def is_installed(self) -> bool:
         return importlib.util.find_spec(self.module) is not None
@@ -66,12 +69,13 @@ class Runtime:
         return str(version).split("-")[0]
 
 
+#: onnx.reference runs every form, the checks of onnxruntime's included.
 RUNTIMES: tuple[Runtime, ...] = (
-    Runtime("onnxruntime", "onnxruntime", "pip install onnxruntime"),
-    Runtime("onnx.reference", "onnx.reference", "pip install onnx"),
-    Runtime("openvino", "openvino", "pip install openvino"),
-    Runtime("tract", "tract", "pip install tract"),
-    Runtime("tvm", "tvm", "pip install apache-tvm"),
+    Runtime("onnxruntime", "onnxruntime", "pip install onnxruntime", "onnxruntime"),
+    Runtime("onnx.reference", "onnx.reference", "pip install onnx", "onnxruntime"),
+    Runtime("openvino", "openvino", "pip install openvino", "openvino"),
+    Runtime("tract", "tract", "pip install tract", "tract"),
+    Runtime("tvm", "tvm", "pip install apache-tvm", "tvm"),
 )
 
 
@@ -100,13 +104,13 @@ _Loaded = Callable[[dict[str, Any]], list[Any]]
 
 
 def _load_onnxruntime(path: str) -> _Loaded:
-    import onnxruntime
+    import onnx
 
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    options.intra_op_num_threads = 1
-    session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-    return lambda feeds: list(session.run(None, feeds))
+    from ._ort import has_bfloat16, make_session, run_session
+
+    session = make_session(onnx.load(path), threads=1)
+    bfloat16 = has_bfloat16(session)
+    return lambda feeds: run_session(session, feeds, bfloat16=bfloat16)
 
 
 def _load_reference(path: str) -> _Loaded:
@@ -365,8 +369,11 @@ def _read_within(stream: IO[bytes], seconds: float) -> Any:
 
 
 def _one_line(error: BaseException) -> str:
+    """The line of an error that says what went wrong: OpenVINO's begin with where in its
+    sources the exception was thrown, which says nothing to a user."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    text = lines[0] if lines else type(error).__name__
+    said = [line for line in lines if not re.match(r"Exception from \S+:\d+:?$", line)]
+    text = (said or lines or [type(error).__name__])[0]
     return text if len(text) <= 200 else text[:197] + "..."
 
 

@@ -90,6 +90,7 @@ from ._contract import check_rewrite
 from ._graph_sizes import CheckForm, GraphArithmetic, GraphBuilder
 
 __all__ = [
+    "SEQUENCE_OPS",
     "TARGETS",
     "Lowering",
     "SequenceReader",
@@ -124,21 +125,31 @@ class Forms:
     onnxruntime_sequences: bool = False
 
 
-#: What lowering aims for, and the forms it picks for it. ``portable``: the forms every
-#: listed runtime runs exactly (onnxruntime, onnx.reference, OpenVINO, tract, TVM): a Slice
-#: per part on an axis known at run time, without run-time checks, since no check form
-#: loads on both tract and TVM (where a length is invalid, the lowered node cuts parts
-#: instead of failing; the report says so for each such node). ``no-sequences``: the same,
-#: and a SplitToSequence whose sequence cannot be removed is refused. ``onnxruntime`` (the
-#: onnxruntime engine's): sizes computed in the graph, checked by a Reshape, and sequences
-#: kept where onnxruntime has a kernel. ``openvino``, ``tract``, ``tvm``: each runtime's own.
+#: What lowering aims for, and the forms it picks for it (each measured on its runtime:
+#: docs/portability.md):
+#:
+#: - ``portable``: the forms every listed runtime (onnxruntime, onnx.reference, OpenVINO,
+#:   tract, TVM) loads and runs exactly: a Slice per part on an axis known at run time,
+#:   without run-time checks, since no check form loads on both tract and TVM. Where a length
+#:   is invalid the lowered node cuts parts instead of failing; the report says so, node by
+#:   node. ``no-sequences``: the same, and a sequence that cannot be removed is refused.
+#: - ``onnxruntime`` (the onnxruntime engine's): sizes computed in the graph, checked by a
+#:   Reshape; sequences kept where onnxruntime has a kernel.
+#: - ``openvino``: a Slice per part, checked by an Expand; no sequences (OpenVINO refuses a
+#:   sequence as an output, and ConcatFromSequence of a sequence of unknown length).
+#: - ``tract``: the node kept where tract computes it as the spec says (every part listed),
+#:   else a Slice per part, unchecked (tract loads no check form after a Slice's bounds are
+#:   added to); no sequences (tract has none).
+#: - ``tvm``: the node kept where TVM computes it as the spec says, else a Slice per part
+#:   checked by an Expand then a Gather (TVM needs a Slice's bounds of static length); no
+#:   sequences (TVM cuts a sequence output wrong, and refuses ConcatFromSequence of one).
 FORMS: dict[Target, Forms] = {
     "portable": Forms("slices", "none"),
     "no-sequences": Forms("slices", "none", sequences=False),
     "onnxruntime": Forms("sizes", "reshape", onnxruntime_sequences=True),
-    "openvino": Forms("slices", "expand"),
-    "tract": Forms("keep", "expand", sequences=False),
-    "tvm": Forms("keep", "expand-gather"),
+    "openvino": Forms("slices", "expand", sequences=False),
+    "tract": Forms("keep", "none", sequences=False),
+    "tvm": Forms("keep", "expand-gather", sequences=False),
 }
 TARGETS: tuple[Target, ...] = tuple(FORMS)
 
@@ -213,8 +224,47 @@ def lower_model_with_report(
     for node in list(view.split_nodes()):
         plan.lower(node)
     plan.edits.apply()
+    if not plan.forms.sequences:
+        _refuse_sequences(lowered, target)
     check_rewrite(model, lowered, "lowering", before=view)
     return lowered, plan.report
+
+
+#: The operators that make, read or hold sequences.
+SEQUENCE_OPS = frozenset(
+    {
+        "SequenceEmpty",
+        "SequenceConstruct",
+        "SequenceInsert",
+        "SequenceErase",
+        "SequenceAt",
+        "SequenceLength",
+        "SequenceMap",
+        "ConcatFromSequence",
+        "SplitToSequence",
+    }
+)
+
+
+def _refuse_sequences(model: ModelProto, target: str) -> None:
+    """A SplitError naming the sequence operators still in a model lowered for a target
+    without sequences (those another operator, such as torch's Loop of SequenceInsert,
+    made; lowering removes only SplitToSequence's)."""
+    left = [
+        f"{op} {label!r} in {scope.label}"
+        for scope in ModelView.read(model).scopes
+        for node in scope.nodes
+        if (op := node.op_type) in SEQUENCE_OPS and node.proto.domain in DEFAULT_DOMAINS
+        for label in [node_label(node.proto)]
+    ]
+    if left:
+        shown = "; ".join(left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
+        raise SplitError(
+            f"the model still holds sequences, which target {target!r} cannot run: {shown}.",
+            rule=Rule.CONVERSION,
+            hint="Export the model without sequences (for torch: split by sizes rather than "
+            "tensor_split by indices), or lower with target 'portable'",
+        )
 
 
 def check_target(target: object) -> None:
@@ -239,6 +289,9 @@ class _Plan:
     #: The computed sizes of a Split on an axis known at run time, shared by the nodes of
     #: one scope that cut an axis of the same symbolic length into as many parts.
     shared: dict[tuple[Any, ...], tuple[str, ...]] = field(default_factory=dict)
+    #: The 1-d sizes tensor, and the bounds of the parts, of each such shared sizes.
+    sizes: dict[tuple[str, ...], str] = field(default_factory=dict)
+    bounds: dict[tuple[str, ...], list[tuple[str, str]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.edits = ModelEdits(self.view)
@@ -335,13 +388,28 @@ class _Plan:
                 self.shared[key] = planned
         unchecked = " (unchecked: an invalid length cuts parts)" if forms.check == "none" else ""
         if forms.dynamic_split == "sizes" or opset < 10:
-            sizes = _listed_in_graph(build, planned, outputs)
-            new = self._new_split(proto, spec, len(sizes))
-            new.input.append(build.sizes(sizes))
+            parts = tuple(str(size) for size in _listed_in_graph(build, planned, outputs))
+            new = self._new_split(proto, spec, len(parts))
+            tensor = self.sizes.get(parts) if symbol is not None else None
+            if tensor is None:
+                tensor = build.sizes(parts)
+                if symbol is not None:
+                    self.sizes[parts] = tensor
+            new.input.append(tensor)
             self.edits.replace(node, [*build.nodes, new])
             self.note(node, spec, "rewritten", f"{how} -> split computed in the graph{unchecked}")
             return
-        slices = _slices(build, x, spec.axis, planned, spec.outputs)
+        bounds = self.bounds.get(planned) if symbol is not None else None
+        if bounds is None:
+            bounds = _bounds(build, planned)
+            if symbol is not None:
+                self.bounds[planned] = bounds
+        where = build.ints([spec.axis])
+        slices = [
+            helper.make_node("Slice", [x, start, end, where], [output])
+            for output, (start, end) in zip(spec.outputs, bounds, strict=False)
+            if output
+        ]
         self.edits.replace(node, [*build.nodes, *slices])
         self.note(node, spec, "rewritten", f"{how} -> a Slice per part{unchecked}")
 
@@ -361,6 +429,18 @@ class _Plan:
             return
         if spec.split_input is None or scope.constant(spec.split_input) is not None:
             self.note(node, spec, "unchanged", "explicit sizes")
+            return
+        folded = _static_parts(scope, spec, proto.input[0])
+        if folded is not None:
+            # Sizes computed from static shapes (torch's tensor_split): a constant, which
+            # runtimes that refuse computed sizes (TVM) take.
+            new = _copy_without_split(proto)
+            constants = write_split_sizes(
+                new, scope, scope.opset or 0, folded, self.edits, _label(proto)
+            )
+            self.edits.replace(node, [*constants, new])
+            self.drop_input(node, 1)
+            self.note(node, spec, "rewritten", f"split computed from static shapes -> {folded}")
             return
         # Sizes given at run time: onnxruntime takes an empty split for an absent one.
         build = self.builder(scope, _label(proto))
@@ -393,6 +473,29 @@ def _label(node: NodeProto) -> str:
     return node_label(node).strip("/").replace("/", "_") or "split"
 
 
+def _static_parts(scope: Scope, spec: SplitNode, x: str) -> list[int] | None:
+    """The size of every part of a Split whose outputs inference gives a static length on
+    the split axis, or ``None``."""
+    dims = scope.dims(x)
+    if dims is None:
+        return None
+    axis = normalize_axis(spec.axis, len(dims), spec.op)
+    sizes = []
+    for output in spec.outputs:
+        found = scope.dims(output) if output else None
+        if found is None or len(found) != len(dims) or found[axis] is None:
+            return None
+        sizes.append(int(found[axis]))  # type: ignore[arg-type]
+    return sizes
+
+
+def _count_constant(name: str, count: int) -> NodeProto:
+    """SequenceLength's count: a Constant node, not an initializer, which some converters
+    (onnx2tf) drop when it is also a graph output."""
+    value = numpy_helper.from_array(np.array(count, dtype=np.int64), name)
+    return helper.make_node("Constant", [], [name], value=value)
+
+
 def _axis_symbol(scope: Scope, x: str, axis: int) -> str | None:
     """The symbolic length (a dim_param) that inference gives axis ``axis`` of ``x``, where
     it gives one: nodes cutting axes of one such length share their computed sizes."""
@@ -402,25 +505,20 @@ def _axis_symbol(scope: Scope, x: str, axis: int) -> str | None:
     return dims[axis].dim_param or None
 
 
-def _slices(
-    build: GraphBuilder, x: str, axis: int, sizes: Sequence[str], outputs: Sequence[str]
-) -> list[NodeProto]:
-    """A Slice of ``x`` per listed output, for the parts of ``sizes`` (``[1]`` values of the
-    graph: one size for all but the last, which may differ) one after another. Where the last
-    size went through a run-time check, every bound starts from ``last - last``, so that no
-    Slice runs without the check, listed or not."""
+def _bounds(build: GraphBuilder, sizes: Sequence[str]) -> list[tuple[str, str]]:
+    """The start and end of each part of ``sizes`` (``[1]`` values of the graph, one size for
+    all but the last, which may differ), one after another. Where the last size went
+    through a run-time check, every bound starts from ``last - last``, so that no part is
+    cut without the check, whether the last part is listed or not."""
     first, last = sizes[0], sizes[-1]
     guarded = build.check != "none" and last != first
     start = build.add("Sub", [last, last], "zero") if guarded else build.ints([0])
-    where = build.ints([axis])
-    nodes = []
-    for position, output in enumerate(outputs):
-        size = sizes[position]
+    bounds = []
+    for size in sizes:
         end = build.add("Add", [start, size], "end")
-        if output:
-            nodes.append(helper.make_node("Slice", [x, start, end, where], [output]))
+        bounds.append((start, end))
         start = end
-    return nodes
+    return bounds
 
 
 def _copy_without_split(node: NodeProto) -> NodeProto:
@@ -645,8 +743,7 @@ class _Sequence:
                     step.add("Identity", [part], "part", output=out)
                 used.add(reader.position % count)
             elif op == "SequenceLength":
-                tensor = numpy_helper.from_array(np.array(count, dtype=np.int64), out)
-                step.nodes += plan.edits.tensor_constant(scope, tensor)
+                step.nodes.append(_count_constant(out, count))
             else:
                 elements = (
                     [step.squeeze(p, self.spec.axis) for p in outputs] if squeeze else outputs
@@ -690,8 +787,7 @@ class _Sequence:
             elif reader.position is not None:
                 parts.part(step, reader.position, out)
             elif count is not None:
-                tensor = numpy_helper.from_array(np.array(count, dtype=np.int64), out)
-                step.nodes += plan.edits.tensor_constant(scope, tensor)
+                step.nodes.append(_count_constant(out, count))
             else:
                 parts.count(step, out)
             plan.edits.replace(reader.node, step.nodes)
@@ -825,7 +921,12 @@ class _RuntimeParts:
                 start = step.add("Mul", [step.ints([position]), chunk], "start")
                 past = step.add("Not", [step.add("Less", [start, length], "inside")], "past")
                 start = step.checked(start, past, "sequence_position_out_of_range")
+            # The last chunk may be shorter: its end is the axis's, not past it (ONNX's
+            # Slice clamps an end past the axis; tract's does not).
+            # (Where, not Min: Min takes int64 from opset 12 on.)
             end = step.add("Add", [start, chunk], "end")
+            inside = step.add("Less", [end, length], "inside")
+            end = step.add("Where", [inside, end, length], "end")
         where = step.ints([self.axis])
         if self.squeeze:
             step.squeeze(step.add("Slice", [self.x, start, end, where], "slice"), self.axis, out)

@@ -109,9 +109,7 @@ class Portability:
     missing: list[tuple[str, str]] = field(default_factory=list)
 
 
-def check_portability(
-    model: ModelProto, *, workers: RuntimeWorkers | None = None
-) -> Portability:
+def check_portability(model: ModelProto, *, workers: RuntimeWorkers | None = None) -> Portability:
     """Probe every valid Split and SplitToSequence node of ``model`` on the installed runtimes.
 
     Invalid nodes are left out: :func:`~splitops.check_model` reports them. Each runtime runs

@@ -1,0 +1,452 @@
+"""``python -m benchmarks.portability``: what every installed runtime computes for each kind
+of Split and SplitToSequence, original and lowered for each target, against the spec.
+
+The cases (:func:`cases`) are the kinds the spec allows: Split-2/11/13/18 with sizes, equal
+parts and ``num_outputs`` (even, uneven, a zero-size last part, fewer outputs listed than
+parts), negative axes, SplitToSequence with every reader (``SequenceAt`` from the front and
+the back, ``SequenceLength``, ``ConcatFromSequence``) and with its sequence as an output;
+each with a static axis and with an axis known only at run time, run at lengths the spec
+accepts and at one it rejects. Each runs on onnxruntime, onnx.reference, OpenVINO, tract and
+TVM, where installed (each in a worker process: :mod:`splitops.onnx.run._runtimes`), as it
+is and as ``lower_model`` gives it for each target. splitops' reference engine on the
+original gives what the spec says. A run is:
+
+- **exact**: at every length, the spec's outputs (values, shapes, element types), and an
+  error wherever the spec rejects the length;
+- **accepts**: exact wherever the spec computes parts, but parts where it rejects the length;
+- **wrong**: other outputs than the spec's at a length it accepts;
+- **error**: an error (or a crash) at a length the spec accepts.
+
+It writes ``docs/portability.md``::
+
+    python -m benchmarks.portability                 # a few minutes (TVM compiles each model)
+    python -m benchmarks.portability --runtimes onnxruntime openvino tract --out /tmp/p.md
+
+>>> [case.name for case in cases()][:3]
+['split2-sizes', 'split11-equal', 'split13-equal']
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
+
+import splitops
+from splitops.onnx.rewrite._lower import TARGETS
+from splitops.onnx.run._runtimes import (
+    RUNTIMES,
+    Runtime,
+    RuntimeRunError,
+    RuntimeWorkers,
+    installed_runtimes,
+)
+
+F = TensorProto.FLOAT
+VERDICTS = ("exact", "accepts", "wrong", "error")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One kind of node: how to build it on an axis of a given length (``None``: known only
+    at run time), and the lengths to run it at."""
+
+    name: str
+    build: Callable[[int | str], ModelProto]
+    lengths: tuple[int, ...]
+    #: The static length the static variant declares.
+    static: int
+
+    def models(self) -> list[tuple[str, ModelProto, tuple[int, ...]]]:
+        """The static and the dynamic variant, with the lengths each runs at."""
+        return [
+            (f"{self.name} static", self.build(self.static), (self.static,)),
+            (f"{self.name} dynamic", self.build("N"), self.lengths),
+        ]
+
+
+def _model(
+    nodes: Sequence[NodeProto],
+    length: int | str,
+    outputs: Sequence[onnx.ValueInfoProto],
+    *,
+    opset: int,
+    constants: dict[str, Any] | None = None,
+) -> ModelProto:
+    graph = helper.make_graph(
+        list(nodes),
+        "case",
+        [helper.make_tensor_value_info("x", F, [2, length])],
+        list(outputs),
+        [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (constants or {}).items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _parts(count: int) -> list[onnx.ValueInfoProto]:
+    return [helper.make_tensor_value_info(f"y{i}", F, [2, None]) for i in range(count)]
+
+
+def _split(
+    count: int, *, opset: int, axis: int = 1, split: list[int] | None = None, **attributes: Any
+) -> Callable[[int | str], ModelProto]:
+    def build(length: int | str) -> ModelProto:
+        inputs, constants = ["x"], {}
+        if split is not None and opset >= 13:
+            inputs.append("sizes")
+            constants["sizes"] = split
+        elif split is not None:
+            attributes["split"] = split
+        node = helper.make_node(
+            "Split", inputs, [f"y{i}" for i in range(count)], axis=axis, **attributes
+        )
+        return _model([node], length, _parts(count), opset=opset, constants=constants)
+
+    return build
+
+
+def _sequence(
+    readers: Sequence[str], *, split: Any = None, keepdims: int = 1, opset: int = 11
+) -> Callable[[int | str], ModelProto]:
+    """SplitToSequence on axis 1, read by ``readers``: ``at<i>`` (SequenceAt), ``len``,
+    ``concat`` (ConcatFromSequence on axis 1), or ``out`` (the sequence is an output)."""
+
+    def build(length: int | str) -> ModelProto:
+        inputs, constants = ["x"], {}
+        if split is not None:
+            inputs.append("split")
+            constants["split"] = split
+        nodes = [helper.make_node("SplitToSequence", inputs, ["seq"], axis=1, keepdims=keepdims)]
+        rank = 2 if split is not None or keepdims else 1
+        outputs = []
+        for reader in readers:
+            if reader.startswith("at"):
+                position = int(reader[2:])
+                name = f"at{position}".replace("-", "m")
+                constants[f"{name}_i"] = position
+                nodes.append(helper.make_node("SequenceAt", ["seq", f"{name}_i"], [name]))
+                outputs.append(helper.make_tensor_value_info(name, F, [None] * rank))
+            elif reader == "len":
+                nodes.append(helper.make_node("SequenceLength", ["seq"], ["n"]))
+                outputs.append(helper.make_tensor_value_info("n", TensorProto.INT64, []))
+            elif reader == "concat":
+                nodes.append(helper.make_node("ConcatFromSequence", ["seq"], ["joined"], axis=1))
+                outputs.append(helper.make_tensor_value_info("joined", F, [None] * rank))
+            else:
+                outputs.append(helper.make_tensor_sequence_value_info("seq", F, [None] * rank))
+        return _model(nodes, length, outputs, opset=opset, constants=constants)
+
+    return build
+
+
+def cases() -> list[Case]:
+    """The kinds of node the matrix runs (see the module's documentation)."""
+    return [
+        Case("split2-sizes", _split(3, opset=2, split=[2, 3, 2]), (7, 6), 7),
+        Case("split11-equal", _split(3, opset=11), (6, 9, 7), 6),
+        Case("split13-equal", _split(2, opset=13), (8, 2, 7), 8),
+        Case("split13-sizes", _split(3, opset=13, split=[1, 4, 2]), (7, 6), 7),
+        Case("split18-even", _split(2, opset=18, num_outputs=2), (8, 7, 1), 8),
+        Case("split18-uneven", _split(3, opset=18, num_outputs=3), (7, 4, 8, 1), 7),
+        Case("split18-zero-last", _split(4, opset=18, num_outputs=4), (9, 6, 5), 9),
+        Case("split18-fewer-listed", _split(2, opset=18, num_outputs=4), (8, 7, 5), 8),
+        Case("split18-negative-axis", _split(3, opset=18, axis=-1, num_outputs=3), (7, 6), 7),
+        Case("split18-zero-size", _split(2, opset=18, split=[0, 7]), (7, 6), 7),
+        Case("sts-ones-read", _sequence(["at0", "at-1", "len"]), (5, 1), 5),
+        Case("sts-ones-keepdims0", _sequence(["at0", "at-1"], keepdims=0), (5, 1), 5),
+        Case("sts-chunk-read", _sequence(["at0", "at-1", "len"], split=3), (7, 6, 3), 7),
+        Case("sts-sizes-read", _sequence(["at1", "concat"], split=[2, 5]), (7, 6), 7),
+        Case("sts-chunk-concat", _sequence(["concat", "len"], split=2), (7, 4), 7),
+        Case("sts-output", _sequence(["out"], split=3), (7, 6), 7),
+        Case("sts24-chunk-read", _sequence(["at0", "len"], split=2, opset=24), (5, 4), 5),
+    ]
+
+
+# --- running ------------------------------------------------------------------------------
+
+
+def _feeds(length: int) -> dict[str, Any]:
+    return {"x": np.arange(2 * length, dtype=np.float32).reshape(2, length)}
+
+
+def _spec(model: ModelProto, length: int) -> list[Any] | None:
+    """What the spec gives (splitops' reference engine), or ``None`` where it rejects it."""
+    try:
+        return list(splitops.backend.run_model(model, _feeds(length)))
+    except splitops.SplitError:
+        return None
+
+
+def _same(got: Sequence[Any], want: Sequence[Any]) -> bool:
+    if len(got) != len(want):
+        return False
+    for g, w in zip(got, want, strict=True):
+        if isinstance(w, list):
+            if not isinstance(g, list | tuple) or not _same(list(g), w):
+                return False
+            continue
+        g, w = np.asarray(g), np.asarray(w)
+        if g.shape != w.shape or g.dtype != w.dtype or not np.array_equal(g, w):
+            return False
+    return True
+
+
+def verdict(wanted: Sequence[list[Any] | None], got: Sequence[list[Any] | RuntimeRunError]) -> str:
+    """How a runtime did at every length (see the module's documentation)."""
+    found = "exact"
+    for want, outcome in zip(wanted, got, strict=True):
+        failed = isinstance(outcome, RuntimeRunError)
+        if want is None:
+            found = found if failed else max(found, "accepts", key=VERDICTS.index)
+        elif failed:
+            return "error"
+        elif not _same(outcome, want):
+            found = "wrong"
+    return found
+
+
+@dataclass
+class Row:
+    """One model (a case's variant) on one runtime: the original's verdict and the lowered
+    one's per target (or the SplitError of a target that refuses it)."""
+
+    model: str
+    runtime: str
+    original: str
+    lowered: dict[str, str]
+    detail: str
+
+
+def run_matrix(
+    runtimes: Sequence[Runtime], *, progress: Callable[[str], None] = lambda _: None
+) -> list[Row]:
+    rows: list[Row] = []
+    with RuntimeWorkers() as workers:
+        for case in cases():
+            for name, model, lengths in case.models():
+                progress(name)
+                wanted = [_spec(model, length) for length in lengths]
+                feeds = [_feeds(length) for length in lengths]
+                variants: dict[str, ModelProto | str] = {}
+                for target in TARGETS:
+                    try:
+                        variants[target] = splitops.lower_model(model, target=target)
+                    except splitops.SplitError as refused:
+                        variants[target] = f"refused: {refused}"
+                for runtime in runtimes:
+                    got = workers.run_each(runtime, model.SerializeToString(), feeds)
+                    original = verdict(wanted, got)
+                    detail = next((str(g) for g in got if isinstance(g, RuntimeRunError)), "")
+                    lowered = {}
+                    for target, variant in variants.items():
+                        if isinstance(variant, str):
+                            lowered[target] = "refused"
+                            continue
+                        again = workers.run_each(runtime, variant.SerializeToString(), feeds)
+                        lowered[target] = verdict(wanted, again)
+                    rows.append(Row(name, runtime.name, original, lowered, detail))
+    return rows
+
+
+# --- the report ---------------------------------------------------------------------------
+
+
+def _counts(verdicts: Sequence[str]) -> str:
+    found = Counter(verdicts)
+    text = " / ".join(str(found[v]) for v in VERDICTS)
+    refused = found["refused"]
+    return text + (f" ({refused} refused)" if refused else "")
+
+
+def report(rows: Sequence[Row], runtimes: Sequence[Runtime], seconds: float) -> str:
+    versions = ", ".join(f"{r.name} {r.version()}" for r in runtimes)
+    missing = [r.name for r in RUNTIMES if r not in runtimes]
+    lines = [
+        "# Portability: what each runtime computes, original and lowered",
+        "",
+        "Written by `python -m benchmarks.portability` (its docstring defines the cases and "
+        f"the verdicts) in {seconds:.0f} s, with {versions}"
+        + (f"; not installed: {', '.join(missing)}" if missing else "")
+        + f". {len(rows) // max(len(runtimes), 1)} models: each case with a static axis and "
+        "with an axis known only at run time.",
+        "",
+        "A verdict counts models: **exact** / **accepts** (parts where the spec rejects a "
+        "length) / **wrong** / **error** (at a length the spec accepts). Each lowered column "
+        "is `lower_model(model, target=...)`; a target that refuses a model (a sequence a "
+        "runtime without sequences cannot keep) counts it as refused.",
+        "",
+        "| runtime | original | " + " | ".join(f"lowered `{t}`" for t in TARGETS) + " |",
+        "|---" * (2 + len(TARGETS)) + "|",
+    ]
+    for runtime in runtimes:
+        mine = [row for row in rows if row.runtime == runtime.name]
+        cells = [_counts([row.original for row in mine])]
+        cells += [_counts([row.lowered[target] for row in mine]) for target in TARGETS]
+        lines.append(f"| {runtime.name} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Each runtime's own target against the original, model by model (a regression would "
+        "be an exact original that its lowering does not keep exact):",
+        "",
+        "| model | " + " | ".join(r.name for r in runtimes) + " |",
+        "|---" * (1 + len(runtimes)) + "|",
+    ]
+    for name in dict.fromkeys(row.model for row in rows):
+        cells = []
+        for runtime in runtimes:
+            row = next(r for r in rows if r.model == name and r.runtime == runtime.name)
+            own = row.lowered.get(runtime.target, "-")
+            portable = row.lowered["portable"]
+            cells.append(f"{row.original} → {own} ({portable})")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "A cell reads: the original's verdict → the verdict lowered for the runtime's own "
+        "target (`onnx.reference` takes onnxruntime's) (lowered `portable`).",
+        "",
+        "Why the original departs, where it does (the runtime's first error):",
+        "",
+    ]
+    for row in rows:
+        if row.original != "exact" and row.detail:
+            lines.append(f"- {row.model}, {row.runtime}: {row.detail}")
+    return "\n".join(lines) + "\n"
+
+
+def regressions(rows: Sequence[Row]) -> list[str]:
+    """Each model a runtime ran exactly that its own target's lowering does not keep exact."""
+    targets = {runtime.name: runtime.target for runtime in RUNTIMES}
+    return [
+        f"{row.model} on {row.runtime}: exact -> {row.lowered[targets[row.runtime]]}"
+        for row in rows
+        if row.original == "exact" and row.lowered[targets[row.runtime]] != "exact"
+    ]
+
+
+# --- the cost of lowering, on onnxruntime ---------------------------------------------------
+
+
+def cost_chain(count: int = 400) -> ModelProto:
+    """``count`` Split-18 num_outputs=2 on the runtime axis 1 of ``[B, N]``, each followed by
+    a Concat and 8 Relu: every Split cuts the same ``N``."""
+    nodes: list[NodeProto] = []
+    current = "x"
+    for i in range(count):
+        a, b = f"a{i}", f"b{i}"
+        nodes.append(helper.make_node("Split", [current], [a, b], axis=1, num_outputs=2))
+        nodes.append(helper.make_node("Concat", [b, a], [f"c{i}_0"], axis=1))
+        for k in range(8):
+            nodes.append(helper.make_node("Relu", [f"c{i}_{k}"], [f"c{i}_{k + 1}"]))
+        current = f"c{i}_8"
+    graph = helper.make_graph(
+        nodes,
+        "chain",
+        [helper.make_tensor_value_info("x", F, ["B", "N"])],
+        [helper.make_tensor_value_info(current, F, ["B", "N"])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def cost(rounds: int = 15) -> list[tuple[str, int, float]]:
+    """onnxruntime's time for the chain and each case lowered, against the original's: for
+    each target, (model, extra nodes, median ratio of lowered to original time). Runs
+    interleave, one thread, so that load hits both alike."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.log_severity_level = 3
+    found = []
+    chain = cost_chain()
+    models = [
+        (f"chain of 400 at {shape}", chain, {"x": _chain_feed(shape)})
+        for shape in ((8, 64), (64, 1024))
+    ]
+    models += [
+        (name, model, _feeds(lengths[0]))
+        for case in cases()
+        for name, model, lengths in case.models()
+        if name.endswith("dynamic") and case.name.startswith("split18")
+    ]
+    for name, model, feeds in models:
+        try:
+            onnxruntime.InferenceSession(model.SerializeToString(), options).run(None, feeds)
+        except Exception:  # onnxruntime refuses the original (fewer outputs listed): no cost
+            continue
+        for target in ("onnxruntime", "portable"):
+            lowered = splitops.lower_model(model, target=target)
+            sessions = [
+                onnxruntime.InferenceSession(m.SerializeToString(), options)
+                for m in (model, lowered)
+            ]
+            ratios = []
+            for _ in range(rounds):
+                times = []
+                for session in sessions:
+                    began = time.perf_counter()
+                    for _ in range(20):
+                        session.run(None, feeds)
+                    times.append(time.perf_counter() - began)
+                ratios.append(times[1] / times[0])
+            extra = len(lowered.graph.node) - len(model.graph.node)
+            found.append((f"{name}, {target}", extra, sorted(ratios)[len(ratios) // 2]))
+    return found
+
+
+def _chain_feed(shape: tuple[int, int]) -> Any:
+    return np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+
+
+def cost_report(rows: Sequence[tuple[str, int, float]]) -> str:
+    lines = [
+        "",
+        "## The cost of lowering on onnxruntime",
+        "",
+        "onnxruntime's time for the lowered model over the original's (one thread, runs "
+        "interleaved, the median of 15 rounds of 20 runs; bound: 1.2). The chain is 400 "
+        "Split-18 `num_outputs=2` on the axis `N` of `[B, N]`, each followed by a Concat and 8 "
+        "Relu, run at two shapes; the cases run at their first dynamic length.",
+        "",
+        "| model, target | nodes added | lowered / original |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {name} | {extra} | {ratio:.2f} |" for name, extra, ratio in rows]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.portability")
+    parser.add_argument("--runtimes", nargs="*", help="the runtimes to run (all installed)")
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).resolve().parents[1] / "docs/portability.md"
+    )
+    args = parser.parse_args(argv)
+    runtimes = [r for r in installed_runtimes() if not args.runtimes or r.name in args.runtimes]
+    began = time.perf_counter()
+    rows = run_matrix(runtimes, progress=lambda name: print(name, file=sys.stderr, flush=True))
+    text = report(rows, runtimes, time.perf_counter() - began)
+    if any(runtime.name == "onnxruntime" for runtime in runtimes):
+        print("cost on onnxruntime", file=sys.stderr, flush=True)
+        costs = cost()
+        text += cost_report(costs)
+        for name, _, ratio in costs:
+            if ratio > 1.2:
+                print(f"FAIL cost: {name}: {ratio:.2f} > 1.2", file=sys.stderr)
+    args.out.write_text(text)
+    print(f"wrote {args.out}", file=sys.stderr)
+    for line in regressions(rows):
+        print(f"regression: {line}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,194 @@
+"""Lowering per runtime: each target's forms, run live on the runtimes installed here
+(onnxruntime and onnx.reference always; OpenVINO and tract, which CI installs; TVM where
+installed), and what every target shares: sizes computed once, no check that cannot fire,
+static shape arithmetic folded, no sequence left where a target has none."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from benchmarks.portability import Row, cases, regressions, run_matrix
+from onnx import ModelProto, TensorProto, helper, numpy_helper
+
+import splitops
+from splitops.onnx.rewrite._lower import FORMS, TARGETS, lower_model_with_report
+from splitops.onnx.run._runtimes import RUNTIMES, installed_runtimes, runtime_named
+
+F = TensorProto.FLOAT
+
+
+def _ops(model: ModelProto) -> list[str]:
+    return [node.op_type for node in model.graph.node]
+
+
+def _chain(count: int, parts: int) -> ModelProto:
+    """``count`` Split-18 num_outputs=``parts`` on axis 1 of ``[B, N]``, each followed by a
+    Concat that gives back the axis: every one cuts the same symbolic length ``N``."""
+    nodes = []
+    current = "x"
+    for i in range(count):
+        outputs = [f"p{i}_{k}" for k in range(parts)]
+        nodes.append(helper.make_node("Split", [current], outputs, axis=1, num_outputs=parts))
+        nodes.append(helper.make_node("Concat", outputs[::-1], [f"c{i}"], axis=1))
+        current = f"c{i}"
+    graph = helper.make_graph(
+        nodes,
+        "chain",
+        [helper.make_tensor_value_info("x", F, ["B", "N"])],
+        [helper.make_tensor_value_info(current, F, ["B", "N"])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_every_target_has_its_forms() -> None:
+    assert set(FORMS) == set(TARGETS)
+    assert {runtime.target for runtime in RUNTIMES} <= set(TARGETS)
+    assert not FORMS["no-sequences"].sequences
+    assert FORMS["portable"].check == "none"
+
+
+def test_sizes_are_computed_once_per_symbolic_length_in_a_scope() -> None:
+    model = _chain(20, 3)
+    lowered = splitops.lower_model(model, target="onnxruntime")
+    assert _ops(lowered).count("Shape") == 1
+    assert _ops(lowered).count("Split") == 20
+    x = np.arange(2 * 7, dtype=np.float32).reshape(2, 7)
+    expected = splitops.backend.run_model(model, [x])
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(lowered.SerializeToString())
+    np.testing.assert_array_equal(session.run(None, {"x": x})[0], expected[0])
+
+
+def test_no_check_is_emitted_where_none_can_fire() -> None:
+    """d - ceil(d / 2) is never negative: two parts need no run-time check."""
+    lowered = splitops.lower_model(_chain(1, 2), target="onnxruntime")
+    assert "Reshape" not in _ops(lowered)
+    assert "Less" not in _ops(lowered)
+    checked = splitops.lower_model(_chain(1, 3), target="onnxruntime")
+    assert "Reshape" in _ops(checked)
+
+
+def test_sizes_computed_from_static_shapes_are_folded_to_a_constant() -> None:
+    """torch's tensor_split on a static axis: sizes computed by Shape arithmetic."""
+    one = numpy_helper.from_array(np.array([1], np.int64), "one")
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "one"], ["length"], axis=0),
+        helper.make_node("Sub", ["length", "one"], ["rest"]),
+        helper.make_node("Concat", ["one", "rest"], ["sizes"], axis=0),
+        helper.make_node("Split", ["x", "sizes"], ["a", "b"], axis=1, name="cut"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, [2, 5])],
+        [helper.make_tensor_value_info(n, F, [2, None]) for n in "ab"],
+        [one],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    lowered, report = lower_model_with_report(model)
+    assert report[0].detail == "split computed from static shapes -> [1, 4]"
+    (split,) = [n for n in lowered.graph.node if n.op_type == "Split"]
+    sizes = {t.name: numpy_helper.to_array(t).tolist() for t in lowered.graph.initializer}
+    assert sizes[split.input[1]] == [1, 4]
+
+
+def _loop_of_sequence_inserts() -> ModelProto:
+    """What torch exports for tensor_split by indices: a Loop that inserts each part into a
+    sequence, then ConcatFromSequence."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("SequenceInsert", ["seq_in", "x"], ["seq_out"]),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_sequence_value_info("seq_in", F, None),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_sequence_value_info("seq_out", F, None),
+        ],
+    )
+    nodes = [
+        helper.make_node("SequenceEmpty", [], ["empty"], dtype=F, name="start"),
+        helper.make_node("Loop", ["trips", "go", "empty"], ["parts"], body=body, name="loop"),
+        helper.make_node("ConcatFromSequence", ["parts"], ["y"], axis=0, name="join"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, [3])],
+        [helper.make_tensor_value_info("y", F, [None])],
+        [
+            numpy_helper.from_array(np.array(2, np.int64), "trips"),
+            numpy_helper.from_array(np.array(True), "go"),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize("target", ["no-sequences", "openvino", "tract", "tvm"])
+def test_a_target_without_sequences_names_every_sequence_left(target: str) -> None:
+    model = _loop_of_sequence_inserts()
+    onnx.checker.check_model(model)
+    with pytest.raises(splitops.SplitError, match="still holds sequences") as raised:
+        splitops.lower_model(model, target=target)
+    for part in ("SequenceEmpty 'start' in main", "ConcatFromSequence 'join'", "SequenceInsert"):
+        assert part in str(raised.value)
+
+
+def test_portable_keeps_such_sequences() -> None:
+    lowered = splitops.lower_model(_loop_of_sequence_inserts())
+    assert "SequenceEmpty" in _ops(lowered)
+
+
+def test_a_chunk_read_from_the_back_ends_at_the_axis_not_past_it() -> None:
+    """ONNX's Slice clamps an end past the axis, tract's does not: the lowered bound is the
+    axis length itself."""
+    case = next(c for c in cases() if c.name == "sts-chunk-read")
+    _, model, _ = case.models()[1]
+    lowered = splitops.lower_model(model)
+    slices = [n for n in lowered.graph.node if n.op_type == "Slice"]
+    ends = {n.output[0]: n for n in lowered.graph.node}
+    assert slices
+    assert all(ends[s.input[2]].op_type == "Where" for s in slices)
+
+
+# --- live, on every runtime installed here ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def matrix() -> list[Row]:
+    runtimes = [r for r in installed_runtimes() if r.name != "tvm"]
+    return run_matrix(runtimes)
+
+
+def test_lowering_for_a_runtime_never_breaks_what_it_ran_exactly(matrix: list[Row]) -> None:
+    assert regressions(matrix) == []
+
+
+@pytest.mark.parametrize("runtime", ["onnxruntime", "openvino", "tract"])
+def test_each_runtime_runs_its_own_targets_lowered_splits_exactly(
+    matrix: list[Row],
+    runtime: str,
+) -> None:
+    """Every Split case lowered for the runtime's target is exact, except where the runtime
+    has no check form (tract: equal parts and fewer-listed parts on a runtime axis are cut
+    at an invalid length) or the original already cut them (explicit sizes on a runtime axis,
+    which no target checks against the axis length)."""
+    if not runtime_named(runtime).is_installed():
+        pytest.skip(f"{runtime} is not installed here (CI installs it)")
+    target = runtime_named(runtime).target
+    mine = [row for row in matrix if row.runtime == runtime and row.model.startswith("split")]
+    assert len(mine) == 20
+    departing = {row.model: row.lowered[target] for row in mine if row.lowered[target] != "exact"}
+    allowed = {
+        "tract": {"split11-equal dynamic", "split13-equal dynamic", "split18-fewer-listed dynamic"},
+    }.get(runtime, set())
+    assert set(departing) <= allowed
+    assert set(departing.values()) <= {"accepts"}

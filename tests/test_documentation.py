@@ -50,6 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
+from typing import Any
 
 import pytest
 
@@ -98,7 +99,8 @@ def read_examples(document: Path) -> list[Example]:
         for (start, language), (end, _) in zip(fences[::2], fences[1::2], strict=True)
     ]
     examples = []
-    for (start, end, language, text), following in zip(blocks, [*blocks[1:], None], strict=True):
+    followers: list[Any] = [*blocks[1:], None] if blocks else []
+    for (start, end, language, text), following in zip(blocks, followers, strict=True):
         expected = None
         between = lines[end + 1 : following[0]] if following else lines[end + 1 :]
         if "\n".join(between).strip() == "prints":

@@ -123,6 +123,8 @@ class Forms:
     #: Whether a sequence that would take a Slice per part stays, where onnxruntime has a
     #: SplitToSequence kernel for its element type (fewer nodes for onnxruntime to run).
     onnxruntime_sequences: bool = False
+    #: Whether explicit sizes holding a 0 become a Slice per part.
+    zero_size_slices: bool = False
 
 
 #: What lowering aims for, and the forms it picks for it (each measured on its runtime:
@@ -132,7 +134,8 @@ class Forms:
 #:   tract, TVM) loads and runs exactly: a Slice per part on an axis known at run time,
 #:   without run-time checks, since no check form loads on both tract and TVM. Where a length
 #:   is invalid the lowered node cuts parts instead of failing; the report says so, node by
-#:   node. ``no-sequences``: the same, and a sequence that cannot be removed is refused.
+#:   node. Explicit sizes holding a 0 become a Slice per part (TVM's Split refuses them).
+#:   ``no-sequences``: the same, and a sequence that cannot be removed is refused.
 #: - ``onnxruntime`` (the onnxruntime engine's): sizes computed in the graph, checked by a
 #:   Reshape; sequences kept where onnxruntime has a kernel.
 #: - ``openvino``: a Slice per part, checked by an Expand; no sequences (OpenVINO refuses a
@@ -142,14 +145,15 @@ class Forms:
 #:   added to); no sequences (tract has none).
 #: - ``tvm``: the node kept where TVM computes it as the spec says, else a Slice per part
 #:   checked by an Expand then a Gather (TVM needs a Slice's bounds of static length); no
-#:   sequences (TVM cuts a sequence output wrong, and refuses ConcatFromSequence of one).
+#:   sequences (TVM cuts a sequence output wrong, and refuses ConcatFromSequence of one);
+#:   explicit sizes holding a 0 as a Slice per part (TVM's Split refuses them).
 FORMS: dict[Target, Forms] = {
-    "portable": Forms("slices", "none"),
-    "no-sequences": Forms("slices", "none", sequences=False),
+    "portable": Forms("slices", "none", zero_size_slices=True),
+    "no-sequences": Forms("slices", "none", sequences=False, zero_size_slices=True),
     "onnxruntime": Forms("sizes", "reshape", onnxruntime_sequences=True),
     "openvino": Forms("slices", "expand", sequences=False),
     "tract": Forms("keep", "none", sequences=False),
-    "tvm": Forms("keep", "expand-gather", sequences=False),
+    "tvm": Forms("keep", "expand-gather", sequences=False, zero_size_slices=True),
 }
 TARGETS: tuple[Target, ...] = tuple(FORMS)
 
@@ -426,6 +430,21 @@ class _Plan:
             self.edits.replace(node, [new])
             self.drop_input(node, 1)
             self.note(node, spec, "rewritten", f"split input -> split={list(sizes)}")
+            return
+        given = given_sizes(scope, spec)
+        slices_allowed = (scope.opset or 0) >= 10 and self.forms.zero_size_slices
+        if given is not None and 0 in given and slices_allowed:
+            # TVM refuses a Split with a part of size 0 ("split_indices must be sorted").
+            build = self.builder(scope, _label(proto))
+            where, start, nodes = build.ints([spec.axis]), 0, []
+            for output, size in zip(spec.outputs, given, strict=True):
+                bounds = [build.ints([start]), build.ints([start + size])]
+                nodes.append(helper.make_node("Slice", [proto.input[0], *bounds, where], [output]))
+                start += size
+            self.edits.replace(node, [*build.nodes, *nodes])
+            if spec.split_input is not None:
+                self.drop_input(node, 1)
+            self.note(node, spec, "rewritten", f"split {list(given)} -> a Slice per part")
             return
         if spec.split_input is None or scope.constant(spec.split_input) is not None:
             self.note(node, spec, "unchanged", "explicit sizes")

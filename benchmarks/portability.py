@@ -4,7 +4,8 @@ of Split and SplitToSequence, original and lowered for each target, against the 
 The cases (:func:`cases`) are the kinds the spec allows: Split-2/11/13/18 with sizes, equal
 parts and ``num_outputs`` (even, uneven, a zero-size last part, fewer outputs listed than
 parts), negative axes, SplitToSequence with every reader (``SequenceAt`` from the front and
-the back, ``SequenceLength``, ``ConcatFromSequence``) and with its sequence as an output;
+the back, ``SequenceLength``, ``ConcatFromSequence``) and with its sequence as an output,
+and what torch's exporter writes for ``chunk``, ``tensor_split``, ``split`` and ``unbind``;
 each with a static axis and with an axis known only at run time, run at lengths the spec
 accepts and at one it rejects. Each runs on onnxruntime, onnx.reference, OpenVINO, tract and
 TVM, where installed (each in a worker process: :mod:`splitops.onnx.run._runtimes`), as it
@@ -31,6 +32,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -89,7 +91,11 @@ def _model(
         list(outputs),
         [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (constants or {}).items()],
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    opsets = [helper.make_opsetid("", opset)]
+    # The lowest IR version the opset allows (onnx's table starts at opset 7): older runtimes
+    # refuse newer IR versions.
+    ir_version = helper.find_min_ir_version_for(opsets) if opset >= 7 else 3
+    return helper.make_model(graph, opset_imports=opsets, ir_version=ir_version)
 
 
 def _parts(count: int) -> list[onnx.ValueInfoProto]:
@@ -148,8 +154,59 @@ def _sequence(
     return build
 
 
+def _torch(name: str) -> Callable[[int | str], ModelProto]:
+    """A module of torch's, exported by its TorchScript exporter at opset 18 on ``[2, N]``:
+    ``name`` is ``chunk``, ``tensor_split``, ``split_sizes`` or ``unbind`` along axis 1."""
+
+    def build(length: int | str) -> ModelProto:
+        import io
+
+        import torch
+
+        class Module(torch.nn.Module):
+            def forward(self, x: Any) -> Any:
+                if name == "chunk":
+                    return torch.chunk(x, 3, dim=1)
+                if name == "tensor_split":
+                    return torch.tensor_split(x, 3, dim=1)
+                if name == "split_sizes":
+                    return torch.split(x, 3, dim=1)
+                return torch.unbind(x[:, :3], dim=1)
+
+        example = torch.zeros(2, length if isinstance(length, int) else 7)
+        buffer = io.BytesIO()
+        dynamic = {"x": {1: "N"}} if isinstance(length, str) else None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the TorchScript exporter is deprecated
+            torch.onnx.export(
+                Module().eval(),
+                (example,),
+                buffer,
+                dynamo=False,
+                opset_version=18,
+                input_names=["x"],
+                dynamic_axes=dynamic,
+            )
+        return onnx.load_from_string(buffer.getvalue())
+
+    return build
+
+
 def cases() -> list[Case]:
-    """The kinds of node the matrix runs (see the module's documentation)."""
+    """The kinds of node the matrix runs (see the module's documentation); torch's exports
+    where torch is installed."""
+    import importlib.util
+
+    exported = []
+    if importlib.util.find_spec("torch") is not None:
+        exported = [
+            Case(f"torch-{name}", _torch(name), (7, 9), 7)
+            for name in ("chunk", "tensor_split", "split_sizes", "unbind")
+        ]
+    return [*_spec_cases(), *exported]
+
+
+def _spec_cases() -> list[Case]:
     return [
         Case("split2-sizes", _split(3, opset=2, split=[2, 3, 2]), (7, 6), 7),
         Case("split11-equal", _split(3, opset=11), (6, 9, 7), 6),

@@ -114,7 +114,7 @@ class Forms:
     """The forms one target's runtime computes as the spec says, as found by running them
     (``python -m benchmarks.portability``; the table is in docs/portability.md)."""
 
-    #: A Split without sizes on an axis known only at run time.
+    #: A Split-18 by ``num_outputs`` on an axis known only at run time.
     dynamic_split: DynamicSplit
     #: How the run-time checks fail where the spec rejects a length.
     check: CheckForm
@@ -125,6 +125,9 @@ class Forms:
     onnxruntime_sequences: bool = False
     #: Whether explicit sizes holding a 0 become a Slice per part.
     zero_size_slices: bool = False
+    #: A Split into equal parts by output count (Split-2 to 13 without sizes) on an axis
+    #: known only at run time; ``None``: as ``dynamic_split``.
+    equal_parts: DynamicSplit | None = None
 
 
 #: What lowering aims for, and the forms it picks for it (each measured on its runtime:
@@ -137,23 +140,30 @@ class Forms:
 #:   node. Explicit sizes holding a 0 become a Slice per part (TVM's Split refuses them).
 #:   ``no-sequences``: the same, and a sequence that cannot be removed is refused.
 #: - ``onnxruntime`` (the onnxruntime engine's): sizes computed in the graph, checked by a
-#:   Reshape; sequences kept where onnxruntime has a kernel.
-#: - ``openvino``: a Slice per part, checked by an Expand; no sequences (OpenVINO refuses a
-#:   sequence as an output, and ConcatFromSequence of a sequence of unknown length).
+#:   Reshape (onnxruntime 1.31 fails uneven ``num_outputs``, 1.32 fewer listed parts);
+#:   equal parts by output count kept (1.31 and 1.32 cut and check them as the spec says);
+#:   sequences kept where onnxruntime has a kernel.
+#: - ``openvino``: a Slice per part, checked by an Expand (OpenVINO's Split by
+#:   ``num_outputs`` wants the count to divide the axis); equal parts kept; no sequences
+#:   (OpenVINO refuses a sequence as an output, and ConcatFromSequence of one of unknown
+#:   length).
 #: - ``tract``: the node kept where tract computes it as the spec says (every part listed),
 #:   else a Slice per part, unchecked (tract loads no check form after a Slice's bounds are
 #:   added to); no sequences (tract has none).
-#: - ``tvm``: the node kept where TVM computes it as the spec says, else a Slice per part
-#:   checked by an Expand then a Gather (TVM needs a Slice's bounds of static length); no
+#: - ``tvm``: ``num_outputs`` kept where TVM computes it as the spec says, else (and equal
+#:   parts, which TVM does not check) a Slice per part checked by an Expand then a Gather
+#:   (TVM needs a Slice's bounds of static length); no
 #:   sequences (TVM cuts a sequence output wrong, and refuses ConcatFromSequence of one);
 #:   explicit sizes holding a 0 as a Slice per part (TVM's Split refuses them).
 FORMS: dict[Target, Forms] = {
     "portable": Forms("slices", "none", zero_size_slices=True),
     "no-sequences": Forms("slices", "none", sequences=False, zero_size_slices=True),
-    "onnxruntime": Forms("sizes", "reshape", onnxruntime_sequences=True),
-    "openvino": Forms("slices", "expand", sequences=False),
+    "onnxruntime": Forms("sizes", "reshape", onnxruntime_sequences=True, equal_parts="keep"),
+    "openvino": Forms("slices", "expand", sequences=False, equal_parts="keep"),
     "tract": Forms("keep", "none", sequences=False),
-    "tvm": Forms("keep", "expand-gather", sequences=False, zero_size_slices=True),
+    "tvm": Forms(
+        "keep", "expand-gather", sequences=False, zero_size_slices=True, equal_parts="slices"
+    ),
 }
 TARGETS: tuple[Target, ...] = tuple(FORMS)
 
@@ -371,7 +381,8 @@ class _Plan:
             return
         forms = self.forms
         outputs = len(spec.outputs)
-        if forms.dynamic_split == "keep" and outputs == count:
+        form = forms.dynamic_split if by_attribute else forms.equal_parts or forms.dynamic_split
+        if form == "keep" and outputs == count:
             self.note(
                 node,
                 spec,
@@ -391,7 +402,7 @@ class _Plan:
             if symbol is not None:
                 self.shared[key] = planned
         unchecked = " (unchecked: an invalid length cuts parts)" if forms.check == "none" else ""
-        if forms.dynamic_split == "sizes" or opset < 10:
+        if form == "sizes" or opset < 10:
             parts = tuple(str(size) for size in _listed_in_graph(build, planned, outputs))
             new = self._new_split(proto, spec, len(parts))
             tensor = self.sizes.get(parts) if symbol is not None else None

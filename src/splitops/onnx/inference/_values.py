@@ -16,7 +16,8 @@ divide it and take ``Ceil`` or ``Floor``, which is exact for dims below 2**24 (f
 2**53 (float64), the only lengths a tensor of that many elements per slice can have.
 
 >>> from onnx import helper
->>> n = parse_dim("seq")
+>>> from splitops.onnx.inference._symbolic import dim_symbol
+>>> n = dim_symbol("seq")
 >>> shape = propagate(helper.make_node("Shape", ["x"], ["s"]), 18, [None], [[2, n, 12]])
 >>> length = propagate(helper.make_node("Gather", ["s", "i"], ["g"]), 18, [shape, Value.of(1)])
 >>> propagate(helper.make_node("Div", ["g", "k"], ["d"]), 18, [length, Value.of(3)])
@@ -35,7 +36,7 @@ from onnx import NodeProto, TensorProto, helper
 
 from ..model._node import DEFAULT_DOMAINS
 from ..model._walk import SMALL_TENSOR, constant_value
-from ._symbolic import parse_dim, sympy
+from ._symbolic import sympy
 
 __all__ = [
     "MAX_ITEMS",
@@ -43,7 +44,6 @@ __all__ = [
     "SHAPE_OPS",
     "VALUE_OPS",
     "Value",
-    "dims_items",
     "propagate",
     "value_shape",
 ]
@@ -158,14 +158,6 @@ def _normal(item: Any) -> Any:
     if isinstance(item, sympy.Expr) and not item.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
         return item
     return None
-
-
-def dims_items(dims: Sequence[int | str | None] | None) -> list[Any] | None:
-    """A shape as value items: ints, sympy expressions of parsed ``dim_param`` texts, or
-    ``None`` for an unknown dim or an opaque name."""
-    if dims is None:
-        return None
-    return [d if d is None or isinstance(d, int) else parse_dim(d) for d in dims]
 
 
 # --- one operator each ------------------------------------------------------------------

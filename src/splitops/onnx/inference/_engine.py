@@ -1001,9 +1001,10 @@ def _shape_type(dims: list[Any], elem: int, params: DimParams) -> TypeProto | No
     if not elem:
         return None
     sizes = [_size_dim(d, params) for d in dims]
-    # A size left negative (two -1 in a Reshape) is no dim.
+    # A size left negative (two -1 in a Reshape), or beyond int64 (a Tile's count times a
+    # dim), is no dim.
     return helper.make_tensor_type_proto(
-        elem, [None if isinstance(s, int) and s < 0 else s for s in sizes]
+        elem, [None if isinstance(s, int) and not 0 <= s < 2**63 else s for s in sizes]
     )
 
 
@@ -1327,7 +1328,7 @@ def _node_key(node: NodeProto, graph: _Graph) -> tuple[Any, ...]:
         tuple(bool(name) for name in node.input),
         tuple(bool(name) for name in node.output),
         tuple(b"" if t is None else t.SerializeToString() for t in types),
-        tuple(None if v is None else (v.integer, v.shape, *v.flat()) for v in values),
+        tuple(None if v is None else v.key for v in values),
     )
 
 

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
 from splitops import infer_shapes
+from splitops.onnx.inference._number_types import number_type
 from splitops.onnx.inference._values import Value, from_array, propagate
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
@@ -93,11 +94,13 @@ def thirds_of_the_sequence() -> ModelProto:
     return _model([*nodes, *_sizes(["third", "third", "rest"]), _split(1, 3)], ["y0", "y1", "y2"])
 
 
-def ceiling_through_floats() -> ModelProto:
-    """ceil(s / 2) by Cast to float, Div, Ceil and Cast back, with Gather on the full Shape."""
+def ceiling_through_floats(axis: int = 1) -> ModelProto:
+    """ceil(s / 2) by Cast to float, Div, Ceil and Cast back, with Gather on the full Shape.
+    On the symbolic axis it is unknown: float32 holds no dim above 2**24 exactly, and the
+    Cast may round it."""
     nodes = [
         helper.make_node("Shape", ["x"], ["shape"]),
-        _int("one", 1),
+        _int("one", axis),
         helper.make_node("Gather", ["shape", "one"], ["s"], axis=0),
         helper.make_node("Cast", ["s"], ["sf"], to=F),
         helper.make_node("Constant", [], ["half"], value_float=2.0),
@@ -106,7 +109,12 @@ def ceiling_through_floats() -> ModelProto:
         helper.make_node("Cast", ["qc"], ["first"], to=I64),
         helper.make_node("Sub", ["s", "first"], ["rest"]),
     ]
-    return _first_and_rest(nodes, axis=1)
+    return _first_and_rest(nodes, axis=axis)
+
+
+def ceiling_of_a_static_dim_through_floats() -> ModelProto:
+    """The same on the static axis of 4: its value is computed in float32, as it runs."""
+    return ceiling_through_floats(axis=2)
 
 
 def clamped_by_min_of_a_slice() -> ModelProto:
@@ -180,7 +188,8 @@ def chunks_of_half_the_sequence() -> ModelProto:
 CASES: list[tuple[Callable[[], ModelProto], bool]] = [
     (halves_of_the_batch, True),
     (thirds_of_the_sequence, True),
-    (ceiling_through_floats, True),
+    (ceiling_through_floats, False),
+    (ceiling_of_a_static_dim_through_floats, True),
     (clamped_by_min_of_a_slice, True),
     (remainder_last, True),
     (every_other_by_range, True),
@@ -371,20 +380,27 @@ def test_symbolic_division_is_exact_or_unknown(
             assert int(sympy.sympify(item).subs(S, s)) == expected, (item, s)
 
 
+CAST_TYPES = [code for code in TensorProto.DataType.values() if number_type(code) is not None]
+
+
+@pytest.mark.parametrize("to", CAST_TYPES, ids=helper.tensor_dtype_to_string)
 @pytest.mark.parametrize("numerator", NUMERATORS, ids=str)
-def test_a_float_cast_back_to_an_integer_is_truncated_or_unknown(numerator: Any) -> None:
-    half = propagate(
-        helper.make_node("Div", ["a", "b"], ["c"]),
-        18,
-        [Value.of(numerator, integer=False), Value.of(2, integer=False)],
-    )
-    found = propagate(helper.make_node("Cast", ["c"], ["d"], to=I64), 18, [half])
+def test_a_dim_cast_to_a_type_that_may_not_hold_it_is_unknown(numerator: Any, to: int) -> None:
+    # int64 holds every dim; every other type rounds or wraps some (float32 from 2**24 + 1,
+    # int32 from 2**31, uint64 every negative value). A bool is certain only where the
+    # value's truth is.
+    node = helper.make_node("Cast", ["a"], ["c"], to=to)
+    found = propagate(node, 21, [Value.of(numerator)])
     assert found is not None
     (item,) = found.flat()
-    for s in range(25):
-        expected = int(np.trunc(float(numerator.subs(S, s)) / 2))
-        if item is not None:
-            assert int(sympy.sympify(item).subs(S, s)) == expected, (item, s)
+    if to == TensorProto.INT64:
+        assert item == numerator
+    elif to == TensorProto.BOOL and item is not None:
+        assert all(item == int(numerator.subs(S, s) != 0) for s in range(25))
+    else:
+        assert item is None
+    if to == TensorProto.BOOL and numerator in (S + 1, 2 * S - 7):
+        assert item == 1  # never 0
 
 
 @pytest.mark.parametrize(
@@ -406,18 +422,38 @@ def test_division_of_a_dim_is_floor_where_the_quotient_cannot_be_negative(
     assert found.flat() == [expected]
 
 
-def test_the_first_fractional_value_loads_sympy_without_a_numpy_warning() -> None:
-    # sympy loads at its first use, here inside numpy's loop over the items; importing it
-    # raises the FPU's invalid flag, which numpy reported as a RuntimeWarning.
+def test_values_of_every_type_are_followed_without_sympy() -> None:
+    # A model whose shapes are all static is inferred without importing sympy (it takes a
+    # third of a second).
     code = (
-        "import sys, numpy as np\n"
-        "from splitops.onnx.inference._values import from_array\n"
-        "assert 'sympy' not in sys.modules\n"
-        "value = from_array(np.array([1.5, 3.5]))\n"
-        "print(value.host(), 'sympy' in sys.modules)\n"
+        "import sys, numpy as np, ml_dtypes\n"
+        "from onnx import helper\n"
+        "from splitops.onnx.inference._values import from_array, propagate\n"
+        "values = [from_array(np.array([2049.5, 3], t)) for t in\n"
+        "          (np.float16, ml_dtypes.bfloat16, np.float32)]\n"
+        "values += [from_array(np.array([-3, 3], np.int8)),\n"
+        "           from_array(np.array([2**64 - 1, 3], np.uint64))]\n"
+        "cast = helper.make_node('Cast', ['a'], ['b'], to=7)\n"
+        "print([propagate(cast, 21, [v]).host() for v in values], 'sympy' in sys.modules)\n"
     )
     done = subprocess.run(
         [sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[1.5, 3.5] True"
+    assert done.stdout.strip() == "[[2050, 3], [2048, 3], [2049, 3], [-3, 3], [-1, 3]] False"
+
+
+def test_sympy_loaded_inside_a_numpy_loop_raises_no_numpy_warning() -> None:
+    # Importing sympy raises the FPU's invalid flag, which numpy reported as a RuntimeWarning
+    # when the first use was inside its loop over the items of a value.
+    code = (
+        "import numpy as np\n"
+        "from splitops.onnx.inference._symbolic import dim_symbol\n"
+        "names = np.frompyfunc(dim_symbol, 1, 1)(np.array(['N', 'M'], dtype=object))\n"
+        "print(list(names))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[N, M]"

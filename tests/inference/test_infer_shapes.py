@@ -22,7 +22,7 @@ from splitops.onnx.inference._engine import (
     describe_split_outputs,
     infer_split_nodes,
 )
-from splitops.onnx.inference._symbolic import format_dim, parse_dim
+from splitops.onnx.inference._symbolic import DimParams
 
 sympy = pytest.importorskip("sympy")
 
@@ -295,48 +295,116 @@ def test_describe_split_outputs_reports_an_invalid_node(make_model: MakeModel) -
     assert "does not divide into 2" in rows[0].error
 
 
-@pytest.mark.parametrize(
-    ("text", "value"),
-    [
-        ("N", "N"),
-        ("N/3", "N/3"),
-        ("ceiling(N/4)", "ceiling(N/4)"),
-        ("N - 3*ceiling(N/4)", "N - 3*ceiling(N/4)"),
-        ("12", 12),
-        ("unk__0", "unk__0"),
-    ],
-)
-def test_dim_params_round_trip(text: str, value: int | str) -> None:
-    assert format_dim(parse_dim(text)) == value
+NAMES = [
+    "N",
+    "N - N",
+    "4",
+    "ceiling(N/4)",
+    "((batch + 1)//2)",
+    "batch size",
+    "-3",
+    "N/0",
+    "x**99",
+    "__import__('os').getcwd()",
+    "lambda: 1",
+    "(" * 300 + "N" + ")" * 300,
+]
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "batch size",
-        "-3",
-        "N/0",
-        "2.5",
-        "x**99",
-        "__import__('os').getcwd()",
-        "a.b",
-        "lambda: 1",
-        "Mod8N, 0)",  # found by fuzzing: sympy's tokenizer raised TokenError
-        "Mod(N, 0",
-        "(" * 300 + "N" + ")" * 300,
-    ],
-)
-def test_dim_params_outside_the_syntax_are_opaque(text: str) -> None:
-    assert parse_dim(text) is None
+@pytest.mark.parametrize("text", NAMES)
+def test_a_dim_param_is_a_name_never_arithmetic(text: str) -> None:
+    params = DimParams()
+    name = params.read(text)
+    assert name.is_Symbol
+    assert name.name == text
+    assert params.write(name) == text
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet="NB0123456789+-*/(), Modceilingflr", max_size=40))
-def test_any_dim_param_of_the_syntax_parses_or_is_opaque(text: str) -> None:
-    """A dim_param made of the syntax's own characters is an expression or an opaque name,
-    and parsing it never raises."""
-    expr = parse_dim(text)
-    assert expr is None or isinstance(expr, sympy.Expr)
+@given(st.text(max_size=40).filter(bool))
+def test_any_dim_param_reads_as_its_own_name(text: str) -> None:
+    name = DimParams().read(text)
+    assert name.is_Symbol
+    assert name.name == text
+
+
+@pytest.mark.parametrize("text", ["N - N", "4", "batch size", "ceiling(N/4)", "floor", "if"])
+def test_an_expression_over_a_name_of_another_syntax_is_not_written(text: str) -> None:
+    # Written out, ceiling(4/2) would read as 2, and "N - N - 1" as -1.
+    params = DimParams()
+    name = params.read(text)
+    assert params.write(sympy.ceiling(name / 2)) is None
+    assert params.write(name - 1) is None
+
+
+def test_an_expression_written_is_read_back_as_itself_in_the_same_inference() -> None:
+    params = DimParams()
+    n = params.read("N")
+    quarter = sympy.ceiling(n / 4)
+    assert params.write(quarter) == "ceiling(N/4)"
+    assert params.read("ceiling(N/4)") == quarter
+    assert DimParams().read("ceiling(N/4)").is_Symbol  # another inference: a name
+
+
+def test_an_expression_whose_text_is_a_name_of_the_model_is_not_written() -> None:
+    # The model names a dim "ceiling(N/4)": writing that text for a size would claim that
+    # the two dims are equal.
+    params = DimParams(taken={"ceiling(N/4)"})
+    assert params.write(sympy.ceiling(params.read("N") / 4)) is None
+
+
+def test_a_dim_param_that_looks_like_arithmetic_is_split_as_a_name(
+    make_model: MakeModel, value_shapes: Shapes
+) -> None:
+    # "N - N" is no dim of 0, "4" no dim of 4 (a Split-18 into 3 would reject 4 at once).
+    nodes = [
+        helper.make_node("Split", ["x"], ["a", "b"], axis=0, num_outputs=2),
+        helper.make_node("Split", ["y"], ["c", "d", "e"], axis=0, num_outputs=3),
+    ]
+    inputs = {"x": (F, ["N - N", 3]), "y": (F, ["4", 2])}
+    model = make_model(nodes, inputs, opset=18, outputs=list("abcde"))
+    assert splitops.check_model(model) == []
+    shapes = value_shapes(infer_shapes(model))
+    assert [shapes[n] for n in "abcde"] == [
+        ("tensor", F, [None, 3]),
+        ("tensor", F, [None, 3]),
+        ("tensor", F, [None, 2]),
+        ("tensor", F, [None, 2]),
+        ("tensor", F, [None, 2]),
+    ]
+
+
+def test_two_dims_with_the_same_dim_param_are_equal(
+    make_model: MakeModel, value_shapes: Shapes
+) -> None:
+    nodes = [
+        helper.make_node("Shape", ["y"], ["n"], start=0, end=1),
+        helper.make_node("Split", ["x", "n"], ["a"], axis=0),
+    ]
+    model = make_model(nodes, {"x": (F, ["N - N", 3]), "y": (F, ["N - N"])}, opset=13)
+    assert value_shapes(infer_shapes(model))["a"] == ("tensor", F, ["N - N", 3])
+
+
+def test_a_model_inferred_again_keeps_its_dims_and_reads_them_as_names(
+    make_model: MakeModel, value_shapes: Shapes
+) -> None:
+    nodes = [
+        helper.make_node("Split", ["x"], ["a", "b"], axis=0, num_outputs=2),
+        helper.make_node("Concat", ["a", "b"], ["c"], axis=0),
+        helper.make_node("Split", ["c"], ["d", "e"], axis=0, num_outputs=2),
+    ]
+    model = make_model(nodes, {"x": (F, ["N", 3])}, opset=18, outputs=["d", "e"])
+    once = infer_shapes(model)
+    twice = infer_shapes(once)
+    assert value_shapes(twice) == value_shapes(once)
+    assert value_shapes(once)["e"] == ("tensor", F, ["N - ceiling(N/2)", 3])
+    # The Split of "ceiling(N/2)", a name now, splits a name.
+    more = helper.make_node("Split", ["a"], ["f", "g"], axis=0, num_outputs=2)
+    once.graph.node.append(more)
+    once.graph.output.extend(helper.make_value_info(n, onnx.TypeProto()) for n in "fg")
+    shapes = value_shapes(infer_shapes(once))
+    assert shapes["a"] == ("tensor", F, ["ceiling(N/2)", 3])
+    assert shapes["f"] == ("tensor", F, [None, 3])
 
 
 def test_an_invalid_node_in_an_if_branch_only_warns_even_when_strict(

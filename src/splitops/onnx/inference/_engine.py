@@ -110,6 +110,7 @@ from ..model._types import (
     conflicts,
     declared_type,
     dim_of,
+    dim_params,
     element_of_code,
     has_negative_dim,
     has_type,
@@ -137,14 +138,13 @@ from ..model._walk import (
     with_subgraphs,
     without_large_weights,
 )
-from ._symbolic import SYMBOLIC, format_dim, parse_dim, sympy  # sympy: an optional extra
+from ._symbolic import SYMBOLIC, DimParams, sympy  # sympy: an optional extra
 from ._values import (
     MAX_ITEMS,
     READS_SHAPES,
     SHAPE_OPS,
     VALUE_OPS,
     Value,
-    dims_items,
     from_array,
     propagate,
 )
@@ -340,13 +340,17 @@ class _Inferred:
         return found
 
 
-def _infer_model(model: ModelProto, *, write: bool, top: bool = True) -> _Inferred:
+def _infer_model(model: ModelProto, *, write: bool, params: DimParams | None = None) -> _Inferred:
     """One pass over ``model`` (see the module's docstring); ``write``: the types go into the
-    returned model; ``top``: the model is the user's (not one inlined call)."""
+    returned model. ``params``: the dim_params of the inference that inlined this model (a
+    call of a local function), ``None`` for the user's model."""
     functions = {_function_key(f): f for f in model.functions}
     holders = _split_holders(functions)
-    model, base = _onnx_pass(model, holders)
-    run = _Pass(model, base, functions, holders)
+    model, base, names = _onnx_pass(model, holders)
+    top = params is None
+    if params is None:
+        params = DimParams(names)
+    run = _Pass(model, base, functions, holders, params)
     main = run.walk_main()
     if write:
         run.write()
@@ -357,14 +361,17 @@ def _infer_model(model: ModelProto, *, write: bool, top: bool = True) -> _Inferr
     for function, call in run.calls:
         _add_call(inferred, function, call, nested=True)
     if top:
-        _infer_uncalled(inferred, base, holders)
+        _infer_uncalled(inferred, base, holders, params)
         if write:
             _write_functions(inferred)
     return inferred
 
 
-def _onnx_pass(model: ModelProto, holders: set[_FunctionKey]) -> tuple[ModelProto, ModelProto]:
-    """onnx's own inference of ``model``: the model it read, and the new model it returned.
+def _onnx_pass(
+    model: ModelProto, holders: set[_FunctionKey]
+) -> tuple[ModelProto, ModelProto, set[str]]:
+    """onnx's own inference of ``model``: the model it read, the new model it returned, and
+    the dim_params that ``model`` names (:class:`DimParams` writes no expression as one).
 
     onnx's data propagation stays off. splitops follows the values of shape computations
     itself (:mod:`~splitops.onnx.inference._values`, tensors of at most ``SMALL_TENSOR`` items), and
@@ -383,7 +390,12 @@ def _onnx_pass(model: ModelProto, holders: set[_FunctionKey]) -> tuple[ModelProt
     """
     risky: list[tuple[_Where, int]] = []
     negative: list[_Where] = []
-    _scan(model.graph, (), holders, risky, negative)
+    names: set[str] = set()
+    _scan(model.graph, (), holders, risky, negative, names)
+    for function in model.functions:
+        for body in with_subgraphs(function_body(function)):
+            for entry in body.proto.value_info:
+                names.update(dim_params(entry.type))
     if negative:
         copy = ModelProto()
         copy.CopyFrom(model)
@@ -394,7 +406,7 @@ def _onnx_pass(model: ModelProto, holders: set[_FunctionKey]) -> tuple[ModelProt
             graph.value_info.extend(kept)
         model = copy
     if not risky:
-        return model, _onnx_infers(model)
+        return model, _onnx_infers(model), names
     masked = ModelProto()
     masked.CopyFrom(model)
     domains = set()
@@ -410,7 +422,7 @@ def _onnx_pass(model: ModelProto, holders: set[_FunctionKey]) -> tuple[ModelProt
     kept = [o for o in base.opset_import if not o.domain.startswith(_MASK)]
     del base.opset_import[:]
     base.opset_import.extend(kept)
-    return model, base
+    return model, base, names
 
 
 def _onnx_infers(model: ModelProto) -> ModelProto:
@@ -445,11 +457,15 @@ def _scan(
     holders: set[_FunctionKey],
     risky: list[tuple[_Where, int]],
     negative: list[_Where],
+    names: set[str],
 ) -> None:
-    """Find, in ``graph`` and its subgraphs, the nodes to mask from onnx's pass and the
-    graphs whose value_info holds a negative dim."""
+    """Find, in ``graph`` and its subgraphs, the nodes to mask from onnx's pass, the graphs
+    whose value_info holds a negative dim, and the dim_params the graphs name."""
     if any(has_negative_dim(v.type) for v in graph.value_info):
         negative.append(path)
+    for entries in (graph.input, graph.output, graph.value_info):
+        for entry in entries:
+            names.update(dim_params(entry.type))
     for index, node in enumerate(graph.node):
         op = node.op_type
         if node.domain in DEFAULT_DOMAINS:
@@ -460,7 +476,7 @@ def _scan(
         elif (node.domain, op, node.overload) in holders:
             risky.append((path, index))
         for name, k, subgraph in graph_attributes(node):
-            _scan(subgraph, (*path, (index, name, k)), holders, risky, negative)
+            _scan(subgraph, (*path, (index, name, k)), holders, risky, negative, names)
 
 
 def _onnx_takes(node: NodeProto) -> bool:
@@ -506,6 +522,8 @@ class _Graph:
     #: What onnx's placeholders (``unk__3``) stand for, as splitops found: shared by the
     #: graphs of one pass (onnx's symbols are the model's).
     names: dict[str, TensorShapeProto.Dimension]
+    #: What the dim_params read stand for, and the texts of the sizes written.
+    params: DimParams
     #: splitops' types where they differ from onnx's (``None``: splitops leaves it untyped).
     ours: dict[str, TypeProto | None] = field(default_factory=dict)
     #: The values among ``ours`` whose type is no refinement of onnx's: onnx's types of the
@@ -566,7 +584,10 @@ class _Graph:
     def dims_of(self, name: str) -> list[Any] | None:
         """The dims of ``name`` as value items (ints, expressions, ``None`` unknown)."""
         _, dims = tensor_parts(self.type_of(name))
-        return None if dims is None else dims_items([dim_of(d) for d in dims])
+        if dims is None:
+            return None
+        read = self.params.read
+        return [d if d is None or isinstance(d, int) else read(d) for d in map(dim_of, dims)]
 
 
 def _constant(tensor: TensorProto) -> Value | None:
@@ -586,6 +607,7 @@ class _Pass:
         base: ModelProto,
         functions: dict[_FunctionKey, FunctionProto],
         holders: set[_FunctionKey],
+        params: DimParams,
     ) -> None:
         self.model = model
         self.base = base
@@ -595,6 +617,7 @@ class _Pass:
         self.graphs: list[_Graph] = []
         self.outcomes: dict[tuple[int, int], tuple[_Site, _Outcome]] = {}
         self.names: dict[str, TensorShapeProto.Dimension] = {}
+        self.params = params
         #: Each call of a local function holding a Split, with what its inference found.
         self.calls: list[tuple[FunctionProto, _Inferred]] = []
         self._call_cache: dict[bytes, _Inferred | None] = {}
@@ -622,6 +645,7 @@ class _Pass:
             {v.name: v.type for v in [*original.value_info, *original.output]},
             constant_initializers(proto, self.base.ir_version),
             self.names,
+            self.params,
         )
         self.graphs.append(graph)
         return graph
@@ -714,7 +738,7 @@ class _Pass:
             out = node.output[0]
             elem, _ = tensor_parts(types.get(out))
             if elem not in derived.typed:
-                derived.typed[elem] = _shape_type(shape, elem)
+                derived.typed[elem] = _shape_type(shape, elem, self.params)
             types[out] = refined_type(derived.typed[elem], types.get(out))
         for name, type_proto in types.items():
             self._set(graph, name, type_proto, trust_base=trust)
@@ -870,7 +894,7 @@ class _Pass:
         call_model = _call_model(self.base, node, function, graph)
         key = call_model.SerializeToString(deterministic=True)
         if key not in self._call_cache:
-            self._call_cache[key] = _infer_call(call_model, function)
+            self._call_cache[key] = _infer_call(call_model, function, self.params)
         return self._call_cache[key]
 
     # -- writing --
@@ -972,14 +996,15 @@ def _branch_union(
     return merged
 
 
-def _shape_type(dims: list[Any], elem: int) -> TypeProto | None:
+def _shape_type(dims: list[Any], elem: int, params: DimParams) -> TypeProto | None:
     """A tensor type of ``dims`` (value items) and element type ``elem`` (``None`` for 0)."""
     if not elem:
         return None
-    sizes = [_size_dim(d, {}) for d in dims]
-    # A size left negative (two -1 in a Reshape) is no dim.
+    sizes = [_size_dim(d, params) for d in dims]
+    # A size left negative (two -1 in a Reshape), or beyond int64 (a Tile's count times a
+    # dim), is no dim.
     return helper.make_tensor_type_proto(
-        elem, [None if isinstance(s, int) and s < 0 else s for s in sizes]
+        elem, [None if isinstance(s, int) and not 0 <= s < 2**63 else s for s in sizes]
     )
 
 
@@ -1039,7 +1064,9 @@ def _write_graph(
 # --- calls of local functions -------------------------------------------------------------
 
 
-def _infer_call(call_model: ModelProto, function: FunctionProto) -> _Inferred | None:
+def _infer_call(
+    call_model: ModelProto, function: FunctionProto, params: DimParams
+) -> _Inferred | None:
     """The inference of one inlined call, or ``None`` where onnx cannot inline or infer it."""
     try:
         inlined = onnx.inliner.inline_selected_functions(
@@ -1047,7 +1074,7 @@ def _infer_call(call_model: ModelProto, function: FunctionProto) -> _Inferred | 
         )
         if len(inlined.graph.node) != len(function.node):
             return None
-        return _infer_model(inlined, write=False, top=False)
+        return _infer_model(inlined, write=False, params=params)
     except (RuntimeError, ValueError, onnx.checker.ValidationError):
         return None
 
@@ -1081,7 +1108,9 @@ class _NoScope:
         return None
 
 
-def _infer_uncalled(inferred: _Inferred, base: ModelProto, holders: set[_FunctionKey]) -> None:
+def _infer_uncalled(
+    inferred: _Inferred, base: ModelProto, holders: set[_FunctionKey], params: DimParams
+) -> None:
     """Infer the body of each function no call reached, from a call with untyped inputs and
     only the attributes' defaults. Nodes that refer to other attributes are left out."""
     for function in base.functions:
@@ -1096,7 +1125,7 @@ def _infer_uncalled(inferred: _Inferred, base: ModelProto, holders: set[_Functio
             overload=function.overload,
         )
         call.attribute.extend(function.attribute_proto)
-        found = _infer_call(_call_model(base, call, function, _NoScope()), function)
+        found = _infer_call(_call_model(base, call, function, _NoScope()), function, params)
         if found is None:
             continue
         defaults = {a.name for a in function.attribute_proto}
@@ -1205,7 +1234,7 @@ def _merge(outcomes: Sequence[_Outcome]) -> _Outcome:
 # --- one Split or SplitToSequence node -----------------------------------------------------
 
 
-def _infer_split(node: NodeProto, opset: int, scope: _Graph | _NoScope) -> _Outcome:
+def _infer_split(node: NodeProto, opset: int, scope: _Graph) -> _Outcome:
     """Infer one node's outputs from its inputs' types and the values followed, or find
     every check it fails.
 
@@ -1246,7 +1275,8 @@ def _infer_split(node: NodeProto, opset: int, scope: _Graph | _NoScope) -> _Outc
         axis = None if dims is None else normalize_axis(spec.axis, len(dims), spec.rule.name)
     except SplitError as error:
         return _Outcome(problems=(*problems, ("axis", error)))
-    dim, named = _axis_dim(dims, axis)
+    params = scope.params
+    dim = _axis_dim(dims, axis, params)
     sizes: tuple[Any, ...] | None = None
     length: Any = None  # the length all of SplitToSequence's parts share, when known
     if spec.split_input is None or (value is not None and value.known):
@@ -1259,8 +1289,8 @@ def _infer_split(node: NodeProto, opset: int, scope: _Graph | _NoScope) -> _Outc
         return _Outcome(problems=tuple(problems))
     shape = None if dims is None else [dim_of(d) for d in dims]
     if spec.op == "Split":
-        return _Outcome(tuple(_split_types(spec, elem, shape, axis, sizes, named)))
-    sequence = _sequence_type(spec, elem, shape, axis, length, named)
+        return _Outcome(tuple(_split_types(spec, elem, shape, axis, sizes, params)))
+    sequence = _sequence_type(spec, elem, shape, axis, length, params)
     return _Outcome(((spec.outputs[0], sequence),))
 
 
@@ -1298,7 +1328,7 @@ def _node_key(node: NodeProto, graph: _Graph) -> tuple[Any, ...]:
         tuple(bool(name) for name in node.input),
         tuple(bool(name) for name in node.output),
         tuple(b"" if t is None else t.SerializeToString() for t in types),
-        tuple(None if v is None else (v.integer, v.shape, *v.flat()) for v in values),
+        tuple(None if v is None else v.key for v in values),
     )
 
 
@@ -1345,14 +1375,14 @@ def _split_types(
     shape: list[_Dim] | None,
     axis: int | None,
     sizes: tuple[Any, ...] | None,
-    named: dict[Any, str | None],
+    params: DimParams,
 ) -> Iterator[tuple[str, TypeProto]]:
     for i, output in enumerate(spec.outputs):
         if not output:
             continue
         dims = None
         if shape is not None and axis is not None:
-            size = None if sizes is None else _size_dim(sizes[i], named)
+            size = None if sizes is None else _size_dim(sizes[i], params)
             dims = [*shape[:axis], size, *shape[axis + 1 :]]
         yield output, helper.make_tensor_type_proto(elem, dims)
 
@@ -1363,45 +1393,35 @@ def _sequence_type(
     shape: list[_Dim] | None,
     axis: int | None,
     length: Any,
-    named: dict[Any, str | None],
+    params: DimParams,
 ) -> TypeProto:
     dims = None
     if shape is not None and axis is not None:
         if drops_axis(spec.split_input is not None, spec.keepdims):
             dims = [*shape[:axis], *shape[axis + 1 :]]
         else:
-            size = None if length is None else _size_dim(length, named)
+            size = None if length is None else _size_dim(length, params)
             dims = [*shape[:axis], size, *shape[axis + 1 :]]
     return helper.make_sequence_type_proto(helper.make_tensor_type_proto(elem, dims))
 
 
-def _axis_dim(dims: list[Any] | None, axis: int | None) -> tuple[Any, dict[Any, str | None]]:
-    """The length of the split axis: an int, a sympy expression, or ``_unknown()``; and what
-    the symbols that are no dim names stand for (see :func:`_size_dim`)."""
+def _axis_dim(dims: list[Any] | None, axis: int | None, params: DimParams) -> Any:
+    """The length of the split axis: an int, a sympy expression (a name, or an expression
+    this inference wrote), or ``_unknown()``."""
     if dims is None or axis is None:
-        return _unknown(), {_unknown(): None}
+        return _unknown()
     dim = dim_of(dims[axis])
     if dim is None:
-        return _unknown(), {_unknown(): None}
-    if isinstance(dim, int):
-        return dim, {}
-    expr = parse_dim(dim)
-    if expr is None:
-        name = sympy.Dummy("name", integer=True, nonnegative=True)
-        return name, {name: dim}
-    return (int(expr), {}) if isinstance(expr, sympy.Integer) else (expr, {})
+        return _unknown()
+    return dim if isinstance(dim, int) else params.read(dim)
 
 
-def _size_dim(size: Any, named: dict[Any, str | None]) -> _Dim:
-    """A size as a dim: ``named`` maps the symbols that stand for an opaque name (to it) or
-    for an unknown dim (to ``None``); a size that involves them otherwise is unknown."""
+def _size_dim(size: Any, params: DimParams) -> _Dim:
+    """A size as a dim; one that involves an unknown dim is unknown (see
+    :meth:`DimParams.write`)."""
     if size is None or isinstance(size, int):
         return size
-    if size in named:
-        return named[size]
-    if named and size.has(*named):
-        return None
-    return format_dim(size)
+    return params.write(size)
 
 
 # --- names and text -------------------------------------------------------------------

@@ -1,16 +1,23 @@
-"""Symbolic axis lengths: ONNX ``dim_param`` strings as sympy expressions, and back.
+"""Symbolic axis lengths: ONNX ``dim_param`` names as sympy symbols, and the expressions of
+them that inference writes.
 
-Shape inference writes a part size that depends on a symbolic dim as a ``dim_param`` that
-sympy parses back: integers, dim names, ``+ - * /`` (``/`` is exact division), and the
-functions ``ceiling``, ``floor``, ``Min``, ``Max`` and ``Mod``. Every symbol stands for a
-non-negative integer.
+A ``dim_param`` is a name, never arithmetic: two dims with the same ``dim_param`` are equal,
+and nothing else is known of them. ``"N - N"`` is a name, not 0; ``"4"`` is a name, not the
+number 4. Each name stands for a non-negative integer.
 
->>> n = parse_dim("N")
->>> format_dim(SYMBOLIC.minus(n, SYMBOLIC.ceil_div(n, 4), 3))
+Shape inference writes a part size that depends on a name as an expression
+(``N - 3*ceiling(N/4)``), and reads the dims it wrote back as those expressions, during the
+same inference (:class:`DimParams`): to splitops, a model it inferred earlier holds names.
+
+>>> params = DimParams()
+>>> n = params.read("N")
+>>> params.write(SYMBOLIC.minus(n, SYMBOLIC.ceil_div(n, 4), 3))
 'N - 3*ceiling(N/4)'
->>> format_dim(parse_dim("ceiling(N/4)").subs(n, 9))
-3
->>> parse_dim("batch size") is None
+>>> params.read("N - 3*ceiling(N/4)") == n - 3 * sympy.ceiling(n / 4)
+True
+>>> params.read("N - N"), DimParams().read("N - 3*ceiling(N/4)").is_Symbol
+(N - N, True)
+>>> params.write(sympy.ceiling(params.read("4") / 2)) is None
 True
 """
 
@@ -19,13 +26,13 @@ from __future__ import annotations
 import importlib
 import keyword
 import re
+from collections.abc import Iterable
 from functools import cache, lru_cache
-from tokenize import TokenError
 from typing import Any
 
 import numpy as np
 
-__all__ = ["SYMBOLIC", "format_dim", "parse_dim", "sympy"]
+__all__ = ["SYMBOLIC", "DimParams", "dim_symbol", "sympy"]
 
 
 class _Sympy:
@@ -59,20 +66,11 @@ def _sympy() -> Any:
 #: sympy, loaded at first use.
 sympy: Any = _Sympy()
 
-#: What a ``dim_param`` written by splitops may contain; anything else is an opaque name.
-_DIM_SYNTAX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[-+*/(), ]")
-_FUNCTION_NAMES = ("ceiling", "floor", "Min", "Max", "Mod")
-_MAX_LENGTH = 512
-#: The names the parser knows; every other name is a dim.
-_PARSER_WORDS = frozenset({"Integer", "Symbol", *_FUNCTION_NAMES})
-
-
-@cache
-def _parser() -> tuple[Any, dict[str, Any], tuple[Any, ...]]:
-    """sympy's parser, the names it knows, and its transformations."""
-    parsing = importlib.import_module("sympy.parsing.sympy_parser")
-    names = {name: getattr(sympy, name) for name in _PARSER_WORDS}
-    return parsing.parse_expr, names, (parsing.auto_symbol, parsing.auto_number)
+#: A name that an expression may hold: an identifier that no function of the expressions
+#: is called. An expression over any other name (``batch size``, ``4``, ``N - N``) would
+#: read as other arithmetic (``ceiling(4/2)``), so it is not written.
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FUNCTION_NAMES = frozenset({"ceiling", "floor", "Min", "Max", "Mod"})
 
 
 class SymbolicArithmetic:
@@ -98,49 +96,64 @@ class SymbolicArithmetic:
 SYMBOLIC = SymbolicArithmetic()
 
 
-@lru_cache(maxsize=1024)
-def parse_dim(text: str) -> Any:
-    """``text`` (a ``dim_param``) as a sympy expression, or ``None`` if it is no expression
-    of the syntax above (then it is only a name, and nothing is derived from it).
+@lru_cache(maxsize=4096)
+def dim_symbol(name: str) -> Any:
+    """The symbol of a ``dim_param``: the name stands for a non-negative integer."""
+    return sympy.Symbol(name, integer=True, nonnegative=True)
 
-    Parsing runs sympy on the text only after every character has passed the syntax
-    check, which admits no attribute access, strings or powers.
+
+def _plain(symbol: Any) -> bool:
+    name = symbol.name
+    return (
+        not isinstance(symbol, sympy.Dummy)
+        and _PLAIN_NAME.fullmatch(name) is not None
+        and not keyword.iskeyword(name)
+        and name not in _FUNCTION_NAMES
+    )
+
+
+class DimParams:
+    """The ``dim_param`` texts of one inference: what each text read stands for, and the
+    text of each expression written.
+
+    A text stands for its own name (:func:`dim_symbol`), unless this inference wrote it for
+    an expression: then it stands for that expression, so that the dims of one Split's
+    outputs add up again in the next node. An expression's text is written only where it
+    cannot be taken for a name of the model (``taken``): writing it would claim that the
+    two dims are equal. A model that splitops inferred and that is inferred again holds
+    the expressions as names, and they pass through as names.
     """
-    if not text or len(text) > _MAX_LENGTH or "**" in text:
-        return None
-    if text.isidentifier() and not keyword.iskeyword(text) and text not in _PARSER_WORDS:
-        return sympy.Symbol(text, integer=True, nonnegative=True)  # a name: no parser needed
-    if "".join(_DIM_SYNTAX.findall(text)) != text:
-        return None
-    parse_expr, names, transformations = _parser()
-    try:
-        expr = parse_expr(text, local_dict={}, global_dict=names, transformations=transformations)
-    except (
-        SyntaxError,
-        TokenError,
-        TypeError,
-        ValueError,
-        NameError,
-        AttributeError,
-        ZeroDivisionError,
-        RecursionError,
-    ):
-        return None  # Mod(N, 0) or an unclosed "Mod(N, 0", say: not an expression of a length
-    if not isinstance(expr, sympy.Expr) or expr.has(sympy.zoo, sympy.nan, sympy.oo):
-        return None
-    if expr.is_number and not (expr.is_integer and expr >= 0):
-        return None
-    dims = {s: sympy.Symbol(s.name, integer=True, nonnegative=True) for s in expr.free_symbols}
-    return expr.xreplace(dims)
 
+    def __init__(self, taken: Iterable[str] = ()) -> None:
+        self._taken = frozenset(taken)
+        self._written: dict[str, Any] = {}
 
-def format_dim(expr: Any) -> int | str:
-    """A sympy size as an ONNX dim: an int when it is a number, else its ``dim_param`` text."""
-    if isinstance(expr, int):
-        return expr
-    if isinstance(expr, sympy.Integer):
-        return int(expr)
-    return _text(expr)
+    def read(self, text: str) -> Any:
+        """What a ``dim_param`` stands for: an expression this inference wrote, else a name."""
+        found = self._written.get(text)
+        return dim_symbol(text) if found is None else found
+
+    def write(self, size: Any) -> int | str | None:
+        """A size as an ONNX dim: an int when it is a number, the text of a name or an
+        expression, or ``None`` (unknown) for an expression that cannot be written: one over
+        a name of another syntax, or whose text is a name of the model."""
+        if isinstance(size, int):
+            return size
+        if isinstance(size, sympy.Integer):
+            return int(size)
+        if isinstance(size, sympy.Symbol):
+            return None if isinstance(size, sympy.Dummy) else str(size.name)
+        if not all(_plain(symbol) for symbol in size.free_symbols):
+            return None
+        text = _text(size)
+        known = self._written.get(text)
+        if known is None:
+            if text in self._taken:
+                return None
+            self._written[text] = size
+        elif known != size:
+            return None
+        return text
 
 
 @lru_cache(maxsize=4096)

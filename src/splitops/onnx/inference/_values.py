@@ -6,21 +6,31 @@ through the operators below, so that a Split or SplitToSequence fed by them gets
 are expressions of the input's dims (``floor(seq/3)``), and a Reshape, Expand, Range, Tile
 or ConstantOfShape fed by them gets its output's dims (:func:`value_shape`).
 
-A :class:`Value` holds the items of one tensor in a numpy array of objects: ints, sympy
-expressions of dim names (:mod:`splitops.onnx.inference._symbolic`), or ``None`` for an item nobody
-knows (an unknown dim read by ``Shape``). Whatever an operator here cannot decide exactly
-gives ``None``, never a guess: integer ``Div`` truncates toward zero, so it is ``floor`` only
-where the quotient is provably >= 0 (or exact); ``Mod`` with ``fmod=1`` only where both sides
-are >= 0. Values of a floating type are exact rationals: an exporter casts a dim to float to
-divide it and take ``Ceil`` or ``Floor``, which is exact for dims below 2**24 (float32) or
-2**53 (float64), the only lengths a tensor of that many elements per slice can have.
+A :class:`Value` holds the items of one tensor in a numpy array of objects, and its element
+type. An item is a number (a Python int, or a float holding the number of its float type
+exactly), a sympy expression of dim names, or ``None`` for an item nobody knows (an unknown
+dim read by ``Shape``). Each operator computes as the runtimes do in that type
+(:mod:`~splitops.onnx.inference._number_types`): an int32 product wraps around, an int64
+cast to float16 rounds. Whatever an operator cannot decide exactly gives ``None``, never a
+guess:
+
+* Expressions are int64 values only: a symbolic item cast to any other type but bool
+  (where its truth is certain) is unknown, since the type may not hold it.
+* Integer ``Div`` truncates toward zero, so it is ``floor`` only where the quotient is
+  provably >= 0 (or exact); ``Mod`` with ``fmod=1`` only where both sides are >= 0.
+* An expression is int64 arithmetic, followed only where it cannot overflow for dims up to
+  :data:`DIM_BOUND`.
 
 >>> from onnx import helper
->>> n = parse_dim("seq")
+>>> from splitops.onnx.inference._symbolic import dim_symbol
+>>> n = dim_symbol("seq")
 >>> shape = propagate(helper.make_node("Shape", ["x"], ["s"]), 18, [None], [[2, n, 12]])
 >>> length = propagate(helper.make_node("Gather", ["s", "i"], ["g"]), 18, [shape, Value.of(1)])
 >>> propagate(helper.make_node("Div", ["g", "k"], ["d"]), 18, [length, Value.of(3)])
 Value(floor(seq/3))
+>>> wide = Value.of([300, 258])
+>>> propagate(helper.make_node("Cast", ["w"], ["c"], to=TensorProto.UINT8), 18, [wide])
+Value([44, 2], uint8)
 """
 
 from __future__ import annotations
@@ -28,6 +38,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -35,15 +47,17 @@ from onnx import NodeProto, TensorProto, helper
 
 from ..model._node import DEFAULT_DOMAINS
 from ..model._walk import SMALL_TENSOR, constant_value
-from ._symbolic import parse_dim, sympy
+from ._number_types import NumberType, Rounded, number_type
+from ._symbolic import sympy
 
 __all__ = [
+    "DIM_BOUND",
     "MAX_ITEMS",
     "READS_SHAPES",
     "SHAPE_OPS",
     "VALUE_OPS",
     "Value",
-    "dims_items",
+    "from_array",
     "propagate",
     "value_shape",
 ]
@@ -52,35 +66,37 @@ __all__ = [
 #: an embedding table) is never followed, which is what lets inference set weights aside.
 MAX_ITEMS = SMALL_TENSOR
 
-_INTEGER_TYPES = frozenset(
-    {
-        TensorProto.INT8,
-        TensorProto.INT16,
-        TensorProto.INT32,
-        TensorProto.INT64,
-        TensorProto.UINT8,
-        TensorProto.UINT16,
-        TensorProto.UINT32,
-        TensorProto.UINT64,
-    }
-)
-_FLOAT_TYPES = frozenset(
-    {TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16}
-)
+_INT64, _BOOL = TensorProto.INT64, TensorProto.BOOL
+
+#: The greatest length a dim name is taken to stand for where splitops decides whether the
+#: int64 arithmetic of an expression can overflow (int32's greatest number). An expression
+#: that could leave int64 for dims up to it (``S + 2**63 - 200``, a product of three dims)
+#: is unknown.
+DIM_BOUND = 2**31 - 1
+_INT64_LOW, _INT64_HIGH = -(2**63), 2**63 - 1
 
 
 @dataclass(frozen=True, eq=False)
 class Value:
-    """The items of a tensor (an object array of its shape) and whether it holds integers
-    (else a floating type)."""
+    """The items of a tensor (an object array of its shape) and its element type (a
+    ``TensorProto`` code of a type :func:`number_type` knows)."""
 
     items: np.ndarray[Any, Any]
-    integer: bool = True
+    elem: int = _INT64
 
     @classmethod
-    def of(cls, items: Any, *, integer: bool = True) -> Value:
-        """A value from nested lists (or one item) of ints, sympy expressions or ``None``."""
-        return cls(_objects(items), integer)
+    def of(cls, items: Any, elem: int = _INT64) -> Value:
+        """A value from nested lists (or one item) of numbers, sympy expressions or ``None``.
+        The numbers must be ones the type holds."""
+        return cls(_objects(items, float_type=elem in _FLOAT_CODES), elem)
+
+    @property
+    def number(self) -> NumberType:
+        """The element type, as the runtimes compute with it."""
+        found = number_type(self.elem)
+        if found is None:
+            raise ValueError(f"values of element type {self.elem} are not followed")
+        return found
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -89,16 +105,22 @@ class Value:
     def flat(self) -> list[Any]:
         return list(self.items.reshape(-1))
 
+    @cached_property
+    def key(self) -> tuple[Any, ...]:
+        """What the value is, hashable: its type, shape and items (a rounded float16 item
+        apart from the same number unrounded)."""
+        items = self.flat()
+        if self.elem == TensorProto.FLOAT16:
+            items = [("rounded", x) if type(x) is Rounded else x for x in items]
+        return (self.elem, self.shape, *items)
+
     def host(self) -> Any:
-        """The items as Python values (nested lists, or one item for a scalar); the numbers
-        of a floating value as floats."""
-        if self.integer:
-            return self.items.tolist()
-        return _map(_as_float, self.items).tolist()
+        """The items as Python values (nested lists, or one item for a scalar)."""
+        return self.items.tolist()
 
     @property
     def known(self) -> bool:
-        """Whether every item is known (an int, or an expression)."""
+        """Whether every item is known (a number, or an expression)."""
         return all(item is not None for item in self.flat())
 
     @property
@@ -108,11 +130,19 @@ class Value:
 
     def __repr__(self) -> str:
         inner = self.host()
-        return f"Value({inner})" if self.integer else f"Value({inner}, float)"
+        if self.elem == _INT64:
+            return f"Value({inner})"
+        return f"Value({inner}, {helper.tensor_dtype_to_np_dtype(self.elem)})"
 
 
-def _objects(items: Any) -> np.ndarray[Any, Any]:
-    """``items`` as an object array of normalized items (sympy integers become ints)."""
+_FLOAT_CODES = frozenset(
+    code for code in TensorProto.DataType.values() if (t := number_type(code)) and t.is_float
+)
+
+
+def _objects(items: Any, *, float_type: bool = False) -> np.ndarray[Any, Any]:
+    """``items`` as an object array of normalized items (sympy integers become ints, the
+    numbers of a float type floats)."""
     if isinstance(items, np.ndarray):
         array = items if items.dtype == object else items.astype(object)
     elif isinstance(items, (list, tuple)):
@@ -120,12 +150,17 @@ def _objects(items: Any) -> np.ndarray[Any, Any]:
     else:
         array = np.empty((), dtype=object)
         array[()] = items
-    return _map(_normal, array) if array.size else array
+    if not array.size:
+        return array
+    return _map(_normal_float if float_type else _normal, array)
 
 
 def _map(function: Callable[..., Any], *arrays: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """``function`` on the items of ``arrays`` (broadcast), as an object array."""
-    result = np.frompyfunc(function, len(arrays), 1)(*arrays)
+    # A float that overflows to infinity (an unknown item) raises the FPU's overflow flag,
+    # which numpy reads when its loop ends.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        result = np.frompyfunc(function, len(arrays), 1)(*arrays)
     if isinstance(result, np.ndarray):
         return result
     scalar = np.empty((), dtype=object)
@@ -134,25 +169,21 @@ def _map(function: Callable[..., Any], *arrays: np.ndarray[Any, Any]) -> np.ndar
 
 
 def _is_number(item: Any) -> bool:
-    return isinstance(item, int) or (isinstance(item, sympy.Rational) and item.is_finite is True)
-
-
-def _as_float(item: Any) -> Any:
-    return float(item) if _is_number(item) else item
+    return type(item) is int or type(item) is float
 
 
 def _normal(item: Any) -> Any:
-    if item is None or type(item) is int:
+    """An item in its one form: an int, a finite float, a sympy expression (never a sympy
+    number that is an integer), or ``None``."""
+    kind = type(item)
+    if item is None or kind is int or kind is Rounded:
         return item
-    if isinstance(item, (bool, np.bool_)):
-        return int(item)
-    if isinstance(item, (int, np.integer)):
+    if kind is float:
+        return item if math.isfinite(item) else None
+    if isinstance(item, (bool, np.bool_, np.integer)):
         return int(item)
     if isinstance(item, (float, np.floating)):
-        value = float(item)
-        if not math.isfinite(value):
-            return None
-        return int(value) if value.is_integer() else sympy.Rational(value)
+        return _normal(float(item))
     if isinstance(item, sympy.Integer):
         return int(item)
     if isinstance(item, sympy.Expr) and not item.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
@@ -160,12 +191,10 @@ def _normal(item: Any) -> Any:
     return None
 
 
-def dims_items(dims: Sequence[int | str | None] | None) -> list[Any] | None:
-    """A shape as value items: ints, sympy expressions of parsed ``dim_param`` texts, or
-    ``None`` for an unknown dim or an opaque name."""
-    if dims is None:
-        return None
-    return [d if d is None or isinstance(d, int) else parse_dim(d) for d in dims]
+def _normal_float(item: Any) -> Any:
+    """An item of a float type: a number is a float."""
+    found = _normal(item)
+    return float(found) if type(found) is int else found
 
 
 # --- one operator each ------------------------------------------------------------------
@@ -199,64 +228,158 @@ class _Call:
     def ints(self, index: int) -> list[int] | None:
         """Input ``index`` as a list of plain ints (a scalar as one), or ``None``."""
         value = self.value(index)
-        if value is None or not value.integer or not value.concrete:
+        if value is None or not value.number.is_integer or not value.concrete:
             return None
         return [int(item) for item in value.flat()]
 
-
-def _lift(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``function`` on items, ``None`` when any item is unknown or it cannot decide."""
-
-    def lifted(*items: Any) -> Any:
-        if any(item is None for item in items):
+    def alike(self, count: int | None = None) -> list[Value] | None:
+        """The first ``count`` inputs (all by default), all known and of one element type
+        (as every operator here requires of them), or ``None``."""
+        values = list(self.inputs if count is None else self.inputs[:count])
+        if not values or any(v is None for v in values):
             return None
-        try:
-            return _normal(function(*items))
-        except (ArithmeticError, TypeError, ValueError):
-            return None
-
-    return lifted
+        found = [v for v in values if v is not None]
+        return found if all(v.elem == found[0].elem for v in found) else None
 
 
-def _elementwise(call: _Call, function: Callable[..., Any], *, integer: bool) -> Value | None:
-    values = list(call.inputs)
-    if not values or any(v is None for v in values):
-        return None
-    known = [v for v in values if v is not None]
+def _broadcast(values: Sequence[Value], function: Callable[..., Any], elem: int) -> Value | None:
+    """``function`` on the items of ``values``, broadcast; a value of element type ``elem``."""
     try:
-        shape = np.broadcast_shapes(*(v.shape for v in known))
+        shape = np.broadcast_shapes(*(v.shape for v in values))
     except ValueError:
         return None
     if math.prod(shape) > MAX_ITEMS:
         return None
-    return Value(_map(_lift(function), *(v.items for v in known)), integer)
+    return Value(_map(function, *(v.items for v in values)), elem)
 
 
-def _integer_result(call: _Call) -> bool:
-    return all(v is not None and v.integer for v in call.inputs)
+#: An operator on the numbers of one type, and the same on int64 expressions.
+_OnNumbers = Callable[..., Any]
+_OnExpressions = Callable[..., Any]
+
+
+def _elementwise(
+    on_numbers: _OnNumbers,
+    on_expressions: _OnExpressions | None = None,
+    *,
+    takes: Callable[[NumberType], bool] = lambda t: t.computes,
+    gives_bool: bool = False,
+) -> Callable[[_Call], Value | None]:
+    """An elementwise operator of inputs of one type: ``on_numbers(type, *numbers)`` where
+    all items are numbers, ``on_expressions(*items)`` where some are int64 expressions;
+    ``None`` for a type it does not ``take``."""
+
+    def apply(call: _Call) -> Value | None:
+        values = call.alike()
+        if values is None:
+            return None
+        number = values[0].number
+        if not takes(number):
+            return None
+        symbolic = on_expressions if number.code == _INT64 else None
+
+        def item(*items: Any) -> Any:
+            try:
+                if all(_is_number(x) for x in items):
+                    return on_numbers(number, *items)
+                if symbolic is None or any(x is None for x in items):
+                    return None
+                return _int64(symbolic(*items))
+            except (ArithmeticError, TypeError, ValueError):
+                return None
+
+        return _broadcast(values, item, _BOOL if gives_bool else number.code)
+
+    return apply
+
+
+def _variadic(operator: Callable[[_Call], Value | None]) -> Callable[[_Call], Value | None]:
+    """A variadic operator (Min, Max) as its binary one, folded over the inputs."""
+
+    def apply(call: _Call) -> Value | None:
+        if not call.inputs:
+            return None
+        if len(call.inputs) == 1:
+            return operator(call)
+        result = call.inputs[0]
+        for other in call.inputs[1:]:
+            result = operator(_Call(call.node, call.opset, [result, other]))
+            if result is None:
+                return None
+        return result
+
+    return apply
+
+
+def _int64(expr: Any) -> Any:
+    """An int64 expression an operator gave, or ``None`` where it may overflow int64: it is
+    exact only where it stays in range for every dim up to :data:`DIM_BOUND`."""
+    found = _normal(expr)
+    if found is None or isinstance(found, int):
+        return found if found is None or _INT64_LOW <= found <= _INT64_HIGH else None
+    bounds = _bounds(found)
+    if bounds is None or bounds[0] < _INT64_LOW or bounds[1] > _INT64_HIGH:
+        return None
+    return found
+
+
+@lru_cache(maxsize=4096)
+def _bounds(expr: Any) -> tuple[Fraction, Fraction] | None:
+    """The least and greatest values of an expression of dim names, each in
+    ``[0, DIM_BOUND]`` (``None`` for one of other functions)."""
+    if expr.is_Rational:
+        value = Fraction(int(expr.p), int(expr.q))
+        return value, value
+    if expr.is_Symbol:
+        return Fraction(0), Fraction(DIM_BOUND)
+    parts = [_bounds(arg) for arg in expr.args]
+    if any(part is None for part in parts):
+        return None
+    known = [part for part in parts if part is not None]
+    if expr.is_Add:
+        return sum((p[0] for p in known), Fraction(0)), sum((p[1] for p in known), Fraction(0))
+    if expr.is_Mul:
+        low = high = Fraction(1)
+        for a, b in known:
+            corners = [low * a, low * b, high * a, high * b]
+            low, high = min(corners), max(corners)
+        return low, high
+    if isinstance(expr, (sympy.floor, sympy.ceiling)):
+        (low, high), rounding = known[0], math.floor if isinstance(expr, sympy.floor) else math.ceil
+        return Fraction(rounding(low)), Fraction(rounding(high))
+    if isinstance(expr, sympy.Min):
+        return min(p[0] for p in known), min(p[1] for p in known)
+    if isinstance(expr, sympy.Max):
+        return max(p[0] for p in known), max(p[1] for p in known)
+    if isinstance(expr, sympy.Mod):
+        low, high = known[1]
+        if low > 0:
+            return Fraction(0), high
+        return (low, Fraction(0)) if high < 0 else None
+    if expr.is_Pow and expr.exp == -1 and known[0][0] > 0:
+        return 1 / known[0][1], 1 / known[0][0]
+    return None
 
 
 def _truncated(a: Any, b: Any) -> Any:
-    """ONNX integer Div: the quotient truncated toward zero."""
-    if isinstance(a, int) and isinstance(b, int):
-        quotient = abs(a) // abs(b)
-        return quotient if (a >= 0) == (b > 0) else -quotient
+    """ONNX integer Div of int64 expressions: the quotient truncated toward zero."""
     return None if b == 0 else _toward_zero(sympy.sympify(a) / b)
 
 
-def _div(call: _Call) -> Value | None:
-    if _integer_result(call):
-        return _elementwise(call, _truncated, integer=True)
-    return _elementwise(
-        call, lambda a, b: None if b == 0 else sympy.Rational(1, 1) * a / b, integer=False
-    )
+def _toward_zero(expr: Any) -> Any:
+    """``expr`` rounded toward zero, where its sign is known (else ``None``)."""
+    if expr.is_integer:
+        return expr
+    if expr.is_nonnegative:
+        return sympy.floor(expr)
+    if expr.is_nonpositive:
+        return sympy.ceiling(expr)
+    return None
 
 
 def _remainder(a: Any, b: Any, fmod: bool) -> Any:
     if b == 0:
         return None
-    if isinstance(a, int) and isinstance(b, int):
-        return int(math.fmod(a, b)) if fmod else a % b
     if fmod and not (sympy.sympify(a).is_nonnegative and sympy.sympify(b).is_positive):
         return None  # C fmod takes the dividend's sign: decidable only for a >= 0, b > 0
     return sympy.Mod(a, b)
@@ -264,36 +387,24 @@ def _remainder(a: Any, b: Any, fmod: bool) -> Any:
 
 def _mod(call: _Call) -> Value | None:
     fmod = bool(call.attribute("fmod", 0))
-    return _elementwise(call, lambda a, b: _remainder(a, b, fmod), integer=_integer_result(call))
+    operator = _elementwise(
+        lambda t, a, b: t.mod(a, b, fmod=fmod), lambda a, b: _remainder(a, b, fmod)
+    )
+    return operator(call)
 
 
-def _rounded(function: Callable[[Any], Any]) -> Callable[[_Call], Value | None]:
-    def apply(call: _Call) -> Value | None:
-        value = call.value(0)
-        if value is None or value.integer:
-            return value
-        return _elementwise(call, function, integer=False)
-
-    return apply
+def _bit_shift(call: _Call) -> Value | None:
+    left = call.attribute("direction", b"") in (b"LEFT", "LEFT")
+    operator = _elementwise(
+        lambda t, a, b: t.shift(a, b, left=left), takes=lambda t: t.is_integer and not t.signed
+    )
+    return operator(call)
 
 
-def _arithmetic(function: Callable[..., Any]) -> Callable[[_Call], Value | None]:
-    return lambda call: _elementwise(call, function, integer=_integer_result(call))
-
-
-def _variadic(function: Callable[..., Any]) -> Callable[[_Call], Value | None]:
-    def apply(call: _Call) -> Value | None:
-        if not call.inputs or any(v is None for v in call.inputs):
-            return None
-        result = call.inputs[0]
-        for other in call.inputs[1:]:
-            pair = _Call(call.node, call.opset, [result, other])
-            result = _elementwise(pair, function, integer=_integer_result(pair))
-            if result is None:
-                return None
-        return result
-
-    return apply
+def _equal(a: Any, b: Any) -> Any:
+    """1 where ``a == b`` is certain, 0 where ``a != b`` is, else ``None``."""
+    difference = sympy.sympify(a - b)
+    return None if difference.is_zero is None else int(bool(difference.is_zero))
 
 
 def _constant(call: _Call) -> Value | None:
@@ -302,10 +413,21 @@ def _constant(call: _Call) -> Value | None:
 
 
 def from_array(array: np.ndarray[Any, Any]) -> Value | None:
-    """A numpy array as a value, or ``None`` for a large one or one of no number type."""
-    if not _small(array.shape) or array.dtype.kind not in "iubf":
+    """A numpy array as a value, or ``None`` for a large one or one of a type whose values
+    are not followed (strings, complex numbers, 4-bit types)."""
+    if not _small(array.shape):
         return None
-    return Value(_objects(array), array.dtype.kind != "f")
+    try:
+        elem = helper.np_dtype_to_tensor_dtype(array.dtype)
+    except (KeyError, TypeError, ValueError):
+        return None
+    number = number_type(elem)
+    if number is None:
+        return None
+    if number.is_float:
+        # float64 holds every number of every float format exactly.
+        return Value(_objects(array.astype(np.float64).tolist(), float_type=True), elem)
+    return Value(_objects(array.tolist()), elem)
 
 
 def _shape(call: _Call) -> Value | None:
@@ -324,9 +446,12 @@ def _clamped(start: int, end: int, rank: int) -> tuple[int, int]:
 
 
 def _size(call: _Call) -> Value | None:
-    if call.dims is None or any(d is None for d in call.dims):
+    dims = call.dims
+    if dims is None or any(d is None for d in dims):
         return None
-    return Value.of(_normal(sympy.Mul(*call.dims)) if call.dims else 1)
+    if all(type(d) is int for d in dims):
+        return Value.of(math.prod(dims))
+    return Value.of(_int64(sympy.Mul(*dims)))
 
 
 def _identity(call: _Call) -> Value | None:
@@ -345,7 +470,7 @@ def _gather(call: _Call) -> Value | None:
     if any(not -length <= i < length for i in indices):
         return None
     taken = np.take(data.items, np.reshape(indices, index_value.shape), axis=axis)
-    return Value(_objects(taken), data.integer)
+    return Value(_objects(taken), data.elem)
 
 
 def _slice(call: _Call) -> Value | None:
@@ -371,7 +496,7 @@ def _slice(call: _Call) -> Value | None:
         if step == 0 or not -rank <= axis < rank:
             return None
         items = np.take(items, _slice_indices(start, end, step, items.shape[axis]), axis=axis)
-    return Value(_objects(items), data.integer)
+    return Value(_objects(items), data.elem)
 
 
 def _slice_indices(start: int, end: int, step: int, length: int) -> list[int]:
@@ -386,15 +511,15 @@ def _slice_indices(start: int, end: int, step: int, length: int) -> list[int]:
 
 
 def _concat(call: _Call) -> Value | None:
-    if not call.inputs or any(v is None for v in call.inputs):
+    values = call.alike()
+    if values is None:
         return None
-    values = [v for v in call.inputs if v is not None]
     axis = call.attribute("axis", 0)
     try:
         joined = np.concatenate([v.items for v in values], axis=axis)
     except (ValueError, np.exceptions.AxisError):
         return None
-    return Value(_objects(joined), all(v.integer for v in values))
+    return Value(_objects(joined), values[0].elem)
 
 
 def _axes(call: _Call) -> list[int] | None:
@@ -416,7 +541,7 @@ def _unsqueeze(call: _Call) -> Value | None:
     items = data.items
     for axis in positions:
         items = np.expand_dims(items, axis)
-    return Value(items, data.integer)
+    return Value(items, data.elem)
 
 
 def _squeeze(call: _Call) -> Value | None:
@@ -432,7 +557,7 @@ def _squeeze(call: _Call) -> Value | None:
     if any(not 0 <= a < rank or data.shape[a] != 1 for a in chosen):
         return None
     squeezed = np.squeeze(data.items, axis=tuple(chosen)) if chosen else np.squeeze(data.items)
-    return Value(_objects(squeezed), data.integer)
+    return Value(_objects(squeezed), data.elem)
 
 
 def _reshape(call: _Call) -> Value | None:
@@ -445,101 +570,119 @@ def _reshape(call: _Call) -> Value | None:
         for i, size in enumerate(shape)
     ]
     try:
-        return Value(data.items.reshape(target), data.integer)
+        return Value(data.items.reshape(target), data.elem)
     except ValueError:
         return None
 
 
 def _cast(call: _Call) -> Value | None:
     data, to = call.value(0), call.attribute("to")
-    if data is None:
+    target = None if to is None else number_type(to)
+    if data is None or target is None:
         return None
-    if to in _FLOAT_TYPES:
-        return Value(data.items, integer=False)
-    if to not in _INTEGER_TYPES:
-        return None
-    if data.integer:
+    source = data.number
+    if target == source:
         return data
-    # Float to integer rounds toward zero.
-    return Value(_map(_lift(_toward_zero), data.items), integer=True)
+    saturate = bool(call.attribute("saturate", 1))
 
+    def item(x: Any) -> Any:
+        if _is_number(x) or type(x) is Rounded:
+            return target.cast(float(x) if source.is_float else x, source, saturate=saturate)
+        if x is None or target.kind != "bool":
+            return None  # an expression may not fit any type but int64
+        zero = sympy.sympify(x).is_zero
+        return None if zero is None else int(not zero)
 
-def _toward_zero(item: Any) -> Any:
-    """``item`` rounded toward zero, where its sign is known (else ``None``)."""
-    if isinstance(item, int):
-        return item
-    expr = sympy.sympify(item)
-    if expr.is_integer:
-        return expr
-    if expr.is_nonnegative:
-        return sympy.floor(expr)
-    if expr.is_nonpositive:
-        return sympy.ceiling(expr)
-    return None
-
-
-def _equal(a: Any, b: Any) -> Any:
-    """1 where ``a == b`` is certain, 0 where ``a != b`` is, else ``None``."""
-    difference = sympy.sympify(a - b)
-    return None if difference.is_zero is None else int(bool(difference.is_zero))
+    return Value(_map(item, data.items), target.code)
 
 
 def _where(call: _Call) -> Value | None:
     condition, chosen, other = (call.value(k) for k in range(3))
     if condition is None or chosen is None or other is None:
         return None
-    pair = _Call(call.node, call.opset, [condition, chosen, other])
-    return _elementwise(
-        pair, lambda c, x, y: x if c else y, integer=chosen.integer and other.integer
-    )
+    if condition.elem != _BOOL or chosen.elem != other.elem:
+        return None
+
+    def item(c: Any, x: Any, y: Any) -> Any:
+        return None if c is None else x if c else y
+
+    return _broadcast([condition, chosen, other], item, chosen.elem)
 
 
-def _range_count(start: Any, limit: Any, delta: Any) -> Any:
-    """How many items Range(start, limit, delta) gives: max(ceil((limit - start) / delta), 0)."""
+#: The element types Range takes.
+_RANGE_TYPES = frozenset(
+    {TensorProto.INT16, TensorProto.INT32, TensorProto.INT64, TensorProto.FLOAT, TensorProto.DOUBLE}
+)
+
+
+def _range_scalars(call: _Call) -> tuple[NumberType, list[Any]] | None:
+    """Range's start, limit and delta, scalars of one type that it takes, and that type."""
+    values = call.alike(3)
+    if values is None or len(values) < 3 or any(v.items.size != 1 for v in values):
+        return None
+    if values[0].elem not in _RANGE_TYPES:
+        return None
+    return values[0].number, [v.flat()[0] for v in values]
+
+
+def _range_count(number: NumberType, start: Any, limit: Any, delta: Any) -> Any:
+    """How many items Range(start, limit, delta) gives, max(ceil((limit - start) / delta), 0),
+    as the runtimes compute it: ``limit - start`` in the type, divided in float64. Where
+    that rounds differently from the exact count, ``None``."""
     if delta is None or delta == 0 or start is None or limit is None:
         return None
-    return _normal(sympy.Max(sympy.ceiling(sympy.sympify(limit - start) / delta), 0))
-
-
-def _scalars(call: _Call, count: int) -> list[Any] | None:
-    found = []
-    for index in range(count):
-        value = call.value(index)
-        if value is None or value.items.size != 1:
+    if not all(_is_number(x) for x in (start, limit, delta)):
+        if number.code != _INT64:
             return None
-        found.append(value.flat()[0])
-    return found
+        return _normal(sympy.Max(sympy.ceiling(sympy.sympify(limit - start) / delta), 0))
+    span = Fraction(limit) - Fraction(start)
+    if number.exact(limit - start) != span or abs(span) > 2**52:
+        return None
+    count = max(math.ceil(span / Fraction(delta)), 0)
+    return count if max(math.ceil(float(span) / float(delta)), 0) == count else None
 
 
 def _range(call: _Call) -> Value | None:
-    given = _scalars(call, 3)
-    if given is None:
+    found = _range_scalars(call)
+    if found is None:
         return None
-    start, limit, delta = given
-    count = _range_count(start, limit, delta)
+    number, (start, limit, delta) = found
+    count = _range_count(number, start, limit, delta)
     if not isinstance(count, int) or count > MAX_ITEMS:
         return None
-    integer = all(v is not None and v.integer for v in call.inputs[:3])
-    return Value.of([_normal(start + delta * i) for i in range(count)], integer=integer)
+    if number.is_float and not _exact_steps(number, start, delta, count):
+        return None
+    return Value.of([_int64(start + delta * i) for i in range(count)], number.code)
 
 
-def _fill(call: _Call) -> tuple[Any, bool]:
-    """ConstantOfShape's fill value and whether it is an integer (float 0 by default)."""
+def _exact_steps(number: NumberType, start: float, delta: float, count: int) -> bool:
+    """Whether the type holds every ``i * delta`` and ``start + i * delta`` of a float Range
+    exactly: onnxruntime adds delta up in the type, numpy multiplies in float64, and both
+    then give the same items."""
+    for i in range(count):
+        step = Fraction(delta) * i
+        for exact in (step, Fraction(start) + step):
+            if number.nearest(exact) != exact:
+                return False
+    return True
+
+
+def _fill(call: _Call) -> Value | None:
+    """ConstantOfShape's fill value (float32 0 by default)."""
     tensor = call.attribute("value")
     if tensor is None:
-        return 0, False
+        return Value.of(0.0, TensorProto.FLOAT)
     array = constant_value(tensor)
     if array is None or array.size != 1:
-        return None, False
-    return _normal(array.reshape(-1)[0]), array.dtype.kind in "iub"
+        return None
+    return from_array(array.reshape(()))
 
 
 def _constant_of_shape(call: _Call) -> Value | None:
-    shape = call.ints(0)
-    fill, integer = _fill(call)
+    shape, fill = call.ints(0), _fill(call)
     if shape is None or fill is None or any(s < 0 for s in shape) or math.prod(shape) > MAX_ITEMS:
         return None
-    return Value.of(np.full(shape, fill, dtype=object), integer=integer)
+    return Value(np.full(shape, fill.items[()], dtype=object), fill.elem)
 
 
 def _expand(call: _Call) -> Value | None:
@@ -552,7 +695,7 @@ def _expand(call: _Call) -> Value | None:
         return None
     if math.prod(target) > MAX_ITEMS:
         return None
-    return Value(np.broadcast_to(data.items, target).copy(), data.integer)
+    return Value(np.broadcast_to(data.items, target).copy(), data.elem)
 
 
 def _tile(call: _Call) -> Value | None:
@@ -566,7 +709,19 @@ def _tile(call: _Call) -> Value | None:
         return None
     if data.items.size * math.prod(repeats) > MAX_ITEMS:
         return None
-    return Value(np.tile(data.items, repeats), data.integer)
+    return Value(np.tile(data.items, repeats), data.elem)
+
+
+def _signed_or_float(number: NumberType) -> bool:
+    return number.computes and (number.is_float or number.signed)
+
+
+def _float(number: NumberType) -> bool:
+    return number.computes and number.is_float
+
+
+def _comparable(number: NumberType) -> bool:
+    return number.computes or number.kind == "bool"
 
 
 #: The operators whose value is followed, by op type (ONNX's own domain).
@@ -582,19 +737,20 @@ VALUE_OPS: dict[str, Callable[[_Call], Value | None]] = {
     "Squeeze": _squeeze,
     "Reshape": _reshape,
     "Cast": _cast,
-    "Add": _arithmetic(lambda a, b: a + b),
-    "Sub": _arithmetic(lambda a, b: a - b),
-    "Mul": _arithmetic(lambda a, b: a * b),
-    "Div": _div,
+    "Add": _elementwise(lambda t, a, b: t.exact(a + b), lambda a, b: a + b),
+    "Sub": _elementwise(lambda t, a, b: t.exact(a - b), lambda a, b: a - b),
+    "Mul": _elementwise(lambda t, a, b: t.exact(a * b), lambda a, b: a * b),
+    "Div": _elementwise(lambda t, a, b: t.div(a, b), _truncated),
     "Mod": _mod,
-    "Neg": _arithmetic(lambda a: -a),
-    "Ceil": _rounded(lambda a: sympy.ceiling(a)),
-    "Floor": _rounded(lambda a: sympy.floor(a)),
-    "Min": _variadic(lambda a, b: sympy.Min(a, b)),
-    "Equal": lambda call: _elementwise(call, _equal, integer=True),
-    "Not": lambda call: _elementwise(call, lambda a: int(not a), integer=True),
+    "BitShift": _bit_shift,
+    "Neg": _elementwise(lambda t, a: t.exact(-a), lambda a: -a, takes=_signed_or_float),
+    "Ceil": _elementwise(lambda t, a: float(math.ceil(a)), takes=_float),
+    "Floor": _elementwise(lambda t, a: float(math.floor(a)), takes=_float),
+    "Min": _variadic(_elementwise(lambda t, *a: min(a), lambda *a: sympy.Min(*a))),
+    "Max": _variadic(_elementwise(lambda t, *a: max(a), lambda *a: sympy.Max(*a))),
+    "Equal": _elementwise(lambda t, a, b: int(a == b), _equal, takes=_comparable, gives_bool=True),
+    "Not": _elementwise(lambda t, a: int(not a), takes=lambda t: t.kind == "bool", gives_bool=True),
     "Where": _where,
-    "Max": _variadic(lambda a, b: sympy.Max(a, b)),
     "Range": _range,
     "ConstantOfShape": _constant_of_shape,
     "Expand": _expand,
@@ -642,7 +798,7 @@ def _broadcast_dim(a: Any, b: Any) -> Any:
 
 def _reshape_dims(call: _Call) -> list[Any] | None:
     shape = call.value(1)
-    if shape is None or shape.items.ndim != 1:
+    if shape is None or shape.items.ndim != 1 or shape.elem != _INT64:
         return None
     allow_zero = bool(call.attribute("allowzero", 0))
     dims = call.dims
@@ -650,11 +806,32 @@ def _reshape_dims(call: _Call) -> list[Any] | None:
     for i, size in enumerate(shape.flat()):
         if size == 0 and not allow_zero:
             size = dims[i] if dims is not None and i < len(dims) else None
+        elif size is not None and not isinstance(size, int):
+            kept = dims[i] if dims is not None and i < len(dims) else None
+            size = size if _plain_size(size, allow_zero, kept) else None
         target.append(size)
     holes = [i for i, size in enumerate(target) if size == -1]
     if len(holes) == 1:
         target[holes[0]] = _inferred_dim(dims, [s for s in target if s != -1])
     return target
+
+
+def _plain_size(size: Any, allow_zero: bool, kept: Any) -> bool:
+    """Whether an expression in a Reshape target is its output dim: it is never -1 (the dim
+    to infer), and never 0 unless ``allowzero`` (a 0 keeps the data's dim, ``kept``: the
+    same where the expression is that dim). A dim name counts as at least 1 here, as onnx
+    and onnxruntime's inference take it: only an input with no elements breaks that."""
+    if not size.is_nonnegative:
+        return False
+    return bool(allow_zero or size == kept or _at_least_one(size).is_positive)
+
+
+@lru_cache(maxsize=1024)
+def _at_least_one(expr: Any) -> Any:
+    """``expr`` with each dim name taken to be at least 1."""
+    return expr.xreplace(
+        {s: sympy.Symbol(s.name, integer=True, positive=True) for s in expr.free_symbols}
+    )
 
 
 def _inferred_dim(dims: Sequence[Any] | None, others: list[Any]) -> Any:
@@ -669,7 +846,7 @@ def _inferred_dim(dims: Sequence[Any] | None, others: list[Any]) -> Any:
 
 def _expand_dims(call: _Call) -> list[Any] | None:
     shape = call.value(1)
-    if shape is None or shape.items.ndim != 1 or call.dims is None:
+    if shape is None or shape.items.ndim != 1 or shape.elem != _INT64 or call.dims is None:
         return None
     a, b = list(call.dims), shape.flat()
     rank = max(len(a), len(b))
@@ -679,19 +856,29 @@ def _expand_dims(call: _Call) -> list[Any] | None:
 
 def _constant_of_shape_dims(call: _Call) -> list[Any] | None:
     shape = call.value(0)
-    return None if shape is None or shape.items.ndim != 1 else shape.flat()
+    if shape is None or shape.items.ndim != 1 or shape.elem != _INT64:
+        return None
+    return shape.flat()
 
 
 def _tile_dims(call: _Call) -> list[Any] | None:
     repeats = call.value(1)
-    if repeats is None or call.dims is None or repeats.items.size != len(call.dims):
+    if repeats is None or repeats.elem != _INT64 or call.dims is None:
         return None
-    return [_lift(lambda d, r: d * r)(d, r) for d, r in zip(call.dims, repeats.flat(), strict=True)]
+    if repeats.items.size != len(call.dims):
+        return None
+    return [
+        None if d is None or r is None else _normal(d * r)
+        for d, r in zip(call.dims, repeats.flat(), strict=True)
+    ]
 
 
 def _range_dims(call: _Call) -> list[Any] | None:
-    given = _scalars(call, 3)
-    return None if given is None else [_range_count(*given)]
+    found = _range_scalars(call)
+    if found is None:
+        return None
+    number, scalars = found
+    return [_range_count(number, *scalars)]
 
 
 def _concat_dims(call: _Call) -> list[Any] | None:

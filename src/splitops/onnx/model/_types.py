@@ -24,6 +24,7 @@ __all__ = [
     "conflicts",
     "declared_type",
     "dim_of",
+    "dim_params",
     "element_name",
     "element_of_code",
     "has_negative_dim",
@@ -90,6 +91,21 @@ def dim_of(dim: TensorShapeProto.Dimension) -> int | str | None:
     if dim.HasField("dim_value"):
         return int(dim.dim_value) if dim.dim_value >= 0 else None
     return str(dim.dim_param) if dim.dim_param else None
+
+
+def dim_params(type_proto: TypeProto) -> list[str]:
+    """The ``dim_param`` names in a type: of a tensor, or inside a sequence, an optional or
+    a map."""
+    kind = type_proto.WhichOneof("value")
+    if kind == "tensor_type":
+        return [d.dim_param for d in type_proto.tensor_type.shape.dim if d.dim_param]
+    if kind == "sequence_type":
+        return dim_params(type_proto.sequence_type.elem_type)
+    if kind == "optional_type":
+        return dim_params(type_proto.optional_type.elem_type)
+    if kind == "map_type":
+        return dim_params(type_proto.map_type.value_type)
+    return []
 
 
 def has_type(type_proto: TypeProto) -> bool:

@@ -34,7 +34,7 @@ from ..model._types import element_of_code, numpy_dtype
 from ..model._view import ModelView, Node
 from ..model._walk import location
 from ..rewrite._lower import SequenceReader, lower_model, sequence_readers
-from ._ort import has_bfloat16, make_session, run_session, session_version
+from ._ort import make_session, needs_raw_values, run_session, session_version
 from .backend import SplitopsRep
 
 __all__ = ["Departure", "Portability", "check_portability"]
@@ -178,7 +178,7 @@ def _runtimes() -> list[tuple[str, _Run, bool]]:
 
 def _run_onnxruntime(model: ModelProto, feeds: dict[str, Any]) -> list[Any]:
     session = make_session(model, threads=1)
-    return run_session(session, feeds, bfloat16=has_bfloat16(session))
+    return run_session(session, feeds, raw=needs_raw_values(session))
 
 
 def _run_reference(model: ModelProto, feeds: dict[str, Any]) -> list[Any]:

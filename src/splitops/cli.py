@@ -199,20 +199,26 @@ def build_parser() -> argparse.ArgumentParser:
     infer = _command(commands, "infer", _infer, "print the type and shape of every split output")
     _model_arguments(infer)
     infer.add_argument("--json", action="store_true", help="print the outputs as a JSON list")
-    infer.add_argument("-o", "--output", type=Path, help="also write the inferred model here")
+    infer.add_argument(
+        "-o", "--output", type=Path, help="also write the inferred model here (folders created)"
+    )
 
     convert = _command(commands, "convert", _convert, "move Split nodes to another opset")
     _model_arguments(convert)
     convert.add_argument(
         "--opset", type=_target_opset, required=True, help="the target opset (1 to the newest)"
     )
-    convert.add_argument("-o", "--output", type=Path, required=True, help="where to write it")
+    convert.add_argument(
+        "-o", "--output", type=Path, required=True, help="where to write it (folders created)"
+    )
 
     lower = _command(
         commands, "lower", _lower, "rewrite Split nodes into forms every runtime computes alike"
     )
     _model_arguments(lower)
-    lower.add_argument("-o", "--output", type=Path, required=True, help="where to write it")
+    lower.add_argument(
+        "-o", "--output", type=Path, required=True, help="where to write it (folders created)"
+    )
     lower.add_argument(
         "--target",
         choices=["portable", "no-sequences"],
@@ -238,7 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="reference (exact, slow: onnx.reference with Split on splitops) or onnxruntime "
         "(the model lowered, at onnxruntime's speed, with the same outputs)",
     )
-    run.add_argument("--out", type=Path, metavar="DIR", help="write each output as NAME.npy")
+    run.add_argument(
+        "--out", type=Path, metavar="DIR", help="write each output as NAME.npy (folders created)"
+    )
     _limit_arguments(run, "max_input_elements")
 
     split = _command(commands, "split", _split, "split one .npy array")
@@ -258,7 +266,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=_opset,
         help="its opset (default: 18 for Split, 24 for SplitToSequence)",
     )
-    split.add_argument("--out", type=Path, metavar="DIR", help="write the parts as .npy files")
+    split.add_argument(
+        "--out", type=Path, metavar="DIR", help="write the parts as .npy files (folders created)"
+    )
     _limit_arguments(split, "max_parts", "max_input_elements")
     return parser
 

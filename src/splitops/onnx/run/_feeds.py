@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from onnx import ValueInfoProto
 
-from ..._files import replacing
+from ..._files import make_folder, replacing
 from ...core import ModelInputError, current_limits
 from ..model._describe import describe_type
 from ..model._types import dtype_of_code, element_name, widened
@@ -213,8 +213,9 @@ def _check_npy_header(file: Path) -> None:
 
 
 def write_arrays(folder: Path, arrays: list[tuple[str, np.ndarray[Any, Any]]]) -> None:
-    """Write each array as ``NAME.npy`` into ``folder``, each whole or not at all."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Write each array as ``NAME.npy`` into ``folder`` (created where missing), each whole
+    or not at all."""
+    make_folder(folder)
     used: set[str] = set()
     for name, array in arrays:
         # Output names are the model author's: keep them to safe file names inside folder.

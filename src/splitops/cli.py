@@ -549,6 +549,7 @@ def _lower(args: argparse.Namespace) -> ExitCode:
     """``splitops lower``: every Split and SplitToSequence rewritten for every runtime."""
     from .onnx import check_model, lower_model_with_report, save_model
 
+    say = _Output()
     model = _load(args)
     try:
         lowered, report = lower_model_with_report(model, target=args.target)
@@ -556,21 +557,21 @@ def _lower(args: argparse.Namespace) -> ExitCode:
         diagnostics = check_model(model)
         if not diagnostics:  # a sequence --target no-sequences cannot remove: one line
             raise
-        _print_problems(args, diagnostics)
-        print(f"{args.model}: {len(diagnostics)} problem(s); nothing written.", file=sys.stderr)
+        _print_problems(say, args, diagnostics)
+        say(f"{args.model}: {len(diagnostics)} problem(s); nothing written.", stream=sys.stderr)
         return ExitCode.RULE_BROKEN
     save_model(lowered, args.output)
     if args.json:
-        print(json.dumps([row.as_dict() for row in report], indent=2))
+        say(json.dumps([row.as_dict() for row in report], indent=2))
     else:
         for row in report:
-            print(row)
+            say(str(row))
     outcomes = Counter(row.outcome for row in report)
     counts = ", ".join(f"{outcomes[o]} {o}" for o in ("rewritten", "removed", "kept", "unchanged"))
-    print(
+    say(
         f"lowered {len(report)} Split/SplitToSequence node(s) for target {args.target} "
         f"({counts}); wrote {args.output}",
-        file=sys.stderr,
+        stream=sys.stderr,
     )
     return ExitCode.OK
 
@@ -580,6 +581,7 @@ def _check_portability(args: argparse.Namespace) -> ExitCode:
     each installed runtime departs from the spec, and whether ``lower`` fixes it."""
     from .onnx import check_model, check_portability
 
+    say = _Output()
     model = _load(args)
     diagnostics = check_model(model)
     found = check_portability(model)
@@ -589,31 +591,34 @@ def _check_portability(args: argparse.Namespace) -> ExitCode:
             "departures": [d.as_dict() for d in found.departures],
             "not_probed": [{"node": n, "why": why} for n, why in found.not_probed],
             "runtimes": found.runtimes,
+            "not_installed": [{"runtime": r, "install": how} for r, how in found.not_installed],
         }
-        print(json.dumps(document, indent=2))
+        say(json.dumps(document, indent=2))
     else:
-        _print_problems(args, diagnostics)
+        _print_problems(say, args, diagnostics)
         for departure in found.departures:
-            print(departure)
+            say(str(departure))
         for node, why in found.not_probed:
-            print(f"{node}: not probed: {why}", file=sys.stderr)
+            say(f"{node}: not probed: {why}", stream=sys.stderr)
+        for runtime, how in found.not_installed:
+            say(f"{runtime}: not probed: it is not installed; {how}", stream=sys.stderr)
         fixed = sum(1 for d in found.departures if d.fixed_by_lower)
-        print(
+        say(
             f"{args.model}: {len(diagnostics)} problem(s); {found.probed} node(s) probed on "
             f"{', '.join(found.runtimes)}: {len(found.departures)} departure(s), {fixed} fixed "
             "by lower.",
-            file=sys.stderr,
+            stream=sys.stderr,
         )
     return ExitCode.RULE_BROKEN if diagnostics else ExitCode.OK
 
 
-def _print_problems(args: argparse.Namespace, diagnostics: Sequence[Any]) -> None:
+def _print_problems(say: _Output, args: argparse.Namespace, diagnostics: Sequence[Any]) -> None:
     """The problems as ``splitops check`` prints them (a JSON list with ``--json``)."""
     if args.json:
-        print(json.dumps([d.as_dict() for d in diagnostics], indent=2))
+        say(json.dumps([d.as_dict() for d in diagnostics], indent=2))
         return
     for diagnostic in diagnostics:
-        print(diagnostic)
+        say(str(diagnostic))
 
 
 def _split(args: argparse.Namespace) -> ExitCode:

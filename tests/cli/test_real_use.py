@@ -109,6 +109,22 @@ def test_out_files_are_written_when_stdout_closes_early(command: str, tmp_path: 
             np.load(tmp_path / "r" / name)  # every file is whole
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        f"splitops check {EXAMPLE_MODEL} --portability --json | head -1",
+        f"splitops lower {EXAMPLE_MODEL} -o low.onnx --json | head -1",
+    ],
+    ids=["check --portability", "lower"],
+)
+def test_a_reader_closing_stdout_early_is_no_error(command: str, tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime")
+    done = _shell(command, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "error" not in done.stderr
+    assert done.stdout == "[\n" if "lower" in command else done.stdout == "{\n"
+
+
 def test_a_file_that_cannot_be_written_leaves_no_partial_file(
     cli: Cli, error_line: ErrorLine, tmp_path: Path
 ) -> None:

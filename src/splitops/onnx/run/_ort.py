@@ -19,6 +19,7 @@ from onnx import ModelProto, TensorProto, numpy_helper
 from ..model._types import code_of_array, dtype_of_code
 
 __all__ = [
+    "INSTALL",
     "import_onnxruntime",
     "make_session",
     "needs_raw_values",
@@ -26,7 +27,8 @@ __all__ = [
     "session_version",
 ]
 
-_INSTALL = "pip install onnxruntime (or pip install 'splitops[onnxruntime]')"
+#: How to install onnxruntime.
+INSTALL = "pip install onnxruntime (or pip install 'splitops[onnxruntime]')"
 
 
 def import_onnxruntime() -> Any:
@@ -34,7 +36,7 @@ def import_onnxruntime() -> Any:
     try:
         import onnxruntime
     except ImportError as missing:
-        raise ImportError(f"the onnxruntime engine needs onnxruntime: {_INSTALL}") from missing
+        raise ImportError(f"the onnxruntime engine needs onnxruntime: {INSTALL}") from missing
     return onnxruntime
 
 

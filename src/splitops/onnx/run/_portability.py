@@ -34,7 +34,7 @@ from ..model._types import element_of_code, numpy_dtype
 from ..model._view import ModelView, Node
 from ..model._walk import location
 from ..rewrite._lower import SequenceReader, lower_model, sequence_readers
-from ._ort import make_session, needs_raw_values, run_session, session_version
+from ._ort import INSTALL, make_session, needs_raw_values, run_session, session_version
 from .backend import SplitopsRep
 
 __all__ = ["Departure", "Portability", "check_portability"]
@@ -97,13 +97,14 @@ class Departure:
 
 @dataclass(frozen=True)
 class Portability:
-    """What probing found: the departures, the runtimes probed, and the nodes not probed
-    (with why)."""
+    """What probing found: the departures, the runtimes probed, the nodes not probed (with
+    why), and the runtimes not installed (with how to install each)."""
 
     departures: list[Departure]
     runtimes: list[str]
     probed: int
     not_probed: list[tuple[str, str]]
+    not_installed: list[tuple[str, str]]
 
 
 def check_portability(model: ModelProto) -> Portability:
@@ -151,7 +152,9 @@ def check_portability(model: ModelProto) -> Portability:
                     fixed,
                 )
             )
-    return Portability(departures, [name for name, _, _ in runtimes], probed, not_probed)
+    return Portability(
+        departures, [name for name, _, _ in runtimes], probed, not_probed, _not_installed()
+    )
 
 
 class _NotProbedError(Exception):
@@ -174,6 +177,11 @@ def _runtimes() -> list[tuple[str, _Run, bool]]:
     found.append((f"onnx.reference (onnx {onnx.__version__})", _run_reference, False))
     found.append((f"onnx shape inference (onnx {onnx.__version__})", _infer, True))
     return found
+
+
+def _not_installed() -> list[tuple[str, str]]:
+    """The runtimes that could be probed but are not installed, with how to install each."""
+    return [] if session_version() is not None else [("onnxruntime", INSTALL)]
 
 
 def _run_onnxruntime(model: ModelProto, feeds: dict[str, Any]) -> list[Any]:

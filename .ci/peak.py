@@ -1,7 +1,8 @@
-"""Run a command and say what it cost: wall time, and peak resident memory, both of its
-largest process (what ``/usr/bin/time -v`` reports as "Maximum resident set size") and of
-all its processes at once (the command and every child it starts, summed, sampled every
-0.1 s). Exit with the command's status, or 1 when the summed peak exceeds ``--budget``.
+"""Run a command and say what it cost: wall time, and peak memory, both of its largest
+process (its resident set, what ``/usr/bin/time -v`` reports as "Maximum resident set size")
+and of all its processes at once (the command and every child it starts, their proportional
+set sizes summed, sampled every 0.1 s). Exit with the command's status, or 1 when the summed
+peak exceeds ``--budget``. The largest processes at the summed peak are listed.
 
     python .ci/peak.py --budget 2e9 -- pytest
 
@@ -11,15 +12,12 @@ The README quotes what this prints for the test suite in CI. Linux only (it read
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-
-PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 def _children(pid: int) -> list[int]:
@@ -32,17 +30,23 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _tree_rss(root: int) -> int:
-    """Resident bytes of ``root`` and its descendants now."""
-    total, pending = 0, [root]
+def _tree(root: int) -> list[tuple[int, int, str]]:
+    """Each process of the tree under ``root`` now: its proportional resident bytes (PSS:
+    a page shared by several processes, a library's say, counts once in all), its resident
+    bytes, and its command line."""
+    found, pending = [], [root]
     while pending:
         pid = pending.pop()
         try:
-            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
-        except (OSError, IndexError, ValueError):
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, UnicodeDecodeError):
             continue  # it ended meanwhile
+        fields = dict(line.split(":", 1) for line in rollup.splitlines()[1:] if ":" in line)
+        kib = {name: int(value.split()[0]) * 1024 for name, value in fields.items()}
+        found.append((kib.get("Pss", 0), kib.get("Rss", 0), command[:120]))
         pending += _children(pid)
-    return total
+    return found
 
 
 def main() -> int:
@@ -53,13 +57,16 @@ def main() -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     began = time.monotonic()
     process = subprocess.Popen(command)
-    peak = 0
+    peak, at_peak = 0, []
     done = threading.Event()
 
     def sample() -> None:
-        nonlocal peak
+        nonlocal peak, at_peak
         while not done.wait(0.1):
-            peak = max(peak, _tree_rss(process.pid))
+            tree = _tree(process.pid)
+            total = sum(pss for pss, _, _ in tree)
+            if total > peak:
+                peak, at_peak = total, tree
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -70,9 +77,15 @@ def main() -> int:
     largest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
     print(
         f"peak.py: {' '.join(command)}: exit {status}, {seconds / 60:.1f} min, peak memory "
-        f"{largest / 1e9:.2f} GB in its largest process, {peak / 1e9:.2f} GB in all at once",
+        f"{largest / 1e9:.2f} GB in its largest process, {peak / 1e9:.2f} GB in all at once "
+        "(proportional set sizes)",
         file=sys.stderr,
     )
+    for pss, rss, line in sorted(at_peak, reverse=True)[:5]:
+        line = " ".join(line.split())
+        print(
+            f"  at the peak: {pss / 1e9:.2f} GB (resident {rss / 1e9:.2f}) {line}", file=sys.stderr
+        )
     if args.budget is not None and peak > args.budget:
         print(f"peak.py: over the budget of {args.budget / 1e9:.2f} GB", file=sys.stderr)
         return status or 1

@@ -426,17 +426,20 @@ def _output_type_999() -> bytes:
     return model.SerializeToString()
 
 
-def _shared_external(count: int) -> Malformed:
+def _shared_external(count: int, length: int = 2**16) -> Malformed:
+    """``count`` weights of ``length`` floats, each claiming the whole of one file: 50 MiB
+    read from a file of 256 KiB (enough to show each claim read on its own, and little
+    enough that the suite stays within a laptop's memory)."""
     weights = []
     for index in range(count):
         weight = TensorProto(
-            name=f"w{index}", data_type=F, dims=[5 * 2**18], data_location=TensorProto.EXTERNAL
+            name=f"w{index}", data_type=F, dims=[length], data_location=TensorProto.EXTERNAL
         )
         weight.external_data.append(StringStringEntryProto(key="location", value="big.bin"))
         weights.append(weight)
     node = helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")
     model = _model([node], {"x": (F, [4])}, ["a", "b"], initializers=weights)
-    return Malformed("shared.onnx", model.SerializeToString(), {"big.bin": b"\x00" * (5 * 2**20)})
+    return Malformed("shared.onnx", model.SerializeToString(), {"big.bin": b"\x00" * (4 * length)})
 
 
 def write_all(folder: Path) -> dict[str, Path]:

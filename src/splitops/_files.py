@@ -4,10 +4,18 @@ A file is written under a temporary name in its own folder and renamed over the 
 once it is complete, so a reader never sees half a file, a failure leaves the target as it
 was, and no partial file is left behind. The file gets the permissions a plain ``open``
 would give it (those of the file it replaces, or the umask's), not the owner-only ones of a
-temporary file.
+temporary file. Missing folders above the target are created, as for every file splitops
+writes (``-o`` and ``--out`` alike), and an error names the target, never the temporary file:
 
 >>> import tempfile, pathlib
->>> target = pathlib.Path(tempfile.mkdtemp()) / "parts.bin"
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> with replacing(folder) as stream:
+...     pass
+Traceback (most recent call last):
+...
+IsADirectoryError: [Errno 21] it is a folder; name a file in it: '...'
+
+>>> target = folder / "new" / "parts.bin"
 >>> with replacing(target) as stream:
 ...     _ = stream.write(b"whole")
 >>> target.read_bytes(), sorted(p.name for p in target.parent.iterdir())
@@ -16,6 +24,7 @@ temporary file.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -25,25 +34,66 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-__all__ = ["replacing", "temporary_sibling"]
+__all__ = ["make_folder", "replacing", "temporary_sibling"]
 
 
 @contextmanager
 def temporary_sibling(path: Path) -> Iterator[Path]:
     """A temporary path beside ``path``, renamed over ``path`` when the block succeeds and
-    removed when it fails."""
-    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    removed when it fails. The folders above ``path`` are created where missing. An
+    ``OSError`` names ``path`` (and the folder, where one cannot be made), never the
+    temporary file."""
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "it is a folder; name a file in it", str(path))
+    make_folder(path.parent, path)
     try:
-        os.chmod(name, _mode_for(path))
-    finally:
-        os.close(handle)
+        handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            os.chmod(name, _mode_for(path))
+        finally:
+            os.close(handle)
+    except OSError as error:
+        raise _naming(error, path) from error
     temporary = Path(name)
     try:
         yield temporary
         os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise _naming(error, path) from error
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def make_folder(folder: Path, target: Path | None = None) -> None:
+    """Create ``folder`` and the folders above it where missing, or raise an ``OSError``
+    that names ``target`` (default: ``folder``) and the file in the way or the folder that
+    cannot be made."""
+    target = folder if target is None else target
+    if folder.exists() and not folder.is_dir():
+        why = f"{folder} is a file, not a folder"
+        if target == folder:
+            why = "it is a file; name a folder"
+        raise NotADirectoryError(errno.ENOTDIR, why, str(target))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        blocking = next((f for f in folder.parents if f.exists()), None)
+        why = (
+            f"{blocking} is a file, not a folder"
+            if blocking is not None and not blocking.is_dir()
+            else f"cannot create the folder {folder}: {error.strerror or error}"
+        )
+        raise type(error)(error.errno, why, str(target)) from error
+
+
+def _naming(error: OSError, path: Path) -> OSError:
+    """``error``, naming ``path`` where it names a temporary file beside it, or no file."""
+    named = error.filename
+    if named is not None and not Path(named).name.startswith(f".{path.name}."):
+        return error
+    return type(error)(error.errno, error.strerror or str(error), str(path))
 
 
 @contextmanager

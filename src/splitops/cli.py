@@ -195,24 +195,37 @@ def build_parser() -> argparse.ArgumentParser:
         help="also run each node on the installed runtimes and say where they depart from "
         "the spec, and whether `splitops lower` fixes it",
     )
+    check.add_argument(
+        "--runtime",
+        action="append",
+        metavar="NAME",
+        help="with --portability, probe only this runtime (onnxruntime, onnx.reference, "
+        "openvino, tract, tvm; repeatable; default: every one installed)",
+    )
 
     infer = _command(commands, "infer", _infer, "print the type and shape of every split output")
     _model_arguments(infer)
     infer.add_argument("--json", action="store_true", help="print the outputs as a JSON list")
-    infer.add_argument("-o", "--output", type=Path, help="also write the inferred model here")
+    infer.add_argument(
+        "-o", "--output", type=Path, help="also write the inferred model here (folders created)"
+    )
 
     convert = _command(commands, "convert", _convert, "move Split nodes to another opset")
     _model_arguments(convert)
     convert.add_argument(
         "--opset", type=_target_opset, required=True, help="the target opset (1 to the newest)"
     )
-    convert.add_argument("-o", "--output", type=Path, required=True, help="where to write it")
+    convert.add_argument(
+        "-o", "--output", type=Path, required=True, help="where to write it (folders created)"
+    )
 
     lower = _command(
         commands, "lower", _lower, "rewrite Split nodes into forms every runtime computes alike"
     )
     _model_arguments(lower)
-    lower.add_argument("-o", "--output", type=Path, required=True, help="where to write it")
+    lower.add_argument(
+        "-o", "--output", type=Path, required=True, help="where to write it (folders created)"
+    )
     lower.add_argument(
         "--target",
         choices=["portable", "no-sequences", "onnxruntime", "openvino", "tract", "tvm"],
@@ -239,7 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="reference (exact, slow: onnx.reference with Split on splitops) or onnxruntime "
         "(the model lowered, at onnxruntime's speed, with the same outputs)",
     )
-    run.add_argument("--out", type=Path, metavar="DIR", help="write each output as NAME.npy")
+    run.add_argument(
+        "--out", type=Path, metavar="DIR", help="write each output as NAME.npy (folders created)"
+    )
     _limit_arguments(run, "max_input_elements")
 
     split = _command(commands, "split", _split, "split one .npy array")
@@ -259,7 +274,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=_opset,
         help="its opset (default: 18 for Split, 24 for SplitToSequence)",
     )
-    split.add_argument("--out", type=Path, metavar="DIR", help="write the parts as .npy files")
+    split.add_argument(
+        "--out", type=Path, metavar="DIR", help="write the parts as .npy files (folders created)"
+    )
     _limit_arguments(split, "max_parts", "max_input_elements")
     return parser
 
@@ -540,6 +557,7 @@ def _lower(args: argparse.Namespace) -> ExitCode:
     """``splitops lower``: every Split and SplitToSequence rewritten for every runtime."""
     from .onnx import check_model, lower_model_with_report, save_model
 
+    say = _Output()
     model = _load(args)
     try:
         lowered, report = lower_model_with_report(model, target=args.target)
@@ -547,21 +565,21 @@ def _lower(args: argparse.Namespace) -> ExitCode:
         diagnostics = check_model(model)
         if not diagnostics:  # a sequence --target no-sequences cannot remove: one line
             raise
-        _print_problems(args, diagnostics)
-        print(f"{args.model}: {len(diagnostics)} problem(s); nothing written.", file=sys.stderr)
+        _print_problems(say, args, diagnostics)
+        say(f"{args.model}: {len(diagnostics)} problem(s); nothing written.", stream=sys.stderr)
         return ExitCode.RULE_BROKEN
     save_model(lowered, args.output)
     if args.json:
-        print(json.dumps([row.as_dict() for row in report], indent=2))
+        say(json.dumps([row.as_dict() for row in report], indent=2))
     else:
         for row in report:
-            print(row)
+            say(str(row))
     outcomes = Counter(row.outcome for row in report)
     counts = ", ".join(f"{outcomes[o]} {o}" for o in ("rewritten", "removed", "kept", "unchanged"))
-    print(
+    say(
         f"lowered {len(report)} Split/SplitToSequence node(s) for target {args.target} "
         f"({counts}); wrote {args.output}",
-        file=sys.stderr,
+        stream=sys.stderr,
     )
     return ExitCode.OK
 
@@ -571,43 +589,44 @@ def _check_portability(args: argparse.Namespace) -> ExitCode:
     each installed runtime departs from the spec, and whether ``lower`` fixes it."""
     from .onnx import check_model, check_portability
 
+    say = _Output()
     model = _load(args)
     diagnostics = check_model(model)
-    found = check_portability(model)
+    found = check_portability(model, runtimes=args.runtime)
     if args.json:
         document = {
             "problems": [d.as_dict() for d in diagnostics],
             "departures": [d.as_dict() for d in found.departures],
             "not_probed": [{"node": n, "why": why} for n, why in found.not_probed],
             "runtimes": found.runtimes,
-            "not_installed": [{"runtime": n, "install": how} for n, how in found.missing],
+            "not_installed": [{"runtime": r, "install": how} for r, how in found.not_installed],
         }
-        print(json.dumps(document, indent=2))
+        say(json.dumps(document, indent=2))
     else:
-        _print_problems(args, diagnostics)
+        _print_problems(say, args, diagnostics)
         for departure in found.departures:
-            print(departure)
+            say(str(departure))
         for node, why in found.not_probed:
-            print(f"{node}: not probed: {why}", file=sys.stderr)
-        for name, how in found.missing:
-            print(f"{name}: not probed: it is not installed ({how})", file=sys.stderr)
+            say(f"{node}: not probed: {why}", stream=sys.stderr)
+        for runtime, how in found.not_installed:
+            say(f"{runtime}: not probed: it is not installed; {how}", stream=sys.stderr)
         fixed = sum(1 for d in found.departures if d.fixed_by_lower)
-        print(
+        say(
             f"{args.model}: {len(diagnostics)} problem(s); {found.probed} node(s) probed on "
             f"{', '.join(found.runtimes)}: {len(found.departures)} departure(s), {fixed} fixed "
             "by lower.",
-            file=sys.stderr,
+            stream=sys.stderr,
         )
     return ExitCode.RULE_BROKEN if diagnostics else ExitCode.OK
 
 
-def _print_problems(args: argparse.Namespace, diagnostics: Sequence[Any]) -> None:
+def _print_problems(say: _Output, args: argparse.Namespace, diagnostics: Sequence[Any]) -> None:
     """The problems as ``splitops check`` prints them (a JSON list with ``--json``)."""
     if args.json:
-        print(json.dumps([d.as_dict() for d in diagnostics], indent=2))
+        say(json.dumps([d.as_dict() for d in diagnostics], indent=2))
         return
     for diagnostic in diagnostics:
-        print(diagnostic)
+        say(str(diagnostic))
 
 
 def _split(args: argparse.Namespace) -> ExitCode:

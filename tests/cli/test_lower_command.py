@@ -170,6 +170,25 @@ def test_check_portability_of_the_example_finds_no_departure_on_onnxruntime(cli:
     } >= {"onnxruntime", "onnx.reference", "openvino", "tract", "tvm"}
 
 
+def test_check_portability_without_onnxruntime_names_it_and_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    onnx.save(fewer_outputs(), tmp_path / "fewer.onnx")
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if it were not installed
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "fewer.onnx", "--portability"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "onnxruntime: not probed: it is not installed; pip install onnxruntime (or pip install "
+        "'splitops[onnxruntime]')\n"
+    ) in err
+    assert "node(s) probed on onnx.reference" in err
+    assert main(["check", "fewer.onnx", "--portability", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert "onnxruntime" in [entry["runtime"] for entry in found["not_installed"]]
+    assert not [r for r in found["runtimes"] if r.startswith("onnxruntime")]
+
+
 def test_run_on_onnxruntime_prints_what_the_reference_engine_prints(
     cli: Cli, tmp_path: Path
 ) -> None:

@@ -12,7 +12,9 @@ import numpy as np
 import onnx
 import pytest
 from onnx import ModelProto, TensorProto, helper, numpy_helper
+from tests.malformed_models import _shared_external
 
+import splitops
 from splitops import ModelLoadError, SplitError
 from splitops.core import current_limits
 from splitops.examples import EXAMPLE_MODEL
@@ -157,6 +159,23 @@ def test_external_data_that_cannot_hold_its_dims_is_refused(
     (model_folder / "m.onnx").write_bytes(weights_model("w.bin", offset=offset, length=length))
     with pytest.raises(ModelLoadError, match=says):
         load_model(model_folder / "m.onnx")
+
+
+def test_weights_sharing_one_file_count_each_claim_against_the_limit(tmp_path: Path) -> None:
+    """200 weights each claiming the whole of one 256 KiB file claim 50 MiB in all: the
+    limit weighs what is read, not the size of the files."""
+    case = _shared_external(200)
+    (tmp_path / case.name).write_bytes(case.data)
+    for name, data in case.beside.items():
+        (tmp_path / name).write_bytes(data)
+    claimed = 200 * 2**18
+    with (
+        splitops.limits(max_external_bytes=claimed - 1),
+        pytest.raises(ModelLoadError, match=f"claim {claimed} bytes of external data in all"),
+    ):
+        load_model(tmp_path / case.name)
+    with splitops.limits(max_external_bytes=claimed):
+        assert len(load_model(tmp_path / case.name).graph.initializer) == 200
 
 
 def test_missing_external_data_is_refused(model_folder: Path) -> None:

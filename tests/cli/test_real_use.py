@@ -6,6 +6,7 @@ Every command here runs as a real process, as a user runs it.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -108,6 +109,22 @@ def test_out_files_are_written_when_stdout_closes_early(command: str, tmp_path: 
             np.load(tmp_path / "r" / name)  # every file is whole
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        f"splitops check {EXAMPLE_MODEL} --portability --json | head -1",
+        f"splitops lower {EXAMPLE_MODEL} -o low.onnx --json | head -1",
+    ],
+    ids=["check --portability", "lower"],
+)
+def test_a_reader_closing_stdout_early_is_no_error(command: str, tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime")
+    done = _shell(command, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "error" not in done.stderr
+    assert done.stdout == "[\n" if "lower" in command else done.stdout == "{\n"
+
+
 def test_a_file_that_cannot_be_written_leaves_no_partial_file(
     cli: Cli, error_line: ErrorLine, tmp_path: Path
 ) -> None:
@@ -118,6 +135,86 @@ def test_a_file_that_cannot_be_written_leaves_no_partial_file(
     assert "cannot write" in error_line(done)
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["x_0.npy", "x_1.npy"]
     assert (tmp_path / "r" / "x_1.npy").is_dir()
+
+
+#: Each option naming a file (``-o``) or a folder (``--out``) a command writes, as TARGET.
+WRITERS = {
+    "convert -o": ["convert", str(EXAMPLE_MODEL), "--opset", "13", "-o", "TARGET"],
+    "infer -o": ["infer", str(EXAMPLE_MODEL), "-o", "TARGET"],
+    "lower -o": ["lower", str(EXAMPLE_MODEL), "-o", "TARGET"],
+    "run --out": ["run", "--out", "TARGET"],
+    "split --out": ["split", "x.npy", "--parts", "2", "--out", "TARGET"],
+}
+
+
+def _write(writer: str, target: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main([str(target) if arg == "TARGET" else arg for arg in WRITERS[writer]])
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_o_and_out_alike_create_missing_folders(
+    writer: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "x.npy", np.arange(6))
+    target = tmp_path / "new" / "deeper" / "out"
+    code, err = _write(writer, target, capsys)
+    assert code == 0, err
+    assert target.is_dir() if writer.endswith("--out") else target.is_file()
+
+
+@pytest.mark.parametrize("writer", WRITERS)
+def test_o_and_out_alike_name_the_file_in_the_way_and_no_temporary_file(
+    writer: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "x.npy", np.arange(6))
+    (tmp_path / "blocker").write_bytes(b"a file")
+    code, err = _write(writer, Path("blocker") / "sub" / "out", capsys)
+    assert code == 2
+    assert err == "splitops: error: cannot write blocker/sub/out: blocker is a file, not a folder\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocker", "x.npy"]
+
+
+@pytest.mark.parametrize("writer", [w for w in WRITERS if w.endswith("-o")])
+def test_o_naming_a_folder_is_refused_naming_it(
+    writer: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "adir").mkdir()
+    code, err = _write(writer, Path("adir"), capsys)
+    assert code == 2
+    assert err == "splitops: error: cannot write adir: it is a folder; name a file in it\n"
+    assert list((tmp_path / "adir").iterdir()) == []
+
+
+@pytest.mark.parametrize("writer", [w for w in WRITERS if w.endswith("--out")])
+def test_out_naming_a_file_is_refused_naming_it(
+    writer: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "x.npy", np.arange(6))
+    code, err = _write(writer, Path("x.npy"), capsys)
+    assert code == 2
+    assert err == "splitops: error: cannot write x.npy: it is a file; name a folder\n"
+
+
+def test_an_error_of_writing_names_the_target_and_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A failure while the file is written (a full disk, say) or renamed into place names
+    the file asked for: the temporary file is splitops' own, and is gone."""
+
+    def full_disk(source: str, target: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(source))
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    monkeypatch.chdir(tmp_path)
+    assert main(["convert", str(EXAMPLE_MODEL), "--opset", "13", "-o", "m.onnx"]) == 2
+    err = capsys.readouterr().err
+    assert err == "splitops: error: cannot write m.onnx: No space left on device\n"
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")

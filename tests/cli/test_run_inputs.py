@@ -119,6 +119,41 @@ def test_bfloat16_outputs_are_written_as_float32(
     assert part.shape == (2,)
 
 
+@pytest.mark.parametrize("engine", ["reference", "onnxruntime"])
+def test_types_numpy_lacks_are_generated_shown_and_written_widened(
+    tmp_path: Path, build_model: Build, capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
+    """float8, int4 and float4e2m1 inputs are generated within what each type holds, shown
+    and written as float32, int8 and float32 (``.npy`` holds none of them)."""
+    pytest.importorskip("onnxruntime")
+    types = {
+        "f8": TensorProto.FLOAT8E4M3FN,
+        "i4": TensorProto.INT4,
+        "f4": TensorProto.FLOAT4E2M1,
+    }
+    nodes = [helper.make_node("Identity", [name], [f"{name}_out"]) for name in types]
+    inputs = {name: (code, [2, 3]) for name, code in types.items()}
+    model = build_model(nodes, inputs, [f"{name}_out" for name in types], opset=25)
+    for output, code in zip(model.graph.output, types.values(), strict=True):
+        output.type.tensor_type.elem_type = code
+    save_model(model, tmp_path / "narrow.onnx")
+    out = tmp_path / "o"
+    args = ["run", str(tmp_path / "narrow.onnx"), "--engine", engine, "--out", str(out)]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "input f8: float8_e4m3fn (2, 3)" in printed
+    assert "input i4: int4 (2, 3)" in printed
+    assert "output f4_out: float4_e2m1fn (2, 3)" in printed
+    written = {name: np.load(out / f"{name}_out.npy") for name in types}
+    assert {name: array.dtype.name for name, array in written.items()} == {
+        "f8": "float32",
+        "i4": "int8",
+        "f4": "float32",
+    }
+    assert -8 <= written["i4"].min() <= written["i4"].max() <= 7
+    assert np.abs(written["f4"]).max() <= 6
+
+
 def test_output_names_become_distinct_safe_files_inside_the_out_folder(
     tmp_path: Path, build_model: Build, capsys: pytest.CaptureFixture[str]
 ) -> None:

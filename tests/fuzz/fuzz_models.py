@@ -9,6 +9,7 @@ Run it (``pip install -e ".[fuzz]"`` installs atheris), for five minutes, from t
 root, seeded with the malformed models of ``tests/malformed_models.py``::
 
     python tests/malformed_models.py /tmp/fuzz-seeds
+    mkdir -p /tmp/fuzz-corpus
     python tests/fuzz/fuzz_models.py /tmp/fuzz-corpus /tmp/fuzz-seeds -max_total_time=300
 
 This file is not a test module (pytest does not collect it); ``tests/cli/test_fuzz_target.py``

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pytest
 from onnx import ModelProto, TensorProto, ValueInfoProto, helper
@@ -77,6 +78,46 @@ def test_an_input_onnxruntime_refuses_is_refused_naming_what_differs(given: Any,
     with pytest.raises(ModelInputError, match=f"input 'x': the model declares .*{says}") as info:
         backend.run_model(model, [given])
     assert not isinstance(info.value, SplitError)
+
+
+@pytest.mark.parametrize(
+    ("declared", "given", "says"),
+    [
+        (
+            TensorProto.FLOAT8E4M3FN,
+            np.zeros(3, ml_dtypes.float8_e5m2),
+            "declares tensor(float8e4m3fn) [3], but an array of float8e5m2 (3,) was given: its "
+            "element type must be float8e4m3fn (numpy dtype ml_dtypes.float8_e4m3fn)",
+        ),
+        (
+            TensorProto.INT4,
+            np.zeros(3, np.int8),
+            "declares tensor(int4) [3], but an array of int8 (3,) was given: its element type "
+            "must be int4 (numpy dtype ml_dtypes.int4)",
+        ),
+        (
+            TensorProto.FLOAT,
+            np.zeros(3, ml_dtypes.float4_e2m1fn),
+            "declares tensor(float) [3], but an array of float4e2m1 (3,) was given: its element "
+            "type must be float (numpy dtype float32)",
+        ),
+    ],
+    ids=["float8 for another float8", "int8 for int4", "float4e2m1 for float"],
+)
+def test_an_element_type_numpy_lacks_is_named_by_onnx_and_by_its_ml_dtypes_dtype(
+    declared: int, given: Any, says: str
+) -> None:
+    x = helper.make_tensor_value_info("x", declared, [3])
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", [x], [x]),
+        opset_imports=[helper.make_opsetid("", 25)],
+    )
+    model.graph.output[0].name = "y"
+    with pytest.raises(ModelInputError) as info:
+        backend.check_feeds(model, {"x": given})
+    assert says in str(info.value)
+    right = np.zeros(3, helper.tensor_dtype_to_np_dtype(declared))
+    backend.check_feeds(model, {"x": right})
 
 
 def test_a_symbolic_dim_must_have_one_length_in_every_input() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from typing import Any
 
 import ml_dtypes
@@ -84,6 +85,83 @@ def test_a_bfloat16_model_runs_on_the_engine() -> None:
     got = backend.run_model(model, {"x": x}, engine="onnxruntime")
     assert [p.dtype for p in got] == [np.dtype(ml_dtypes.bfloat16)] * 2
     same(got, backend.run_model(model, {"x": x}))
+
+
+#: Every element type ONNX defines, with the numpy dtype onnx maps it to (ml_dtypes for
+#: float8, int4, float4e2m1, ...).
+ELEMENT_TYPES = {
+    name: code for name, code in TensorProto.DataType.items() if code != TensorProto.UNDEFINED
+}
+
+
+def _identity(code: int) -> ModelProto:
+    x = helper.make_tensor_value_info("x", code, [5])
+    y = helper.make_tensor_value_info("y", code, [5])
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", [x], [y])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 25)], ir_version=12)
+
+
+def _values(code: int) -> np.ndarray[Any, Any]:
+    if code == TensorProto.STRING:
+        return np.array(list("abcde"), dtype=object)
+    small = np.array([0, 1, 1, 0, 1], dtype=np.float32)  # int2 holds -2 to 1
+    return small.astype(helper.tensor_dtype_to_np_dtype(code))
+
+
+@pytest.mark.parametrize("code", ELEMENT_TYPES.values(), ids=ELEMENT_TYPES)
+def test_every_onnx_element_type_runs_and_comes_back_alike_on_both_engines(code: int) -> None:
+    """Both engines take and give the dtype onnx maps each element type to; where
+    onnxruntime has no Identity kernel for it, the reference engine runs it (with a
+    warning)."""
+    model, x = _identity(code), _values(code)
+    (by_reference,) = backend.run_model(model, [x])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EngineFallbackWarning)
+        (by_engine,) = backend.run_model(model, [x], engine="onnxruntime")
+    assert by_reference.dtype == by_engine.dtype == helper.tensor_dtype_to_np_dtype(code)
+    assert by_reference.tobytes() == by_engine.tobytes() == x.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("code", "opset"),
+    [(TensorProto.INT4, 21), (TensorProto.UINT4, 21), (TensorProto.INT2, 25)],
+    ids=["int4", "uint4", "int2"],
+)
+def test_sub_byte_values_reach_onnxruntime_packed_as_onnx_packs_them(code: int, opset: int) -> None:
+    """onnxruntime reads int4 two to a byte (int2 four): the engine packs what it feeds and
+    unpacks what it gets, with no fallback (a warning would fail this test)."""
+    to_float = helper.make_node("Cast", ["x"], ["f"], to=F)
+    back = helper.make_node("Cast", ["f"], ["y"], to=code)
+    graph = helper.make_graph(
+        [to_float, back],
+        "g",
+        [helper.make_tensor_value_info("x", code, [5])],
+        [helper.make_tensor_value_info("f", F, [5]), helper.make_tensor_value_info("y", code, [5])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=11)
+    x = _values(code)
+    rep = backend.prepare(model, engine="onnxruntime")
+    assert rep.engine == "onnxruntime"
+    floats, same_again = rep.run([x])
+    assert floats.tolist() == [0.0, 1.0, 1.0, 0.0, 1.0]
+    assert same_again.dtype == x.dtype
+    assert same_again.tobytes() == x.tobytes()
+
+
+def test_numpy_scalars_are_taken_as_0_d_arrays() -> None:
+    """``onnxruntime.backend`` takes ``np.float32(2.0)`` for a scalar input; so do both
+    engines (onnxruntime's own session refuses it)."""
+    graph = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", F, [])],
+        [helper.make_tensor_value_info("y", F, [])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    for engine in backend.ENGINES:
+        (y,) = backend.run_model(model, [np.float32(2.0)], engine=engine)
+        assert y.shape == ()
+        assert y == -2.0
 
 
 def test_errors_at_run_time_are_the_reference_engines() -> None:

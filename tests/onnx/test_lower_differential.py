@@ -46,7 +46,7 @@ from tests.onnx.test_ort_differential import (
 
 import splitops
 from splitops.onnx.rewrite._lower import lower_model
-from splitops.onnx.run._ort import has_bfloat16, make_session, run_session
+from splitops.onnx.run._ort import make_session, needs_raw_values, run_session
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -145,7 +145,7 @@ def reader_outputs(case: Case, parts: list[np.ndarray[Any, Any]], concat: bool) 
 def run_onnxruntime(model: ModelProto, values: dict[str, Any]) -> list[Any]:
     """The model's outputs on onnxruntime, one thread (bfloat16 handed over as raw bits)."""
     session = make_session(model, threads=1)
-    return run_session(session, values, bfloat16=has_bfloat16(session))
+    return run_session(session, values, raw=needs_raw_values(session))
 
 
 def run_reference(model: ModelProto, values: dict[str, Any]) -> list[Any]:

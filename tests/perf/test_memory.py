@@ -31,7 +31,7 @@ def test_copy_true_parts_are_one_buffer_that_outlives_no_part() -> None:
     assert not np.shares_memory(parts[0], parts[1])
 
 
-#: In a fresh process: a model of 256 MiB of weights in 32 initializers, saved, then
+#: In a fresh process: a model of 64 MiB of weights in 32 initializers, saved, then
 #: inferred, lowered and converted to opset 13 (each result dropped before the next); prints
 #: the peak resident memory (KiB) after building the model, after saving it and after the
 #: three tools, then whether the saved file loads back equal.
@@ -48,7 +48,7 @@ def peak():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 weights = [
-    numpy_helper.from_array(np.full(2 << 20, i, np.float32), f"w{i}") for i in range(32)
+    numpy_helper.from_array(np.full(2 << 18, i, np.float32), f"w{i}") for i in range(32)
 ]
 nodes = [helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")]
 nodes += [helper.make_node("Neg", [f"w{i}"], [f"o{i}"]) for i in range(32)]
@@ -56,7 +56,7 @@ graph = helper.make_graph(
     nodes, "weights",
     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
     [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in "ab"]
-    + [helper.make_tensor_value_info(f"o{i}", TensorProto.FLOAT, [2 << 20]) for i in range(32)],
+    + [helper.make_tensor_value_info(f"o{i}", TensorProto.FLOAT, [2 << 18]) for i in range(32)],
     weights,
 )
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
@@ -84,7 +84,7 @@ def test_model_tools_copy_the_weights_once_and_saving_not_at_all(tmp_path: Path)
         check=True,
     )
     built, after_save, after_tools, equal = done.stdout.split()
-    weights_kib = 256 << 10
+    weights_kib = 64 << 10
     # Saving serializes one weight at a time (ModelProto.ByteSize() and SerializeToString()
     # of the whole model each made a copy); each tool's result is one copy of the weights
     # (onnx's checker and shape inference, given the weights, made three more).

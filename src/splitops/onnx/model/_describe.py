@@ -26,7 +26,7 @@ from onnx import TypeProto
 
 from ...core import SplitError, opset_rule
 from ._node import node_label, read_node
-from ._types import shape_text, type_text
+from ._types import shape_text, type_text, widened
 from ._view import ModelView
 from ._walk import location
 
@@ -63,9 +63,7 @@ def describe_array(array: np.ndarray[Any, Any]) -> str:
     'int64 (2, 5) [0, 1, 2, 3, 4, 5, 6, 7, ...]'
     """
     flat = array.reshape(-1)
-    shown = flat[:8]
-    if shown.dtype.name == "bfloat16":
-        shown = shown.astype(np.float32)
+    shown = widened(flat[:8])
     if shown.dtype.kind in "OUS":
         values = ", ".join(repr(str(v)) for v in shown)
     else:

@@ -127,7 +127,8 @@ def load_model(
 
 def save_model(model: ModelProto, path: str | os.PathLike[str]) -> None:
     """Write ``model`` to ``path``, whole or not at all (a temporary file beside it, renamed
-    over ``path``); weights go to ``<name>.data`` beside it past protobuf's 2 GB.
+    over ``path``), creating the folders above it where missing; weights go to
+    ``<name>.data`` beside it past protobuf's 2 GB. An ``OSError`` names ``path``.
 
     A model under 2 GB is written as the model without its initializers, then each
     initializer as a message of its own: protobuf reads concatenated messages as one, merged

@@ -4,6 +4,12 @@
 >>> from onnx import TensorProto, helper
 >>> element_of_code(TensorProto.BFLOAT16), code_of_dtype(numpy_dtype(ElementType.STRING))
 (<ElementType.BFLOAT16: 'bfloat16'>, 8)
+
+Types that Split does not take (float8, int4, float4e2m1, ...) are arrays of ml_dtypes, as
+onnx's own mapping gives them, and ``onnx.reference`` takes and returns them:
+
+>>> dtype_of_code(TensorProto.FLOAT8E4M3FN), element_name(code_of_array(dtype_of_code(22)))
+(dtype(float8_e4m3fn), 'int4')
 >>> sequence = helper.make_sequence_type_proto(
 ...     helper.make_tensor_type_proto(TensorProto.FLOAT, ["N", None, 2]))
 >>> type_text(sequence), shape_text(sequence)
@@ -13,18 +19,22 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
+import numpy as np
 from onnx import TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, helper
 
 from ...arrays import element_of, numpy_dtype
 from ...core import ElementType, Rule, SplitTypeError
 
 __all__ = [
+    "code_of_array",
     "code_of_dtype",
     "conflicts",
     "declared_type",
     "dim_of",
     "dim_params",
+    "dtype_of_code",
     "element_name",
     "element_of_code",
     "has_negative_dim",
@@ -42,6 +52,7 @@ __all__ = [
     "type_text",
     "union_type",
     "unnamed_placeholders",
+    "widened",
 ]
 
 
@@ -65,6 +76,50 @@ def code_of_dtype(dtype: object) -> int:
     if not isinstance(element, ElementType):
         raise SplitTypeError(f"dtype {dtype} has no ONNX element type.", rule=Rule.DTYPE)
     return element.code
+
+
+def dtype_of_code(data_type: int) -> np.dtype[Any] | None:
+    """The numpy dtype that holds any ONNX element type: :class:`ElementType`'s for the types
+    Split takes, onnx's own mapping (``onnx.helper.tensor_dtype_to_np_dtype``, ml_dtypes for
+    float8, int4, float4e2m1, ...) for the others; ``None`` for a code onnx maps to none."""
+    element = ElementType.from_code(data_type)
+    if element is not None:
+        return numpy_dtype(element)
+    try:
+        return np.dtype(helper.tensor_dtype_to_np_dtype(data_type))
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def code_of_array(dtype: object) -> int | None:
+    """The ``TensorProto`` element type that an array of ``dtype`` holds (strings as
+    :func:`~splitops.arrays.element_of` reads them, ml_dtypes by onnx's mapping), or ``None``
+    for a dtype that holds no ONNX element type."""
+    element = element_of(dtype)
+    if isinstance(element, ElementType):
+        return element.code
+    if not isinstance(dtype, np.dtype):
+        return None
+    try:
+        return int(helper.np_dtype_to_tensor_dtype(dtype))
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def widened(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """``array`` in numpy's own dtypes, for a file or a person to read: a type of ml_dtypes
+    (bfloat16, float8, float4e2m1, ...) as float32, int4 and int2 as int8, uint4 and uint2 as
+    uint8; any other array as it is.
+
+    >>> widened(np.arange(3, dtype=np.float32).astype(dtype_of_code(TensorProto.INT4)))
+    array([0, 1, 2], dtype=int8)
+    """
+    if array.dtype.isbuiltin != 2:
+        return array
+    name = array.dtype.name
+    if name.startswith(("int", "uint")):
+        return array.astype("uint8" if name.startswith("uint") else "int8")
+    return array.astype("float32")
 
 
 def element_name(data_type: int) -> str:

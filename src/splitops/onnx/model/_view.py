@@ -43,9 +43,10 @@ True
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from onnx import (
@@ -106,13 +107,31 @@ def constant_initializers(proto: GraphProto, ir_version: int) -> dict[str, Tenso
     }
 
 
+_Owner = TypeVar("_Owner")
+
+
+def _alive(reference: weakref.ReferenceType[_Owner]) -> _Owner:
+    """What ``reference`` points to: a scope or a view, which its view keeps alive."""
+    found = reference()
+    if found is None:
+        raise ReferenceError(
+            "the ModelView this belongs to is gone: keep the view while its scopes, nodes and "
+            "values are in use."
+        )
+    return found
+
+
 @dataclass(eq=False, slots=True)
 class Node:
     """One node of a scope: where it lies and its protobuf."""
 
-    scope: Scope
+    _scope: weakref.ReferenceType[Scope]
     index: int
     proto: NodeProto
+
+    @property
+    def scope(self) -> Scope:
+        return _alive(self._scope)
 
     @property
     def op_type(self) -> str:
@@ -136,7 +155,7 @@ class Value:
     """One named value of a scope: a graph input, an initializer or a node's output."""
 
     name: str
-    scope: Scope
+    _scope: weakref.ReferenceType[Scope]
     #: The node that computes it, or ``None`` for an input or an initializer.
     producer: Node | None = None
     #: Its initializer, where it has one.
@@ -145,8 +164,16 @@ class Value:
     is_input: bool = False
     #: The nodes that read it, in this scope or in any scope below it, in model order.
     uses: list[Node] = field(default_factory=list)
-    #: The scopes whose outputs list it (its own scope, or a subgraph returning it).
-    output_of: list[Scope] = field(default_factory=list)
+    _output_of: list[weakref.ReferenceType[Scope]] = field(default_factory=list)
+
+    @property
+    def scope(self) -> Scope:
+        return _alive(self._scope)
+
+    @property
+    def output_of(self) -> list[Scope]:
+        """The scopes whose outputs list it (its own scope, or a subgraph returning it)."""
+        return [_alive(scope) for scope in self._output_of]
 
     @property
     def overridable(self) -> bool:
@@ -196,15 +223,24 @@ class Scope:
     """One list of nodes (a graph or a function body), the values it defines, and the scope
     around it."""
 
-    view: ModelView
+    _view: weakref.ReferenceType[ModelView]
     body: Body
-    #: The scope whose node holds this subgraph; ``None`` for the main graph and functions.
-    parent: Scope | None
+    _parent: weakref.ReferenceType[Scope] | None
     nodes: list[Node] = field(default_factory=list)
     #: The values it defines, by name.
     values: dict[str, Value] = field(default_factory=dict)
     #: The types of its values (and of outer values that its own protobuf types).
     types: dict[str, TypeProto] = field(default_factory=dict)
+
+    @property
+    def view(self) -> ModelView:
+        return _alive(self._view)
+
+    @property
+    def parent(self) -> Scope | None:
+        """The scope whose node holds this subgraph; ``None`` for the main graph and
+        functions."""
+        return None if self._parent is None else _alive(self._parent)
 
     @property
     def label(self) -> str:
@@ -282,7 +318,11 @@ class Scope:
 class ModelView:
     """A model read once: every scope, value, use and type (see the module's documentation).
 
-    Read it with :meth:`read`; it does not follow later changes to the protobuf.
+    Read it with :meth:`read`; it does not follow later changes to the protobuf. The view
+    owns its scopes, and each scope its nodes and values; they point back to their owners
+    weakly, so that a view holds no reference cycle and its memory (the protobuf's, which
+    may hold gigabytes of weights) goes back as soon as the view is dropped, without waiting
+    for Python's cycle collector. Keep the view while its scopes, nodes and values are used.
     """
 
     model: ModelProto
@@ -310,7 +350,7 @@ class ModelView:
         by_key: dict[ScopeKey, Scope] = {}
         for body in iter_bodies(model):
             parent = by_key.get((body.root, body.path[:-1])) if body.path else None
-            scope = Scope(view, body, parent)
+            scope = Scope(weakref.ref(view), body, None if parent is None else weakref.ref(parent))
             scope.types = declared_types(body.proto) if typed is None else typed.get(scope.key, {})
             by_key[scope.key] = scope
             view.scopes.append(scope)
@@ -362,23 +402,24 @@ class ModelView:
         values = scope.values
         names = self.names
         inputs = scope.input_names()
+        owner = weakref.ref(scope)
         for name in inputs:
-            values[name] = Value(name, scope, is_input=True)
+            values[name] = Value(name, owner, is_input=True)
         if isinstance(proto, GraphProto):
             for tensor in proto.initializer:
                 found = values.get(tensor.name)
                 if found is None:
-                    values[tensor.name] = Value(tensor.name, scope, initializer=tensor)
+                    values[tensor.name] = Value(tensor.name, owner, initializer=tensor)
                 else:
                     found.initializer = tensor
             names.update(entry.name for entry in proto.value_info)
         nodes = scope.nodes
         for index, proto_node in enumerate(proto.node):
-            node = Node(scope, index, proto_node)
+            node = Node(owner, index, proto_node)
             nodes.append(node)
             for name in proto_node.output:
                 if name:
-                    values[name] = Value(name, scope, node)
+                    values[name] = Value(name, owner, node)
             names.update(proto_node.input)
         names.update(values)
         names.update(scope.output_names())
@@ -393,7 +434,7 @@ class ModelView:
         for name in scope.output_names():
             found = scope.value(name)
             if found is not None:
-                found.output_of.append(scope)
+                found._output_of.append(weakref.ref(scope))
 
 
 def _types_by_scope(model: ModelProto) -> dict[ScopeKey, dict[str, TypeProto]]:

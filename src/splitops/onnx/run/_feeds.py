@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 from onnx import ValueInfoProto
 
-from ..._files import replacing
-from ...core import ModelInputError, SplitError, current_limits
+from ..._files import make_folder, replacing
+from ...core import ModelInputError, current_limits
 from ..model._describe import describe_type
-from ..model._types import element_of_code, numpy_dtype
+from ..model._types import dtype_of_code, element_name, widened
 from ..model._view import ModelView
 from .backend import check_feeds
 
@@ -123,17 +123,31 @@ _WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hote
 def _generated_input(
     info: ValueInfoProto, shape: tuple[int, ...], rng: np.random.Generator
 ) -> np.ndarray[Any, Any]:
-    """Seeded random values: whole numbers from -9 to 9 (0 to 9 unsigned), bools, words."""
-    try:
-        dtype = numpy_dtype(element_of_code(info.type.tensor_type.elem_type))
-    except SplitError as error:
-        raise ModelInputError(f"input {info.name}: {error} Pass it with --input.") from error
+    """Seeded random values: whole numbers from -9 to 9 (0 to 9 unsigned; within the range
+    of a narrower type, such as int4's -8 to 7), bools, words."""
+    code = info.type.tensor_type.elem_type
+    dtype = dtype_of_code(code)
+    if dtype is None:
+        raise ModelInputError(
+            f"input {info.name} is of element type {element_name(code)}, which no numpy dtype "
+            "holds: splitops cannot make or read one."
+        )
     if dtype.kind == "O":
         return rng.choice(np.array(_WORDS, dtype=object), shape)
     if dtype.kind == "b":
         return rng.integers(0, 2, shape).astype(bool)
-    low = 0 if dtype.kind == "u" else -9
-    return rng.integers(low, 10, shape).astype(dtype)
+    low, high = _whole_range(dtype)
+    return rng.integers(low, high + 1, shape).astype(np.float32).astype(dtype)
+
+
+def _whole_range(dtype: np.dtype[Any]) -> tuple[int, int]:
+    """The range of whole numbers, within -9 to 9, that ``dtype`` holds: 0 to 9 unsigned; for
+    ml_dtypes' narrow types, the ends it holds exactly (int4: -8 to 7, float4e2m1: -6 to 6)."""
+    if dtype.isbuiltin != 2:
+        return (0, 9) if dtype.kind == "u" else (-9, 9)
+    numbers = np.arange(0 if dtype.name.startswith("uint") else -9, 10)
+    exact = numbers[numbers.astype(np.float32).astype(dtype).astype(np.float64) == numbers]
+    return int(exact.min()), int(exact.max())
 
 
 #: The first bytes of every .npy file.
@@ -199,8 +213,9 @@ def _check_npy_header(file: Path) -> None:
 
 
 def write_arrays(folder: Path, arrays: list[tuple[str, np.ndarray[Any, Any]]]) -> None:
-    """Write each array as ``NAME.npy`` into ``folder``, each whole or not at all."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Write each array as ``NAME.npy`` into ``folder`` (created where missing), each whole
+    or not at all."""
+    make_folder(folder)
     used: set[str] = set()
     for name, array in arrays:
         # Output names are the model author's: keep them to safe file names inside folder.
@@ -213,9 +228,8 @@ def write_arrays(folder: Path, arrays: list[tuple[str, np.ndarray[Any, Any]]]) -
 
 
 def _savable(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """``.npy`` holds no bfloat16 and no object arrays: those become float32 and str."""
+    """``.npy`` holds no object arrays and none of ml_dtypes' types (bfloat16, float8,
+    int4, ...): strings become ``str``, the others :func:`~..model._types.widened` ones."""
     if array.dtype.kind == "O":
         return array.astype(str)
-    if array.dtype.name == "bfloat16":
-        return array.astype(np.float32)
-    return array
+    return widened(array)

@@ -1,5 +1,6 @@
 """onnxruntime, an optional runtime: importing it with an error that says how to install it,
-sessions, and values in and out (bfloat16 included, which its numpy bridge lacks).
+sessions, and values in and out (bfloat16, float8, int4 and every other element type its
+numpy bridge lacks, as the ml_dtypes arrays onnx maps them to).
 
 The onnxruntime engine of :mod:`splitops.backend` and the portability probes of
 ``splitops check --portability`` both run models through here.
@@ -8,22 +9,26 @@ The onnxruntime engine of :mod:`splitops.backend` and the portability probes of
 from __future__ import annotations
 
 import ctypes
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import ml_dtypes
 import numpy as np
-from onnx import ModelProto, TensorProto
+from onnx import ModelProto, TensorProto, numpy_helper
+
+from ..model._types import code_of_array, dtype_of_code
 
 __all__ = [
-    "has_bfloat16",
+    "INSTALL",
     "import_onnxruntime",
     "make_session",
+    "needs_raw_values",
     "run_session",
     "session_version",
 ]
 
-_INSTALL = "pip install onnxruntime (or pip install 'splitops[onnxruntime]')"
+#: How to install onnxruntime.
+INSTALL = "pip install onnxruntime (or pip install 'splitops[onnxruntime]')"
 
 
 def import_onnxruntime() -> Any:
@@ -31,7 +36,7 @@ def import_onnxruntime() -> Any:
     try:
         import onnxruntime
     except ImportError as missing:
-        raise ImportError(f"the onnxruntime engine needs onnxruntime: {_INSTALL}") from missing
+        raise ImportError(f"the onnxruntime engine needs onnxruntime: {INSTALL}") from missing
     return onnxruntime
 
 
@@ -66,37 +71,79 @@ def make_session(
     )
 
 
-def has_bfloat16(session: Any) -> bool:
-    """Whether a session takes or gives a bfloat16 tensor, which numpy cannot hand over."""
+def needs_raw_values(session: Any) -> bool:
+    """Whether a session takes or gives a tensor of an element type that numpy's own dtypes
+    lack (bfloat16, float8, int4, float4e2m1, ...): onnxruntime's numpy bridge refuses such
+    inputs and gives such outputs as bytes, or not at all."""
     values = [*session.get_inputs(), *session.get_outputs()]
-    return any("bfloat16" in str(value.type) for value in values)
+    return any(_raw_code(str(value.type)) is not None for value in values)
 
 
-def run_session(session: Any, feeds: Mapping[str, Any], *, bfloat16: bool = True) -> list[Any]:
-    """``session.run(None, feeds)``; where ``bfloat16`` (see :func:`has_bfloat16`), bfloat16
-    values are handed over and read back as raw bits."""
-    if not bfloat16:
-        return list(session.run(None, dict(feeds)))
+def run_session(session: Any, feeds: Mapping[str, Any], *, raw: bool = True) -> list[Any]:
+    """``session.run(None, feeds)``; where ``raw`` (see :func:`needs_raw_values`), values of
+    the types numpy lacks go in and come back as the ml_dtypes arrays onnx maps them to,
+    through their bytes as ONNX lays them out (sub-byte types packed)."""
+    if not raw:
+        return list(session.run(None, {name: _plain(value) for name, value in feeds.items()}))
     ort = import_onnxruntime()
-    values = {
-        name: ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
-            np.ascontiguousarray(value).view(np.uint16), onnx_element_type=TensorProto.BFLOAT16
+    values, held = {}, []
+    for name, value in feeds.items():
+        holder, code = _holder(value)
+        held.append(holder)
+        values[name] = (
+            ort.OrtValue.ortvalue_from_numpy(holder)
+            if code is None
+            else ort.OrtValue.ortvalue_from_numpy_with_onnx_type(holder, onnx_element_type=code)
         )
-        if getattr(value, "dtype", None) == ml_dtypes.bfloat16
-        else ort.OrtValue.ortvalue_from_numpy(np.asarray(value))
-        for name, value in feeds.items()
-    }
-    return [_read(value) for value in session.run_with_ort_values(None, values)]
+    # The OrtValues read the holders' memory without a copy: they stay alive until the run ends.
+    outputs = session.run_with_ort_values(None, values)
+    del held
+    return [_read(value) for value in outputs]
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as a 0-d array: onnxruntime takes arrays (and lists for sequences)."""
+    return np.asarray(value) if isinstance(value, np.generic) else value
+
+
+def _holder(value: Any) -> tuple[np.ndarray[Any, Any], int | None]:
+    """An array onnxruntime can read ``value`` from, and the ONNX element type to read it
+    as where numpy has no such dtype (``None`` otherwise): its bytes as ONNX lays them out
+    (``numpy_helper.from_array``: int4 two to a byte), in an array of ``value``'s shape."""
+    array = np.asarray(value)
+    code = code_of_array(array.dtype) if array.dtype.isbuiltin == 2 else None
+    if code is None:
+        return array, None
+    raw = np.frombuffer(numpy_helper.from_array(array).raw_data, np.uint8)
+    holder = np.zeros(array.shape, f"u{array.dtype.itemsize}")
+    holder.reshape(-1).view(np.uint8)[: raw.size] = raw
+    return holder, code
+
+
+def _raw_code(type_text: str) -> int | None:
+    """The ONNX element type of a tensor (or of a sequence's tensors) of type ``type_text``,
+    such as ``tensor(float8e4m3fn)``, where numpy's own dtypes lack it; ``None`` otherwise."""
+    found = re.search(r"tensor\((\w+)\)", type_text)
+    if found is None:
+        return None
+    try:
+        code = int(TensorProto.DataType.Value(found[1].upper()))
+    except ValueError:  # a type this onnx does not know
+        return None
+    dtype = dtype_of_code(code)
+    return code if dtype is not None and dtype.isbuiltin == 2 else None
 
 
 def _read(value: Any) -> Any:
-    """An OrtValue as numpy: a list for a sequence, bfloat16 from its raw bits."""
+    """An OrtValue as numpy: a list for a sequence; a type numpy lacks from its bytes, as
+    the ml_dtypes array onnx maps it to."""
     if not value.is_tensor():
         items = value.as_sequence()
         return [_read(items[i]) for i in range(len(items))]
-    if value.data_type() != "tensor(bfloat16)":
+    code = _raw_code(value.data_type())
+    if code is None:
         return value.numpy()
-    shape = tuple(value.shape())
     size = value.tensor_size_in_bytes()
     raw = ctypes.string_at(value.data_ptr(), size) if size else b""
-    return np.frombuffer(raw, dtype=np.uint16).reshape(shape).view(ml_dtypes.bfloat16)
+    tensor = TensorProto(data_type=code, dims=list(value.shape()), raw_data=raw)
+    return numpy_helper.to_array(tensor)

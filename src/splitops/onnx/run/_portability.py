@@ -28,14 +28,14 @@ import numpy as np
 import onnx
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
-from ...core import SplitError, drops_axis, normalize_axis
+from ...core import Rule, SplitError, drops_axis, normalize_axis
 from ..inference._engine import infer_model_and_nodes
 from ..model._node import SplitNode, node_label, read_node
 from ..model._types import element_of_code, numpy_dtype
 from ..model._view import ModelView, Node
 from ..model._walk import location
 from ..rewrite._lower import SequenceReader, Target, lower_model, sequence_readers
-from ._runtimes import RUNTIMES, Runtime, RuntimeWorkers, installed_runtimes
+from ._runtimes import RUNTIMES, Runtime, RuntimeWorkers
 from .backend import SplitopsRep
 
 __all__ = ["Departure", "Portability", "check_portability"]
@@ -98,19 +98,25 @@ class Departure:
 
 @dataclass(frozen=True)
 class Portability:
-    """What probing found: the departures, the runtimes probed, and the nodes not probed
-    (with why)."""
+    """What probing found: the departures, the runtimes probed, the nodes not probed (with
+    why), and the runtimes not installed (with how to install each)."""
 
     departures: list[Departure]
     runtimes: list[str]
     probed: int
     not_probed: list[tuple[str, str]]
     #: The runtimes not installed here, with the command that installs each.
-    missing: list[tuple[str, str]] = field(default_factory=list)
+    not_installed: list[tuple[str, str]] = field(default_factory=list)
 
 
-def check_portability(model: ModelProto, *, workers: RuntimeWorkers | None = None) -> Portability:
-    """Probe every valid Split and SplitToSequence node of ``model`` on the installed runtimes.
+def check_portability(
+    model: ModelProto,
+    *,
+    runtimes: Sequence[str] | None = None,
+    workers: RuntimeWorkers | None = None,
+) -> Portability:
+    """Probe every valid Split and SplitToSequence node of ``model`` on the installed runtimes
+    (those named in ``runtimes`` only, where given; onnx's shape inference always).
 
     Invalid nodes are left out: :func:`~splitops.check_model` reports them. Each runtime runs
     in a worker process of its own (a runtime that crashes on a probe is that probe's
@@ -118,11 +124,19 @@ def check_portability(model: ModelProto, *, workers: RuntimeWorkers | None = Non
     """
     if workers is None:
         with RuntimeWorkers() as own:
-            return check_portability(model, workers=own)
+            return check_portability(model, runtimes=runtimes, workers=own)
+    asked = [r for r in RUNTIMES if runtimes is None or r.name in runtimes]
+    unknown = sorted(set(runtimes or ()) - {r.name for r in RUNTIMES})
+    if unknown:
+        raise SplitError(
+            f"no runtime is called {unknown[0]!r}; the runtimes are "
+            f"{', '.join(r.name for r in RUNTIMES)}.",
+            rule=Rule.ARGUMENT,
+        )
     inferred, records = infer_model_and_nodes(model)
     invalid = {(r.graph, node_label(r.node)) for r in records if r.problems}
     view = ModelView.read(model, types=inferred)
-    runtimes = _runtimes(workers)
+    probing = _runtimes(workers, asked)
     found: dict[bytes, list[tuple[str, str, bool, tuple[int, ...], str]]] = {}
     departures: list[Departure] = []
     not_probed: list[tuple[str, str]] = []
@@ -144,7 +158,7 @@ def check_portability(model: ModelProto, *, workers: RuntimeWorkers | None = Non
         probed += 1
         key = probe.key()
         if key not in found:
-            found[key] = list(probe.run(runtimes))
+            found[key] = list(probe.run(probing))
         for runtime, behaviour, fixed, lengths, detail in found[key]:
             departures.append(
                 Departure(
@@ -159,9 +173,9 @@ def check_portability(model: ModelProto, *, workers: RuntimeWorkers | None = Non
                     fixed,
                 )
             )
-    missing = [(r.name, r.install) for r in RUNTIMES if not r.is_installed()]
-    names = [name for name, _, _, _ in runtimes]
-    return Portability(departures, names, probed, not_probed, missing)
+    not_installed = [(r.name, r.install) for r in asked if not r.is_installed()]
+    names = [name for name, _, _, _ in probing]
+    return Portability(departures, names, probed, not_probed, not_installed)
 
 
 class _NotProbedError(Exception):
@@ -178,11 +192,13 @@ _Run = Callable[[ModelProto, dict[str, Any]], list[Any]]
 _Runtimes = list[tuple[str, _Run, bool, str]]
 
 
-def _runtimes(workers: RuntimeWorkers) -> _Runtimes:
-    """The installed runtimes, each in its worker process, and onnx's shape inference."""
+def _runtimes(workers: RuntimeWorkers, asked: Sequence[Runtime]) -> _Runtimes:
+    """The runtimes ``asked`` that are installed, each in its worker process, and onnx's
+    shape inference."""
     found: _Runtimes = [
         (f"{runtime.name} {runtime.version()}", _in_worker(workers, runtime), False, runtime.target)
-        for runtime in installed_runtimes()
+        for runtime in asked
+        if runtime.is_installed()
     ]
     found.append((f"onnx shape inference (onnx {onnx.__version__})", _infer, True, "portable"))
     return found

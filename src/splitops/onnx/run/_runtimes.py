@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from ._ort import INSTALL as ORT_INSTALL
+
 __all__ = [
     "RUNTIMES",
     "Runtime",
@@ -71,7 +73,7 @@ class Runtime:
 
 #: onnx.reference runs every form, the checks of onnxruntime's included.
 RUNTIMES: tuple[Runtime, ...] = (
-    Runtime("onnxruntime", "onnxruntime", "pip install onnxruntime", "onnxruntime"),
+    Runtime("onnxruntime", "onnxruntime", ORT_INSTALL, "onnxruntime"),
     Runtime("onnx.reference", "onnx.reference", "pip install onnx", "onnxruntime"),
     Runtime("openvino", "openvino", "pip install openvino", "openvino"),
     Runtime("tract", "tract", "pip install tract", "tract"),
@@ -106,11 +108,11 @@ _Loaded = Callable[[dict[str, Any]], list[Any]]
 def _load_onnxruntime(path: str) -> _Loaded:
     import onnx
 
-    from ._ort import has_bfloat16, make_session, run_session
+    from ._ort import make_session, needs_raw_values, run_session
 
     session = make_session(onnx.load(path), threads=1)
-    bfloat16 = has_bfloat16(session)
-    return lambda feeds: run_session(session, feeds, bfloat16=bfloat16)
+    raw = needs_raw_values(session)
+    return lambda feeds: run_session(session, feeds, raw=raw)
 
 
 def _load_reference(path: str) -> _Loaded:

@@ -46,9 +46,7 @@ from onnx import (
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 from onnx.reference import ReferenceEvaluator
 
-from ...arrays import element_of
 from ...core import (
-    ElementType,
     ModelCheckWarning,
     ModelInputError,
     OtherOperatorError,
@@ -59,7 +57,7 @@ from ...core import (
 from ..model._describe import describe_type
 from ..model._node import read_node
 from ..model._node import run_node as _run_node
-from ..model._types import element_name, tensor_parts
+from ..model._types import code_of_array, dtype_of_code, element_name, tensor_parts
 from ..model._view import ModelView
 from ..model._walk import split_nodes
 from ._reference import reference_ops
@@ -198,7 +196,7 @@ class OnnxruntimeRep(BackendRep):
         providers: Sequence[str] | None = None,
     ) -> None:
         from ..rewrite._lower import lower_model
-        from ._ort import has_bfloat16, import_onnxruntime, make_session
+        from ._ort import import_onnxruntime, make_session, needs_raw_values
 
         import_onnxruntime()
         self.model = model
@@ -224,7 +222,7 @@ class OnnxruntimeRep(BackendRep):
                 stacklevel=3,
             )
         # The fast path: the session's own run, where numpy can hand every value over.
-        plain = self.session is not None and not has_bfloat16(self.session)
+        plain = self.session is not None and not needs_raw_values(self.session)
         self._run: Any = self.session.run if plain else None
 
     @property
@@ -233,7 +231,7 @@ class OnnxruntimeRep(BackendRep):
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Run on ``inputs`` as :meth:`SplitopsRep.run` does, on onnxruntime."""
-        feeds = inputs if type(inputs) is dict else feeds_by_name(self.input_names, inputs)
+        feeds = feeds_by_name(self.input_names, inputs)
         run = self._run
         if run is not None:
             try:
@@ -270,17 +268,25 @@ class OnnxruntimeRep(BackendRep):
 
 
 def feeds_by_name(input_names: Sequence[str], inputs: Any) -> dict[str, Any]:
-    """Inputs by name, from a mapping by name, a sequence in graph-input order, or one array."""
+    """Inputs by name, from a mapping by name, a sequence in graph-input order, or one array;
+    a numpy scalar (``np.float32(1.0)``) becomes a 0-d array, as ``onnxruntime.backend``
+    takes it."""
     if isinstance(inputs, Mapping):
-        return dict(inputs)
-    values = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
-    if len(values) > len(input_names):
-        count = len(input_names)
-        raise ModelInputError(
-            f"the model takes {count} input{'' if count == 1 else 's'} {list(input_names)}; "
-            f"{len(values)} were given. Pass one array per graph input, or a dict by name."
-        )
-    return dict(zip(input_names, values))  # noqa: B905 (optional inputs may be left out)
+        given = dict(inputs)
+    else:
+        values = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
+        if len(values) > len(input_names):
+            count = len(input_names)
+            raise ModelInputError(
+                f"the model takes {count} input{'' if count == 1 else 's'} "
+                f"{list(input_names)}; {len(values)} were given. Pass one array per graph "
+                "input, or a dict by name."
+            )
+        given = dict(zip(input_names, values))  # noqa: B905 (optional inputs may be left out)
+    return {
+        name: np.asarray(value) if isinstance(value, np.generic) else value
+        for name, value in given.items()
+    }
 
 
 def _one_line(error: BaseException) -> str:
@@ -402,9 +408,12 @@ def _misfit(
     elem, dims = tensor_parts(declared)
     if declared.WhichOneof("value") != "tensor_type" or not hasattr(value, "dtype"):
         return None
-    given = element_of(value.dtype)
-    if elem and getattr(given, "code", None) != elem:
-        return f"its element type must be {element_name(elem)}"
+    if elem and code_of_array(value.dtype) != elem:
+        holder = dtype_of_code(elem)
+        if holder is None:
+            return f"its element type must be {element_name(elem)}"
+        library = "ml_dtypes." if holder.isbuiltin == 2 else ""
+        return f"its element type must be {element_name(elem)} (numpy dtype {library}{holder})"
     if dims is None:
         return None
     shape = tuple(np.shape(value))
@@ -423,8 +432,9 @@ def _misfit(
 
 
 def _element_text(value: Any) -> str:
-    element = element_of(value.dtype)
-    return str(element) if isinstance(element, ElementType) else str(value.dtype)
+    """An array's element type by its ONNX name, or its dtype where it has none."""
+    code = code_of_array(value.dtype)
+    return str(value.dtype) if code is None else element_name(code)
 
 
 def check_split_nodes(model: ModelProto) -> None:

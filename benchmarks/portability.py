@@ -438,18 +438,19 @@ def lowering_time() -> list[tuple[int, float]]:
     return found
 
 
-def cost_chain(count: int = 400) -> ModelProto:
-    """``count`` Split-18 num_outputs=2 on the runtime axis 1 of ``[B, N]``, each followed by
-    a Concat and 8 Relu: every Split cuts the same ``N``."""
+def cost_chain(count: int = 400, parts: int = 2, relus: int = 8) -> ModelProto:
+    """``count`` Split-18 ``num_outputs=parts`` on the runtime axis 1 of ``[B, N]``, each
+    followed by a Concat (that gives the axis back) and ``relus`` Relu: every Split cuts the
+    same ``N``."""
     nodes: list[NodeProto] = []
     current = "x"
     for i in range(count):
-        a, b = f"a{i}", f"b{i}"
-        nodes.append(helper.make_node("Split", [current], [a, b], axis=1, num_outputs=2))
-        nodes.append(helper.make_node("Concat", [b, a], [f"c{i}_0"], axis=1))
-        for k in range(8):
+        outputs = [f"p{i}_{k}" for k in range(parts)]
+        nodes.append(helper.make_node("Split", [current], outputs, axis=1, num_outputs=parts))
+        nodes.append(helper.make_node("Concat", outputs[::-1], [f"c{i}_0"], axis=1))
+        for k in range(relus):
             nodes.append(helper.make_node("Relu", [f"c{i}_{k}"], [f"c{i}_{k + 1}"]))
-        current = f"c{i}_8"
+        current = f"c{i}_{relus}"
     graph = helper.make_graph(
         nodes,
         "chain",
@@ -462,8 +463,8 @@ def cost_chain(count: int = 400) -> ModelProto:
 def cost(rounds: int = 15) -> list[tuple[str, int, float, float]]:
     """onnxruntime's time for the chain and each case lowered, against the original's: for
     each target, (model, extra nodes, the original's median time per run, the median ratio
-    of lowered to original time). Runs
-    interleave, one thread, so that load hits both alike."""
+    of lowered to original time). Runs interleave, one thread, so that load hits both
+    alike."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()

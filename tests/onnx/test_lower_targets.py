@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from benchmarks.portability import Row, cases, regressions, run_matrix
+from benchmarks.portability import Row, cases, cost_chain, regressions, run_matrix
 from onnx import ModelProto, TensorProto, helper, numpy_helper
 
 import splitops
@@ -23,22 +23,7 @@ def _ops(model: ModelProto) -> list[str]:
 
 
 def _chain(count: int, parts: int) -> ModelProto:
-    """``count`` Split-18 num_outputs=``parts`` on axis 1 of ``[B, N]``, each followed by a
-    Concat that gives back the axis: every one cuts the same symbolic length ``N``."""
-    nodes = []
-    current = "x"
-    for i in range(count):
-        outputs = [f"p{i}_{k}" for k in range(parts)]
-        nodes.append(helper.make_node("Split", [current], outputs, axis=1, num_outputs=parts))
-        nodes.append(helper.make_node("Concat", outputs[::-1], [f"c{i}"], axis=1))
-        current = f"c{i}"
-    graph = helper.make_graph(
-        nodes,
-        "chain",
-        [helper.make_tensor_value_info("x", F, ["B", "N"])],
-        [helper.make_tensor_value_info(current, F, ["B", "N"])],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    return cost_chain(count, parts, relus=0)
 
 
 def test_every_target_has_its_forms() -> None:

@@ -30,22 +30,38 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _layout(pid: int) -> tuple[str, ...]:
+    """Where a process's code and stack lie (``/proc/<pid>/stat`` fields 26 to 28): the same
+    in a child that has not yet run exec as in its parent, different after exec."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return tuple(fields[23:26])
+
+
 def _tree(root: int) -> list[tuple[int, int, str]]:
     """Each process of the tree under ``root`` now: its proportional resident bytes (PSS:
     a page shared by several processes, a library's say, counts once in all), its resident
     bytes, and its command line."""
-    found, pending = [], [root]
+    found: list[tuple[int, int, str]] = []
+    pending: list[tuple[int, tuple[str, ...]]] = [(root, ())]
     while pending:
-        pid = pending.pop()
+        pid, parents = pending.pop()
         try:
+            layout = _layout(pid)
             rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
             command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except (OSError, UnicodeDecodeError):
+            after = _layout(pid)
+        except (OSError, UnicodeDecodeError, IndexError):
             continue  # it ended meanwhile
+        pending += [(child, after) for child in _children(pid)]
+        if parents in (layout, after) or layout != after:
+            # A child between fork and exec (Python's subprocess forks with vfork, which
+            # shares its parent's memory map), or one that ran exec while it was read: its
+            # pages were its parent's, counted there.
+            continue
         fields = dict(line.split(":", 1) for line in rollup.splitlines()[1:] if ":" in line)
         kib = {name: int(value.split()[0]) * 1024 for name, value in fields.items()}
         found.append((kib.get("Pss", 0), kib.get("Rss", 0), command[:120]))
-        pending += _children(pid)
     return found
 
 

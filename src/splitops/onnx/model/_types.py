@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
 
 from onnx import TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, helper
 
@@ -36,6 +37,7 @@ __all__ = [
     "renamed",
     "says_more",
     "shape_text",
+    "stored_bytes",
     "tensor_parts",
     "tensor_problem",
     "type_text",
@@ -66,6 +68,7 @@ def code_of_dtype(dtype: object) -> int:
     return element.code
 
 
+@lru_cache(maxsize=256)
 def element_name(data_type: int) -> str:
     """The lower-case ONNX name of any ``TensorProto`` data type, ``float8e4m3fn`` included,
     or the number of a code that onnx does not know."""
@@ -136,6 +139,28 @@ _NARROW_BITS = {
 }
 
 
+def stored_bytes(code: int, count: int) -> int | None:
+    """The bytes ``count`` elements of type ``code`` take in ``raw_data`` (and in external
+    data): types narrower than a byte packed as ONNX packs them (two int4 to a byte, the
+    last byte padded), ``None`` for strings, which have no fixed size, and unknown types.
+
+    >>> stored_bytes(TensorProto.FLOAT, 3), stored_bytes(TensorProto.FLOAT4E2M1, 3)
+    (12, 2)
+    >>> stored_bytes(TensorProto.STRING, 3) is None
+    True
+    """
+    bits = _NARROW_BITS.get(code)
+    if bits:
+        return -(-count * bits // 8)
+    if code == TensorProto.STRING:
+        return None
+    try:
+        itemsize: int = helper.tensor_dtype_to_np_dtype(code).itemsize
+    except (KeyError, TypeError, ValueError):
+        return None
+    return count * itemsize
+
+
 def tensor_problem(tensor: TensorProto, max_elements: int) -> str | None:
     """What makes ``tensor`` unreadable, in words, or ``None``: an unknown or undefined data
     type, a negative dim, more than ``max_elements`` elements, or data of another length than
@@ -160,8 +185,9 @@ def tensor_problem(tensor: TensorProto, max_elements: int) -> str | None:
         return None
     bits = _NARROW_BITS.get(code)
     if tensor.HasField("raw_data"):
-        itemsize = helper.tensor_dtype_to_np_dtype(code).itemsize
-        needed = -(-count * bits // 8) if bits else count * itemsize
+        needed = stored_bytes(code, count)
+        if needed is None:
+            return "it holds strings in raw_data, which ONNX keeps for fixed-size types only"
         if len(tensor.raw_data) != needed:
             return (
                 f"its dims {list(tensor.dims)} need {needed} bytes of raw_data, and it holds "

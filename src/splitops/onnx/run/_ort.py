@@ -15,6 +15,8 @@ import ml_dtypes
 import numpy as np
 from onnx import ModelProto, TensorProto
 
+from ..model._memory import reserve_memory, weight_bytes
+
 __all__ = [
     "has_bfloat16",
     "import_onnxruntime",
@@ -59,11 +61,19 @@ def make_session(
         session_options.log_severity_level = 4
         if threads is not None:
             session_options.intra_op_num_threads = threads
-    return ort.InferenceSession(
-        model.SerializeToString(),
-        session_options,
-        providers=list(providers or ["CPUExecutionProvider"]),
-    )
+    reserve_memory(2 * weight_bytes(model))  # the model serialized, and onnxruntime's copy
+    try:
+        return ort.InferenceSession(
+            model.SerializeToString(),
+            session_options,
+            providers=list(providers or ["CPUExecutionProvider"]),
+        )
+    except Exception as error:  # onnxruntime's own classes
+        # onnxruntime reports running out of memory as an invalid model ("Failed to load
+        # model with error: std::bad_alloc"): a session per subgraph, each some 50 KB.
+        if "bad_alloc" in str(error):
+            raise MemoryError(f"onnxruntime ran out of memory: {error}") from error
+        raise
 
 
 def has_bfloat16(session: Any) -> bool:

@@ -2,17 +2,20 @@
 stored: ``python tests/malformed_models.py DIR`` writes them into ``DIR``.
 
 Each :class:`Malformed` is a file name, the bytes of the model, and the other files it needs
-beside it (external data, a file outside the folder). Every one of them must leave every
+beside it (external data, a file outside the folder; a FIFO, a link or a sparse file of
+gigabytes, which bytes cannot hold, as :class:`Made`). Every one of them must leave every
 command with one line on stderr and a documented exit code, within a memory and a time
 limit (``tests/cli/test_hostile_models.py``).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from onnx import (
@@ -31,12 +34,42 @@ I64 = TensorProto.INT64
 
 
 @dataclass(frozen=True)
+class Made:
+    """A file that bytes cannot describe: a FIFO, a symbolic or hard link to ``target``
+    (relative to the model's folder), or a sparse file of ``size`` bytes (no disk used)."""
+
+    kind: Literal["fifo", "symlink", "hardlink", "sparse"]
+    target: str = ""
+    size: int = 0
+
+    def make(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if self.kind == "fifo":
+            os.mkfifo(path)
+        elif self.kind == "symlink":
+            os.symlink(self.target, path)
+        elif self.kind == "hardlink":
+            os.link(path.parent / self.target, path)
+        else:
+            with path.open("wb") as stream:
+                stream.truncate(self.size)
+
+
+@dataclass(frozen=True)
 class Malformed:
-    """One hostile model: its file name, its bytes, and files to write beside it."""
+    """One hostile model: its file name (in a folder of its own where it names one), its
+    bytes, files to write beside it, and files to make there (in order: a link's target
+    first)."""
 
     name: str
     data: bytes
     beside: dict[str, bytes] = field(default_factory=dict)
+    made: dict[str, Made] = field(default_factory=dict)
+
+    @property
+    def alone(self) -> bool:
+        """Whether the model is one file and nothing else."""
+        return not self.beside and not self.made
 
 
 def _model(
@@ -74,12 +107,26 @@ def _raw(name: str, data_type: int, dims: list[int], raw: bytes) -> TensorProto:
     return TensorProto(name=name, data_type=data_type, dims=dims, raw_data=raw)
 
 
-def _external(location: str, *, offset: str | None = None, length: str | None = None) -> ModelProto:
-    weight = TensorProto(name="w", data_type=F, dims=[6], data_location=TensorProto.EXTERNAL)
+def _external(
+    location: str,
+    *,
+    offset: str | None = None,
+    length: str | None = None,
+    data_type: int = F,
+    dims: tuple[int, ...] = (6,),
+) -> ModelProto:
+    weight = TensorProto(
+        name="w", data_type=data_type, dims=dims, data_location=TensorProto.EXTERNAL
+    )
     entries = {"location": location, "offset": offset, "length": length}
     weight.external_data.extend(
         StringStringEntryProto(key=k, value=v) for k, v in entries.items() if v is not None
     )
+    if data_type != F or dims != (6,):  # read by a graph output of its own
+        nodes = [helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")]
+        model = _model(nodes, {"x": (F, [6])}, ["a", "b"], initializers=[weight])
+        model.graph.output.append(helper.make_tensor_value_info("w", data_type, list(dims)))
+        return model
     nodes = [
         helper.make_node("Add", ["x", "w"], ["y"]),
         helper.make_node("Split", ["y"], ["a", "b"], num_outputs=2, name="halves"),
@@ -103,6 +150,91 @@ def _function(name: str, calls: str) -> FunctionProto:
     return helper.make_function(
         "local", name, ["x"], ["y"], body, opset_imports=[helper.make_opsetid("", 18)]
     )
+
+
+def _calling_twice(levels: int) -> ModelProto:
+    """Local functions of which each calls the one below twice: ``F0`` splits, ``Fk`` calls
+    ``F(k-1)`` twice, the main graph calls the top one: 2^levels calls in a few hundred bytes."""
+    opsets = [helper.make_opsetid("", 18), helper.make_opsetid("local", 1)]
+    split = [
+        helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves"),
+        helper.make_node("Concat", ["a", "b"], ["y"], axis=0),
+    ]
+    functions = [helper.make_function("local", "F0", ["x"], ["y"], split, opsets)]
+    for level in range(1, levels + 1):
+        twice = [
+            helper.make_node(f"F{level - 1}", ["x"], ["t"], domain="local"),
+            helper.make_node(f"F{level - 1}", ["t"], ["y"], domain="local"),
+        ]
+        functions.append(helper.make_function("local", f"F{level}", ["x"], ["y"], twice, opsets))
+    call = helper.make_node(f"F{levels}", ["x"], ["y"], domain="local")
+    return _model([call], {"x": (F, [4])}, ["y"], functions=functions)
+
+
+def _if_tree(depth: int) -> ModelProto:
+    """Ifs nested ``depth`` deep whose both branches hold the If below, a Split at every leaf:
+    2^depth Splits, every branch alike."""
+    inner: GraphProto = helper.make_graph(
+        [helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")],
+        "leaf",
+        [],
+        [helper.make_tensor_value_info("a", F, None)],
+    )
+    for level in range(depth):
+        node = helper.make_node(
+            "If", ["c"], [f"o{level}"], then_branch=inner, else_branch=inner, name=f"if{level}"
+        )
+        inner = helper.make_graph(
+            [node], f"g{level}", [], [helper.make_tensor_value_info(f"o{level}", F, None)]
+        )
+    return _model(list(inner.node), {"c": (TensorProto.BOOL, []), "x": (F, [4])}, [f"o{depth - 1}"])
+
+
+def _sequences(count: int, parts: int, reader: str) -> ModelProto:
+    """``count`` SplitToSequence nodes cutting an input of ``parts`` into chunks of 1, each
+    sequence read by ``reader``: a few dozen bytes a node, ``parts`` parts each."""
+    nodes, outputs = [], []
+    for index in range(count):
+        nodes.append(
+            helper.make_node("SplitToSequence", ["x"], [f"s{index}"], name=f"chunks{index}")
+        )
+        extra = {"axis": 0} if reader == "ConcatFromSequence" else {}
+        nodes.append(helper.make_node(reader, [f"s{index}"], [f"n{index}"], **extra))
+        outputs.append(f"n{index}")
+    return _model(nodes, {"x": (F, [parts])}, outputs)
+
+
+def _named_outputs(count: int) -> ModelProto:
+    node = helper.make_node(
+        "Split", ["x"], [f"o{i}" for i in range(count)], num_outputs=count, name="wide"
+    )
+    return _model([node], {"x": (F, [count])}, ["o0"])
+
+
+def _halves_of(length: int) -> ModelProto:
+    node = helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")
+    return _model([node], {"x": (F, [length])}, ["a", "b"])
+
+
+def _opset_past_onnx() -> ModelProto:
+    """An opset import of 10**12 (onnx's schema lookup takes 32-bit versions) and an
+    operator no opset has."""
+    nodes = [
+        helper.make_node("Frobnicate", ["x"], ["y"]),
+        helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves"),
+    ]
+    model = _model(nodes, {"x": (F, [4])}, ["a", "b"])
+    model.opset_import[0].version = 10**12
+    return model
+
+
+def _unread_sequence() -> ModelProto:
+    """A SplitToSequence whose sizes come at run time, and whose sequence nothing reads."""
+    nodes = [
+        helper.make_node("SplitToSequence", ["x", "s"], ["seq"], name="unread"),
+        helper.make_node("Identity", ["x"], ["y"]),
+    ]
+    return _model(nodes, {"x": (F, [4]), "s": (I64, [2])}, ["y"])
 
 
 def _nested_ifs(depth: int, outputs: tuple[str, ...] = ("a",)) -> ModelProto:
@@ -409,6 +541,89 @@ CASES: dict[str, Callable[[], Malformed]] = {
         "half_if_unknown.onnx",
         _if_without_else(TensorProto.UINT8, known_shape=False).SerializeToString(),
     ),
+    # Inferred once per call, 2^12 calls took 26 s in check, 2^20 never ended: now once per
+    # call alike; and the max_nodes limit counts each call as the nodes of its body. (Fewer
+    # levels here: onnxruntime's own session takes time that grows faster than the calls.)
+    "local functions calling one another twice per level, 2**10 calls": lambda: Malformed(
+        "twice10.onnx", _calling_twice(10).SerializeToString()
+    ),
+    "local functions calling one another twice per level, 2**26 calls": lambda: Malformed(
+        "twice26.onnx", _calling_twice(26).SerializeToString()
+    ),
+    # 2^16 deep it took every command a minute or more: branches alike are inferred once.
+    "If nested 12 deep, the If below in both branches": lambda: Malformed(
+        "tree.onnx", _if_tree(12).SerializeToString()
+    ),
+    # lower wrote 16 Splits of 2^20 outputs (4 GB, then a crash); the max_model_parts limit.
+    "16 SplitToSequence nodes of 2**20 parts": lambda: Malformed(
+        "sequences16.onnx", _sequences(16, 2**20, "SequenceLength").SerializeToString()
+    ),
+    "one SplitToSequence of 2**20 parts read by ConcatFromSequence": lambda: Malformed(
+        "concat_parts.onnx", _sequences(1, 2**20, "ConcatFromSequence").SerializeToString()
+    ),
+    "Split listing 2**16 named outputs": lambda: Malformed(
+        "named.onnx", _named_outputs(2**16).SerializeToString()
+    ),
+    # check --portability allocated a probe input of the declared length (3.2 GB).
+    "Split of a declared [2**28] input": lambda: Malformed(
+        "long_axis.onnx", _halves_of(2**28).SerializeToString()
+    ),
+    # onnx's inference of Split reads the axis as 32 bits: lowering wrote a model its own
+    # check refused (exit 4).
+    "Split of a declared [2**63-1] input": lambda: Malformed(
+        "longest_axis.onnx", _halves_of(2**63 - 1).SerializeToString()
+    ),
+    "opset 10**12 and an unknown operator": lambda: Malformed(
+        "opset_past.onnx", _opset_past_onnx().SerializeToString()
+    ),
+    "SplitToSequence of run-time sizes that nothing reads": lambda: Malformed(
+        "unread.onnx", _unread_sequence().SerializeToString()
+    ),
+    # Opened before any check, a FIFO blocked every command for ever.
+    "external data in a FIFO": lambda: Malformed(
+        "fifo/fifo.onnx", _external("w.bin").SerializeToString(), made={"w.bin": Made("fifo")}
+    ),
+    "external data a link to a FIFO outside the folder": lambda: Malformed(
+        "fifo_link/fifo_link.onnx",
+        _external("w.bin").SerializeToString(),
+        made={"../outside/fifo.bin": Made("fifo"), "w.bin": Made("symlink", "../outside/fifo.bin")},
+    ),
+    # Checked by its path, a hard link to a file outside the folder was read.
+    "external data a hard link to a file outside the folder": lambda: Malformed(
+        "hard_link/hard_link.onnx",
+        _external("w.bin").SerializeToString(),
+        beside={"../outside/secret.bin": b"\x01" * 24},
+        made={"w.bin": Made("hardlink", "../outside/secret.bin")},
+    ),
+    "external data a link to /dev/zero": lambda: Malformed(
+        "device/device.onnx",
+        _external("w.bin").SerializeToString(),
+        made={"w.bin": Made("symlink", "/dev/zero")},
+    ),
+    # Counted a byte per element, a valid packed FLOAT4E2M1 tensor was refused.
+    "external FLOAT4E2M1 of 6 elements in 3 bytes": lambda: Malformed(
+        "float4/float4.onnx",
+        _external("w.bin", length="3", data_type=TensorProto.FLOAT4E2M1).SerializeToString(),
+        beside={"w.bin": b"\x12\x34\x56"},
+    ),
+    # Counted as 0 bytes, then read whole: with --max-external-bytes 1024, 512 MiB of INT4
+    # took 3.1 GB; this one is 8 MiB, refused under that limit.
+    "external INT4 of 2**24 elements without a length": lambda: Malformed(
+        "int4/int4.onnx",
+        _external("w.bin", data_type=TensorProto.INT4, dims=(2**24,)).SerializeToString(),
+        made={"w.bin": Made("sparse", size=2**23)},
+    ),
+    "external STRING tensor": lambda: Malformed(
+        "string/string.onnx",
+        _external("w.bin", data_type=TensorProto.STRING, dims=(4,)).SerializeToString(),
+        made={"w.bin": Made("sparse", size=2**29)},
+    ),
+    # Within every limit but not the address space: protobuf died with SIGSEGV copying it.
+    "external FLOAT of 3 GiB": lambda: Malformed(
+        "three_gib/three_gib.onnx",
+        _external("w.bin", dims=(3 * 2**28,)).SerializeToString(),
+        made={"w.bin": Made("sparse", size=3 * 2**30)},
+    ),
     "truncated": lambda: Malformed("truncated.onnx", _greedy_outputs(2).SerializeToString()[:41]),
     "garbage": lambda: Malformed("garbage.onnx", bytes(range(256)) * 2),
     "empty": lambda: Malformed("empty.onnx", b""),
@@ -448,10 +663,15 @@ def write_all(folder: Path) -> dict[str, Path]:
     written = {}
     for what, make in CASES.items():
         case = make()
-        (folder / case.name).write_bytes(case.data)
+        model = folder / case.name
+        model.parent.mkdir(parents=True, exist_ok=True)
+        model.write_bytes(case.data)
         for name, data in case.beside.items():
-            (folder / name).write_bytes(data)
-        written[what] = folder / case.name
+            (model.parent / name).parent.mkdir(parents=True, exist_ok=True)
+            (model.parent / name).write_bytes(data)
+        for name, made in case.made.items():
+            made.make(model.parent / name)
+        written[what] = model
     return written
 
 

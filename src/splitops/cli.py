@@ -202,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --portability, probe only this runtime (onnxruntime, onnx.reference, "
         "openvino, tract, tvm; repeatable; default: every one installed)",
     )
+    _limit_arguments(check, "max_model_parts", "max_input_elements")
 
     infer = _command(commands, "infer", _infer, "print the type and shape of every split output")
     _model_arguments(infer)
@@ -235,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
         "cannot be removed); docs/portability.md says what each runtime gets",
     )
     lower.add_argument("--json", action="store_true", help="print what became of each node as JSON")
+    _limit_arguments(lower, "max_model_parts")
 
     run = _command(commands, "run", _run, "run a model (the shipped example by default)")
     _model_arguments(run, optional=True)
@@ -255,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--out", type=Path, metavar="DIR", help="write each output as NAME.npy (folders created)"
     )
-    _limit_arguments(run, "max_input_elements")
+    _limit_arguments(run, "max_input_elements", "max_model_parts")
 
     split = _command(commands, "split", _split, "split one .npy array")
     split.add_argument("file", type=Path, metavar="FILE.npy")
@@ -345,7 +347,7 @@ def _model_arguments(parser: argparse.ArgumentParser, *, optional: bool = False)
         action="store_true",
         help="follow external-data paths outside the model's folder (only for models you trust)",
     )
-    _limit_arguments(parser, "max_parts", "max_tensor_elements", "max_external_bytes")
+    _limit_arguments(parser, "max_parts", "max_tensor_elements", "max_external_bytes", "max_nodes")
 
 
 #: The limits a command line may raise, each with what it bounds (see splitops.Limits).
@@ -354,6 +356,9 @@ _LIMIT_HELP = {
     "max_tensor_elements": "the most elements a tensor stored in the model may claim",
     "max_external_bytes": "the most bytes of external data the model may read in all",
     "max_input_elements": "the most elements generated inputs, or a .npy file, may hold",
+    "max_nodes": "the most nodes the model may hold, each call of a local function counted "
+    "as the nodes of its body",
+    "max_model_parts": "the most parts the rewrites and probes of the model may make in all",
 }
 
 
@@ -406,7 +411,7 @@ def _load(args: argparse.Namespace, *, weights: bool = True) -> ModelProto:
 
 
 def _check(args: argparse.Namespace) -> ExitCode:
-    from .onnx import ModelView, check_model
+    from .onnx import check_model, split_nodes
 
     if args.portability:
         return _check_portability(args)
@@ -418,7 +423,7 @@ def _check(args: argparse.Namespace) -> ExitCode:
     else:
         for diagnostic in diagnostics:
             say(str(diagnostic))
-        count = sum(1 for _ in ModelView.read(model).split_nodes())
+        count = sum(1 for _ in split_nodes(model))
         found = f"{len(diagnostics)} problem(s)" if diagnostics else "no problems"
         say(f"{args.model}: {count} Split/SplitToSequence node(s), {found}.", stream=sys.stderr)
     return ExitCode.RULE_BROKEN if diagnostics else ExitCode.OK
@@ -430,7 +435,7 @@ def _infer(args: argparse.Namespace) -> ExitCode:
     model = _load(args, weights=args.output is not None)
     try:
         inferred = infer_shapes(model, strict=True)
-    except (SplitopsError, ImportError):
+    except (SplitopsError, ImportError, MemoryError):
         raise
     except Exception as error:
         raise OtherOperatorError(f"shape inference failed: {error}") from error
@@ -449,15 +454,15 @@ def _infer(args: argparse.Namespace) -> ExitCode:
 
 
 def _convert(args: argparse.Namespace) -> ExitCode:
-    from .onnx import ModelView, convert_model
+    from .onnx import convert_model, default_opset, split_nodes
 
     model = _load(args)
     converted = convert_model(model, args.opset)
     _write_model(converted, args.output)
-    count = sum(1 for _ in ModelView.read(converted).split_nodes())
+    count = sum(1 for _ in split_nodes(converted))
     _Output()(
         f"converted {count} Split/SplitToSequence node(s) from opset "
-        f"{ModelView.read(model).main.opset} to {args.opset}; wrote {args.output}"
+        f"{default_opset(model.opset_import)} to {args.opset}; wrote {args.output}"
     )
     return ExitCode.OK
 
@@ -492,7 +497,7 @@ def _run(args: argparse.Namespace) -> ExitCode:
         say(f"input {name}: {describe_array(value)} ({origins[name]})")
     try:
         results = _prepared(backend, model, args.engine).run(feeds)
-    except (SplitopsError, ImportError):
+    except (SplitopsError, ImportError, MemoryError):
         raise
     except Exception as error:
         raise OtherOperatorError(
@@ -555,13 +560,16 @@ class _NotingRep:
 
 def _lower(args: argparse.Namespace) -> ExitCode:
     """``splitops lower``: every Split and SplitToSequence rewritten for every runtime."""
+    from .core import Rule
     from .onnx import check_model, lower_model_with_report, save_model
 
     say = _Output()
     model = _load(args)
     try:
         lowered, report = lower_model_with_report(model, target=args.target)
-    except SplitError:
+    except SplitError as error:
+        if error.rule is Rule.LIMIT:
+            raise
         diagnostics = check_model(model)
         if not diagnostics:  # a sequence --target no-sequences cannot remove: one line
             raise

@@ -258,3 +258,17 @@ def test_the_top_level_help_lists_every_command(capsys: pytest.CaptureFixture[st
     text = capsys.readouterr().out
     for command in ("check", "infer", "convert", "run", "split"):
         assert command in text
+
+
+def test_every_limit_has_an_option_and_a_row_of_the_limits_table() -> None:
+    from dataclasses import fields
+
+    from splitops import Limits
+    from splitops.cli import build_parser
+
+    table = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    helps = " ".join(command.format_help() for command in commands.values())
+    for field in fields(Limits):
+        assert f"| `{field.name}` |" in table, field.name
+        assert "--" + field.name.replace("_", "-") in helps, field.name

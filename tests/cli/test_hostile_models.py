@@ -1,11 +1,11 @@
 """Hostile model files through every command, under a memory and a time limit.
 
 Each file of :mod:`tests.malformed_models` runs through ``load_model`` and the commands
-``check``, ``infer``, ``convert`` and ``run`` in a child process that limits its own address
-space to 4 GiB (``resource.setrlimit``, before it imports anything) and must finish within
-120 s. Every command
-must end with exit 0, or with a documented code and exactly one ``splitops: error:`` line
-(warnings aside), and never with a traceback or an internal error.
+``check``, ``infer``, ``convert``, ``lower``, ``check --portability``, ``run`` and ``run
+--engine onnxruntime`` in a child process that limits its own address space to 4 GiB
+(``resource.setrlimit``, before it imports anything) and must finish within 120 s. Every
+command must end with exit 0, or with a documented code and exactly one ``splitops: error:``
+line (warnings and notes aside), and never with a traceback or an internal error.
 """
 
 from __future__ import annotations
@@ -30,12 +30,15 @@ COMMANDS = {
     "check": ["check"],
     "infer": ["infer"],
     "convert": ["convert", "--opset", "11", "-o", "converted.onnx"],
+    "lower": ["lower", "-o", "lowered.onnx"],
+    "portability": ["check", "--portability"],
     "run": ["run"],
+    "onnxruntime": ["run", "--engine", "onnxruntime"],
 }
 
 #: Runs every command on one model in this process, and prints what each one left.
 DRIVER = """
-import contextlib, io, json, resource, sys, traceback
+import contextlib, io, json, resource, sys, time, traceback
 resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[3]), int(sys.argv[3])))
 from splitops.cli import main
 from splitops import load_model, SplitopsError
@@ -44,32 +47,39 @@ results = {}
 try:
     load_model(model)
     results["load_model"] = "loaded"
-except SplitopsError as error:
+except (SplitopsError, MemoryError) as error:
     results["load_model"] = type(error).__name__
 except Exception:
     results["load_model"] = "TRACEBACK " + traceback.format_exc()
 for name, args in commands.items():
     stderr, stdout = io.StringIO(), io.StringIO()
+    began = time.process_time()
     try:
         with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(stdout):
             code = main([*args[:1], model, *args[1:]])
     except BaseException:
         code, stderr = -1, io.StringIO(traceback.format_exc())
-    results[name] = {"code": code, "stderr": stderr.getvalue(), "stdout": stdout.getvalue()}
+    results[name] = {
+        "code": code,
+        "stderr": stderr.getvalue()[-20000:],
+        "stdout": stdout.getvalue()[-20000:],
+        "seconds": time.process_time() - began,
+    }
 print(json.dumps(results))
 """
 
 
 def attacked_file(case: str) -> str:
     """The file name of a case, as the commands name it."""
-    return CASES[case]().name
+    return Path(CASES[case]().name).name
 
 
-def _attack(path: Path) -> dict[str, Any]:
+def _attack(path: Path, commands: dict[str, list[str]] = COMMANDS) -> dict[str, Any]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+    env.setdefault("OMP_NUM_THREADS", "1")
     done = subprocess.run(
-        [sys.executable, "-c", DRIVER, path.name, json.dumps(COMMANDS), str(MEMORY)],
+        [sys.executable, "-c", DRIVER, path.name, json.dumps(commands), str(MEMORY)],
         cwd=path.parent,
         env=env,
         capture_output=True,
@@ -100,16 +110,19 @@ def test_a_hostile_model_gets_one_line_and_a_documented_exit_code(
         assert "Traceback" not in stderr, (command, stderr)
         assert code in (0, 1, 2, 3), (command, code, stderr)
         errors = [line for line in stderr.splitlines() if line.startswith("splitops: error: ")]
-        allowed = ("splitops: error: ", "splitops: warning: ")
-        summary = f"{attacked_file(case)}: "  # check's count of nodes and problems
+        allowed = ("splitops: error: ", "splitops: warning: ", "splitops: note: ", "engine: ")
+        # check's count of nodes and problems, lower's summary, the nodes not probed
+        summary = (f"{attacked_file(case)}: ", "lowered ", "main/", "function:")
         others = [
             line
             for line in stderr.splitlines()
-            if line.strip() and not line.startswith((*allowed, summary))
+            if line.strip() and not line.startswith((*allowed, *summary))
         ]
         assert others == [], (command, stderr)
-        # check reports problems on stdout, one line each, and exits 1: no error line then.
-        problems_found = command == "check" and code == 1
+        # check and lower report problems on stdout, one line each, and exit 1: no error
+        # line then.
+        problems_found = command in ("check", "portability", "lower") and code == 1
+        problems_found = problems_found and not errors
         assert len(errors) == (0 if code == 0 or problems_found else 1), (command, stderr)
         if problems_found:
             assert results[command]["stdout"].strip(), stderr
@@ -194,3 +207,82 @@ def test_what_each_command_says_of_a_broken_node(
     result = attacked[case][command]
     assert result["code"] == code, result
     assert says in result["stdout" if command == "check" else "stderr"], result
+
+
+_TWICE10 = "local functions calling one another twice per level, 2**10 calls"
+_TWICE26 = "local functions calling one another twice per level, 2**26 calls"
+_TREE = "If nested 12 deep, the If below in both branches"
+_SEQUENCES = "16 SplitToSequence nodes of 2**20 parts"
+_CONCAT = "one SplitToSequence of 2**20 parts read by ConcatFromSequence"
+_UNREAD = "SplitToSequence of run-time sizes that nothing reads"
+_FIFO_LINK = "external data a link to a FIFO outside the folder"
+_HARD_LINK = "external data a hard link to a file outside the folder"
+_LOWER = ["lower", "-o", "l.onnx"]
+_PORTABILITY = ["check", "--portability"]
+_ONNXRUNTIME = ["run", "--engine", "onnxruntime"]
+_TRUSTED = ["run", "--trust-external-data"]
+_CONVERT = ["convert", "--opset", "11", "-o", "c.onnx"]
+
+#: The probes of hostile files that once ran without end, crashed, blocked or read what they
+#: should not: the case, the command, the exit code it must now give, and what it must say
+#: (on stdout or stderr). Each must also end within seconds.
+PROBES: list[tuple[str, list[str], int, str]] = [
+    (_TWICE10, ["check"], 0, "no problems"),
+    (_TWICE10, _LOWER, 0, "lowered 1"),
+    (_TWICE26, ["check"], 2, "the max_nodes limit"),
+    (_TWICE26, _LOWER, 2, "the max_nodes limit"),
+    (_TREE, ["infer"], 0, "tensor(float) [2]"),
+    (_TREE, _LOWER, 0, "4096 rewritten"),
+    (_TREE, _PORTABILITY, 0, "4096 node(s) probed"),
+    (_TREE, _ONNXRUNTIME, 0, "output o11"),
+    (_SEQUENCES, _LOWER, 2, "max_model_parts limit"),
+    (_SEQUENCES, _PORTABILITY, 0, "not probed: its probes would make 1048576 parts"),
+    (_CONCAT, _LOWER, 2, "max_model_parts limit"),
+    ("Split listing 2**16 named outputs", ["infer"], 0, "o65535: tensor(float) [1]"),
+    ("Split of a declared [2**28] input", _PORTABILITY, 0, "max_input_elements limit"),
+    ("Split of a declared [2**63-1] input", _PORTABILITY, 0, "max_input_elements limit"),
+    ("Split of a declared [2**63-1] input", _LOWER, 0, "split computed in the graph"),
+    ("opset 10**12 and an unknown operator", _CONVERT, 3, "opset 11"),
+    (_UNREAD, ["run"], 1, "split sizes must be >= 0"),
+    (_UNREAD, _ONNXRUNTIME, 1, "split sizes must be >= 0"),
+    ("external data in a FIFO", ["check"], 2, "not a regular file"),
+    ("external data in a FIFO", _TRUSTED, 2, "not a regular file"),
+    (_FIFO_LINK, ["check"], 2, "outside the model's folder"),
+    (_FIFO_LINK, ["check", "--trust-external-data"], 2, "not a regular file"),
+    (_HARD_LINK, ["run"], 2, "which has 2 hard links"),
+    (_HARD_LINK, _TRUSTED, 0, "output a: float32 (3,)"),
+    ("external data a link to /dev/zero", _TRUSTED, 2, "not a regular file"),
+    ("external FLOAT4E2M1 of 6 elements in 3 bytes", ["run"], 0, "w: float4_e2m1fn (6,)"),
+    (
+        "external INT4 of 2**24 elements without a length",
+        ["run", "--max-external-bytes", "1024"],
+        2,
+        "claim 8388608 bytes",
+    ),
+    ("external STRING tensor", ["run"], 2, "no fixed size"),
+    ("external FLOAT of 3 GiB", ["run"], 2, "out of memory"),
+    ("external FLOAT of 3 GiB", _CONVERT, 2, "out of memory"),
+]
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    files = write_all(tmp_path_factory.mktemp("probes"))
+    by_case: dict[str, dict[str, list[str]]] = {}
+    for case, args, _, _ in PROBES:
+        by_case.setdefault(case, {})[" ".join(args)] = args
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = {case: pool.submit(_attack, files[case], cmds) for case, cmds in by_case.items()}
+        return {case: run.result() for case, run in runs.items()}
+
+
+@pytest.mark.parametrize(
+    ("case", "args", "code", "says"), PROBES, ids=[f"{c}: {' '.join(a)}" for c, a, _, _ in PROBES]
+)
+def test_a_probe_that_once_hung_or_crashed_ends_within_seconds_as_documented(
+    case: str, args: list[str], code: int, says: str, probed: dict[str, dict[str, Any]]
+) -> None:
+    result = probed[case][" ".join(args)]
+    assert result["code"] == code, result
+    assert says in result["stdout"] + result["stderr"], result
+    assert result["seconds"] < 30, result

@@ -15,7 +15,7 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper
 from tests.malformed_models import _shared_external
 
 import splitops
-from splitops import ModelLoadError, SplitError
+from splitops import ModelLoadError, SplitError, limits
 from splitops.core import current_limits
 from splitops.examples import EXAMPLE_MODEL
 from splitops.onnx.model._io import load_model, save_model
@@ -182,6 +182,129 @@ def test_missing_external_data_is_refused(model_folder: Path) -> None:
     (model_folder / "m.onnx").write_bytes(weights_model("absent.bin"))
     with pytest.raises(ModelLoadError, match="does not exist"):
         load_model(model_folder / "m.onnx")
+
+
+needs_fifos = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs need a POSIX system")
+
+
+@needs_fifos
+@pytest.mark.parametrize("trusted", [False, True])
+def test_external_data_in_a_fifo_is_refused_without_opening_it(
+    model_folder: Path, trusted: bool
+) -> None:
+    # Opened for reading, a FIFO blocks until a writer comes: for ever.
+    os.mkfifo(model_folder / "w.bin")
+    (model_folder / "m.onnx").write_bytes(weights_model("w.bin"))
+    with pytest.raises(ModelLoadError, match="which is not a regular file"):
+        load_model(model_folder / "m.onnx", trust_external_data=trusted)
+
+
+@needs_fifos
+def test_a_link_to_a_fifo_outside_the_folder_is_refused_without_opening_it(
+    model_folder: Path,
+) -> None:
+    os.mkfifo(model_folder.parent / "fifo")
+    os.symlink(model_folder.parent / "fifo", model_folder / "w.bin")
+    (model_folder / "m.onnx").write_bytes(weights_model("w.bin"))
+    with pytest.raises(ModelLoadError, match="outside the model's folder"):
+        load_model(model_folder / "m.onnx")
+    with pytest.raises(ModelLoadError, match="which is not a regular file"):
+        load_model(model_folder / "m.onnx", trust_external_data=True)
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
+def test_a_link_to_a_device_is_refused_even_when_trusted(model_folder: Path) -> None:
+    os.symlink("/dev/zero", model_folder / "w.bin")
+    (model_folder / "m.onnx").write_bytes(weights_model("w.bin"))
+    with pytest.raises(ModelLoadError, match="which is not a regular file"):
+        load_model(model_folder / "m.onnx", trust_external_data=True)
+
+
+def test_a_hard_link_is_refused_unless_trusted(model_folder: Path) -> None:
+    # The link lies in the folder, the file it shares also outside: a check by path passes.
+    (model_folder.parent / "secret").write_bytes(WEIGHTS.tobytes())
+    os.link(model_folder.parent / "secret", model_folder / "w.bin")
+    (model_folder / "m.onnx").write_bytes(weights_model("w.bin"))
+    with pytest.raises(ModelLoadError, match="which has 2 hard links"):
+        load_model(model_folder / "m.onnx", load_external_data=False)
+    model = load_model(model_folder / "m.onnx", trust_external_data=True)
+    assert model.graph.initializer[0].raw_data == WEIGHTS.tobytes()
+
+
+def _typed_external(data_type: int, dims: list[int], length: int | None = None) -> bytes:
+    tensor = TensorProto(name="w", data_type=data_type, dims=dims)
+    tensor.data_location = TensorProto.EXTERNAL
+    tensor.external_data.add(key="location", value="w.bin")
+    if length is not None:
+        tensor.external_data.add(key="length", value=str(length))
+    graph = helper.make_graph(
+        [], "g", [], [helper.make_tensor_value_info("w", data_type, dims)], initializer=[tensor]
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    return model.SerializeToString()
+
+
+@pytest.mark.parametrize(
+    ("data_type", "count", "stored"),
+    [
+        (TensorProto.FLOAT4E2M1, 6, 3),
+        (TensorProto.INT4, 5, 3),
+        (TensorProto.UINT4, 4, 2),
+        (TensorProto.FLOAT, 3, 12),
+    ],
+    ids=["float4e2m1", "int4-odd", "uint4", "float"],
+)
+def test_external_data_is_counted_as_onnx_packs_it(
+    model_folder: Path, data_type: int, count: int, stored: int
+) -> None:
+    (model_folder / "w.bin").write_bytes(bytes(range(1, stored + 1)) + b"tail")
+    (model_folder / "m.onnx").write_bytes(_typed_external(data_type, [count], length=stored))
+    assert load_model(model_folder / "m.onnx").graph.initializer[0].raw_data == bytes(
+        range(1, stored + 1)
+    )
+    (model_folder / "m.onnx").write_bytes(_typed_external(data_type, [count]))
+    assert len(load_model(model_folder / "m.onnx").graph.initializer[0].raw_data) == stored
+
+
+def test_sub_byte_external_data_counts_against_the_limit_before_it_is_read(
+    model_folder: Path,
+) -> None:
+    # Counted as 0 bytes once, and then the whole file was read.
+    with (model_folder / "w.bin").open("wb") as stream:
+        stream.truncate(2**24)
+    (model_folder / "m.onnx").write_bytes(_typed_external(TensorProto.INT4, [2**25]))
+    tracemalloc.start()
+    try:
+        with limits(max_external_bytes=1024), pytest.raises(ModelLoadError, match="16777216"):
+            load_model(model_folder / "m.onnx")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20
+
+
+def test_strings_in_external_data_are_refused(model_folder: Path) -> None:
+    (model_folder / "w.bin").write_bytes(b"text" * 4)
+    (model_folder / "m.onnx").write_bytes(_typed_external(TensorProto.STRING, [4]))
+    with pytest.raises(ModelLoadError, match="which have no fixed size"):
+        load_model(model_folder / "m.onnx")
+
+
+def test_a_fifo_given_as_the_model_is_refused_without_opening_it(tmp_path: Path) -> None:
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("FIFOs need a POSIX system")
+    os.mkfifo(tmp_path / "m.onnx")
+    with pytest.raises(ModelLoadError, match="not a regular file"):
+        load_model(tmp_path / "m.onnx")
+
+
+def test_functions_calling_one_another_are_counted_by_their_calls(tmp_path: Path) -> None:
+    from tests.malformed_models import _calling_twice
+
+    save_model(_calling_twice(12), tmp_path / "m.onnx")
+    assert load_model(tmp_path / "m.onnx").functions
+    with limits(max_nodes=2**12), pytest.raises(ModelLoadError, match="the max_nodes limit"):
+        load_model(tmp_path / "m.onnx")
 
 
 def _asking_model(build_model: Callable[..., ModelProto], **attributes: object) -> ModelProto:

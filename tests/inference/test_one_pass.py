@@ -24,8 +24,11 @@ from benchmarks.inference import (
 )
 from onnx import TensorProto, helper, numpy_helper
 
-from splitops import infer_shapes
+import splitops
+from splitops import Rule, SplitError, infer_shapes
+from splitops.onnx.inference import _engine
 from splitops.onnx.inference._engine import SAME_TYPE_OPS
+from splitops.onnx.model._types import shape_text
 
 F = TensorProto.FLOAT
 
@@ -196,3 +199,45 @@ def test_large_weights_come_back_in_order_and_never_as_inputs(overridable: bool)
         "w2a": [2000],
         "w2b": [2000],
     }
+
+
+def test_calls_alike_of_a_local_function_are_inferred_once(
+    onnx_calls: dict[str, int],
+) -> None:
+    # Each level calls the one below twice: 2^12 calls, of 13 calls alike (one per level).
+    from tests.malformed_models import _calling_twice
+
+    records = _engine.infer_split_nodes(_calling_twice(12))
+    assert onnx_calls["infer_shapes"] <= 2 * 14  # the model, each call alike (and its check)
+    [record] = records
+    assert record.graph == "function:local.F0"
+    assert [(name, shape_text(t)) for name, t in record.outputs] == [("a", "[2]"), ("b", "[2]")]
+
+
+def test_if_branches_alike_are_walked_once_and_every_split_gets_its_types(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Both branches of every If hold the If below: 2^12 Splits, and 13 graphs unlike.
+    from tests.malformed_models import _if_tree
+
+    walked = []
+    original = _engine._Pass._walk
+
+    def counted(self: Any, graph: Any) -> None:
+        walked.append(graph.body.label)
+        original(self, graph)
+
+    monkeypatch.setattr(_engine._Pass, "_walk", counted)
+    records = _engine.infer_split_nodes(_if_tree(12))
+    assert len(walked) <= 2 * 13
+    assert len(records) == 2**12
+    assert len({record.graph for record in records}) == 2**12
+    assert all(shape_text(dict(r.outputs)["a"]) == "[2]" for r in records)
+
+
+def test_a_model_of_too_many_nodes_once_its_calls_are_counted_is_refused() -> None:
+    from tests.malformed_models import _calling_twice
+
+    with splitops.limits(max_nodes=2**12), pytest.raises(SplitError, match="max_nodes") as caught:
+        _engine.infer_split_nodes(_calling_twice(12))
+    assert caught.value.rule is Rule.LIMIT

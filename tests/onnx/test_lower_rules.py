@@ -127,7 +127,8 @@ def test_portable_num_outputs_on_a_runtime_axis_is_a_slice_per_part_and_says_it_
     lowered, report = lower_model_with_report(make([node], [2, "N"], [(o, F, 2) for o in outputs]))
     assert ops(lowered).count("Slice") == listed
     assert "Split" not in ops(lowered)
-    assert report[0].detail.endswith("(unchecked: an invalid length cuts parts)")
+    unchecked = report[0].detail.endswith("(unchecked: an invalid length cuts parts)")
+    assert unchecked == (count > 2)
     runtime = session(lowered)
     for length in range(20):
         x = np.arange(2 * length, dtype=np.float32).reshape(2, length)
@@ -441,6 +442,69 @@ def test_a_sequence_nothing_reads_is_removed() -> None:
     assert ops(lowered) == ["Relu"]
 
 
+@pytest.mark.parametrize(
+    ("split", "value", "fails"),
+    [
+        (helper.make_tensor_value_info("s", TensorProto.INT64, [2]), [2, 4], False),
+        (helper.make_tensor_value_info("s", TensorProto.INT64, [2]), [-4, 10], True),
+        (helper.make_tensor_value_info("s", TensorProto.INT64, [2]), [3, 4], True),
+        (helper.make_tensor_value_info("s", TensorProto.INT64, []), 4, False),
+        (helper.make_tensor_value_info("s", TensorProto.INT64, []), 0, True),
+    ],
+    ids=["sizes", "negative-size", "wrong-sum", "chunk", "chunk-of-0"],
+)
+def test_a_sequence_nothing_reads_keeps_the_checks_the_spec_makes_at_run_time(
+    split: onnx.ValueInfoProto, value: Any, fails: bool
+) -> None:
+    # onnx.reference and onnxruntime run a node nobody reads and fail where it fails: the
+    # lowered model must fail there too, with no sequence left.
+    nodes = [
+        helper.make_node("SplitToSequence", ["x", "s"], ["seq"], name="unread"),
+        helper.make_node("Relu", ["x"], ["y"]),
+    ]
+    model = make(nodes, [6], [("y", F, 1)], inputs=[split])
+    lowered = lower_model(model, target="no-sequences")
+    assert "SplitToSequence" not in ops(lowered)
+    feeds = {"x": np.arange(6, dtype=np.float32), "s": np.array(value, np.int64)}
+    for run in (
+        lambda m: session(m).run(None, feeds),
+        lambda m: splitops.backend.prepare(m).run(feeds),
+    ):
+        if fails:
+            with pytest.raises(Exception):  # noqa: B017, PT011 (each runtime its own class)
+                run(lowered)
+            with pytest.raises(Exception):  # noqa: B017, PT011
+                run(model)
+        else:
+            np.testing.assert_array_equal(run(lowered)[0], run(model)[0])
+
+
+def test_the_parts_lowering_writes_are_bounded_for_the_whole_model() -> None:
+    # Each sequence of 3000 parts becomes a Split of 3000 outputs: two of them pass 5000.
+    def model(count: int) -> ModelProto:
+        nodes = []
+        for k in range(count):
+            nodes += [
+                helper.make_node("SplitToSequence", ["x"], [f"s{k}"], name=f"rows{k}"),
+                helper.make_node("ConcatFromSequence", [f"s{k}"], [f"y{k}"], axis=0),
+            ]
+        return make(nodes, [3000], [(f"y{k}", F, 1) for k in range(count)])
+
+    with splitops.limits(max_model_parts=5000):
+        lower_model(model(1))
+        with pytest.raises(SplitError, match=r"write 6000 parts in all.*max_model_parts") as caught:
+            lower_model(model(2))
+    assert caught.value.rule is Rule.LIMIT
+
+
+def test_an_axis_longer_than_onnx_checks_gets_its_sizes_computed_in_the_graph() -> None:
+    # onnx 1.23 reads Split's axis as 32 bits: constant sizes on [2**31] fail its own check.
+    node = helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")
+    lowered, report = lower_model_with_report(make([node], [2**31], [("a", F, 1), ("b", F, 1)]))
+    assert report[0].detail == "num_outputs=2 -> a Slice per part"
+    onnx.checker.check_model(lowered, full_check=True)
+
+
 # --- Where lowering stops -----------------------------------------------------------------
 
 
@@ -528,11 +592,7 @@ def test_splits_in_if_branches_and_local_functions_are_lowered() -> None:
             "rewritten",
             "num_outputs=3 -> a Slice per part (unchecked: an invalid length cuts parts)",
         ),
-        (
-            "function:local.functions.Halves",
-            "rewritten",
-            "num_outputs=2 -> a Slice per part (unchecked: an invalid length cuts parts)",
-        ),
+        ("function:local.functions.Halves", "rewritten", "num_outputs=2 -> a Slice per part"),
     ]
     body = lowered.functions[0].node
     assert any(n.op_type == "Constant" for n in body)

@@ -207,7 +207,7 @@ def test_a_rewrite_that_changes_a_static_size_is_an_internal_error() -> None:
         check_rewrite(model, wrong, "lowering", before=before)
 
 
-def test_lowering_keeps_an_input_that_only_an_unread_sequence_read() -> None:
+def test_lowering_keeps_an_input_that_only_an_unread_sequence_read_and_its_check() -> None:
     graph = helper.make_graph(
         [
             helper.make_node("SplitToSequence", ["x", "k"], ["seq"]),
@@ -220,7 +220,10 @@ def test_lowering_keeps_an_input_that_only_an_unread_sequence_read() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     lowered = splitops.lower_model(model)
     assert [entry.name for entry in lowered.graph.input] == ["x", "k"]
-    assert [node.op_type for node in lowered.graph.node] == ["Neg"]
+    # No sequence is left, but k is still checked as the spec checks it at run time.
+    assert "SplitToSequence" not in [node.op_type for node in lowered.graph.node]
+    assert lowered.graph.node[-1].op_type == "Neg"
+    assert any(node.name.endswith("chunk_length_must_be_at_least_1") for node in lowered.graph.node)
 
 
 def test_lowering_at_ir3_keeps_initializers_that_are_inputs() -> None:

@@ -69,3 +69,53 @@ def test_an_invalid_node_is_left_to_check_model() -> None:
     assert splitops.check_model(model)
     found = check_portability(model)
     assert (found.probed, found.departures) == (0, [])
+
+
+def _halves(dims: list[int | str]) -> ModelProto:
+    node = helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", F, dims)],
+        [helper.make_tensor_value_info(o, F, [None]) for o in "ab"],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+
+
+@pytest.mark.parametrize("length", [2**28, 2**63 - 1])
+def test_a_probe_input_over_the_max_input_elements_limit_is_not_made(length: int) -> None:
+    # A 74-byte model declaring x: [2**28] took 3.2 GB; 2**63-1 ended in a defect.
+    found = check_portability(_halves([length]))
+    assert found.probed == 0
+    [(node, why)] = found.not_probed
+    assert node == "main/halves"
+    assert f"would hold {length} elements, over the max_input_elements limit" in why
+    with splitops.limits(max_input_elements=2**28):
+        assert check_portability(_halves([2**27])).probed == 1
+
+
+def test_the_parts_the_probes_make_are_bounded_for_the_whole_model() -> None:
+    nodes = [
+        helper.make_node("SplitToSequence", ["x"], [f"s{k}"], name=f"rows{k}") for k in range(3)
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, [3000])],
+        [helper.make_tensor_sequence_value_info(f"s{k}", F, None) for k in range(3)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    with splitops.limits(max_model_parts=7000):
+        found = check_portability(model)
+    assert found.probed == 2
+    [(node, why)] = found.not_probed
+    assert node == "main/rows2"
+    assert "would make 3000 parts, and 1000 of the max_model_parts limit of 7000" in why
+
+
+def test_a_node_at_an_opset_past_what_onnx_knows_is_not_probed() -> None:
+    model = _halves([4])
+    model.opset_import[0].version = 10**12
+    found = check_portability(model)
+    assert found.probed == 0
+    assert "past the newest this onnx knows" in found.not_probed[0][1]

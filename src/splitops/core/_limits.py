@@ -45,8 +45,16 @@ class Limits:
     #: Bytes of external data a model may read in all.
     max_external_bytes: int = 4 * 2**30
     #: Elements ``splitops run`` may generate for a model's inputs in all, and that a ``.npy``
-    #: file may claim.
+    #: file may claim; also the input of each node ``check --portability`` runs.
     max_input_elements: int = 2**24
+    #: Nodes a model may hold, each call of a local function counted as the nodes of its body
+    #: at any depth (onnxruntime inlines every call; inference and onnx.reference go through
+    #: each): functions calling one another twice per level hold 2^k calls in a small file.
+    max_nodes: int = 2**20
+    #: Parts that the rewrites and probes of one model may make in all: what ``lower`` writes
+    #: (a sequence of 2^20 parts becomes a Split of 2^20 outputs) and ``check --portability``
+    #: runs; each node is also bounded by ``max_parts``.
+    max_model_parts: int = 2**18
 
     def __post_init__(self) -> None:
         for field in fields(self):

@@ -6,9 +6,11 @@ is the layer's API; its sub-packages' modules are private. Importing it imports 
 name loads its module when it is first used, so that a command loads only what it needs.
 
 - :mod:`~splitops.onnx.model`: a model read once (:class:`ModelView`: scopes, values,
-  types, constants), loaded and saved safely (:func:`load_model`, :func:`save_model`), a node
-  run by its version (:func:`run_node`), and described for people (:func:`describe_type`,
-  :func:`describe_split_nodes`, :func:`split_output_rows`, :func:`describe_array`);
+  types, constants), loaded and saved safely (:func:`load_model`, :func:`save_model`), its
+  Split nodes and opset found without reading it whole (:func:`split_nodes`,
+  :func:`default_opset`), a node run by its version (:func:`run_node`), and described for
+  people (:func:`describe_type`, :func:`describe_split_nodes`, :func:`split_output_rows`,
+  :func:`describe_array`);
 - :mod:`~splitops.onnx.inference`: :func:`infer_shapes`, and :func:`check_model` over it
   (:class:`Diagnostic`);
 - :mod:`~splitops.onnx.rewrite`: :func:`convert_model`, :func:`lower_model` (and
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from .model._io import load_model, save_model
     from .model._node import run_node
     from .model._view import ModelView
+    from .model._walk import default_opset, split_nodes
     from .rewrite._convert import convert_model
     from .rewrite._ir_pass import LowerSplits
     from .rewrite._lower import Lowering, lower_model, lower_model_with_report
@@ -61,6 +64,7 @@ __all__ = [
     "check_model",
     "check_portability",
     "convert_model",
+    "default_opset",
     "describe_array",
     "describe_split_nodes",
     "describe_type",
@@ -74,6 +78,7 @@ __all__ = [
     "run_node",
     "save_model",
     "session_version",
+    "split_nodes",
     "split_output_rows",
     "write_arrays",
 ]
@@ -93,6 +98,7 @@ _MODULES = {
     "model._io": ["load_model", "save_model"],
     "model._node": ["run_node"],
     "model._view": ["ModelView"],
+    "model._walk": ["default_opset", "split_nodes"],
     "rewrite._convert": ["convert_model"],
     "rewrite._ir_pass": ["LowerSplits"],
     "rewrite._lower": ["Lowering", "lower_model", "lower_model_with_report"],

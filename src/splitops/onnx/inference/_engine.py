@@ -34,7 +34,14 @@ How the results meet ``onnx.shape_inference`` (one pass, linear in the size of t
 4. A call of a local function that holds a Split is inferred by inlining that one call
    (``onnx.inliner.inline_selected_functions``) into a small model and running this
    scheme on it; its body's Split nodes are thereby inferred per call site, and the
-   function's ``value_info`` receives the types on which all call sites agree.
+   function's ``value_info`` receives the types on which all call sites agree. Calls alike
+   (the same input types and constants, the same attributes) are inferred once, in the
+   whole inference: functions that call one another twice per level make 2^k calls of a
+   few alike. A model is first held against the ``max_nodes`` limit, each call counted as
+   the nodes of its body.
+5. A subgraph alike one already walked (the same graph after onnx's pass, reading the same
+   outer types and values) takes that walk's results: If branches that each hold the same
+   nested Ifs are walked once per level, not once per branch.
 
 What is written: the element type and shape of each output of each node, in the graph's
 ``value_info`` (or in a graph output), in the main graph, subgraphs and local functions.
@@ -57,10 +64,11 @@ d tensor(float) [2, N - 3*ceiling(N/4)]
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -97,6 +105,7 @@ from ...core import (
     plan_sequence_parts,
 )
 from ..model._describe import SplitOutputDescription, describe_type
+from ..model._io import check_node_count
 from ..model._node import (
     DEFAULT_DOMAINS,
     SPLIT_OPS,
@@ -135,6 +144,7 @@ from ..model._walk import (
     iter_nodes,
     main_body,
     node_subgraphs,
+    operator_schema,
     with_subgraphs,
     without_large_weights,
 )
@@ -310,7 +320,9 @@ class _Outcome:
     problems: tuple[tuple[str, SplitError], ...] = ()
 
 
-_PlaceOutcomes = dict[tuple[_Where, int], list[_Outcome]]
+#: Per place in a function's body, the outcomes its call sites met, each once (by
+#: :func:`_outcome_key`), in the order first met.
+_PlaceOutcomes = dict[tuple[_Where, int], dict[tuple[Any, ...], _Outcome]]
 
 
 @dataclass
@@ -336,21 +348,33 @@ class _Inferred:
                 body.path: body for body in with_subgraphs(function_body(function, main.opset))
             }
             for (where, index), outcomes in sorted(places.items()):
-                found.append(_record(bodies[where], index, _merge(outcomes)))
+                found.append(_record(bodies[where], index, _merge(list(outcomes.values()))))
         return found
 
 
-def _infer_model(model: ModelProto, *, write: bool, params: DimParams | None = None) -> _Inferred:
+def _infer_model(
+    model: ModelProto,
+    *,
+    write: bool,
+    params: DimParams | None = None,
+    calls: _Calls | None = None,
+) -> _Inferred:
     """One pass over ``model`` (see the module's docstring); ``write``: the types go into the
     returned model. ``params``: the dim_params of the inference that inlined this model (a
-    call of a local function), ``None`` for the user's model."""
+    call of a local function), ``None`` for the user's model. ``calls`` is the inference of
+    the calls met so far, shared by the passes over the calls inside this one; without it,
+    the model is the user's (not one inlined call): its size is checked against the limits
+    first."""
+    top = calls is None
+    if calls is None:
+        check_node_count(model)
+        calls = {}
     functions = {_function_key(f): f for f in model.functions}
     holders = _split_holders(functions)
     model, base, names = _onnx_pass(model, holders)
-    top = params is None
     if params is None:
         params = DimParams(names)
-    run = _Pass(model, base, functions, holders, params)
+    run = _Pass(model, base, functions, holders, params, calls)
     main = run.walk_main()
     if write:
         run.write()
@@ -358,10 +382,10 @@ def _infer_model(model: ModelProto, *, write: bool, params: DimParams | None = N
     inferred.outputs = {
         v.name: t for v in base.graph.output if (t := main.type_of(v.name)) and has_type(t)
     }
-    for function, call in run.calls:
+    for function, call in run.calls.values():
         _add_call(inferred, function, call, nested=True)
     if top:
-        _infer_uncalled(inferred, base, holders, params)
+        _infer_uncalled(inferred, base, holders, params, calls)
         if write:
             _write_functions(inferred)
     return inferred
@@ -510,6 +534,8 @@ class _Graph:
 
     body: Body
     proto: GraphProto
+    #: The graph as the model gives it (``proto`` is onnx's pass over it).
+    original: GraphProto
     parent: _Graph | None
     #: Where the pass entered it, counting graphs: the order of :func:`with_subgraphs`.
     order: int
@@ -531,6 +557,10 @@ class _Graph:
     loose: set[str] = field(default_factory=set)
     #: The values followed, by name (``None``: a constant that is not followed).
     values: dict[str, Value | None] = field(default_factory=dict)
+    #: Where its Split and SplitToSequence nodes are, and the graphs its nodes hold (by the
+    #: node's index, in order): what a graph alike copies (:meth:`_Pass._alike`).
+    splits: list[int] = field(default_factory=list)
+    children: list[tuple[int, list[_Graph]]] = field(default_factory=list)
 
     @property
     def opset(self) -> int:
@@ -608,6 +638,7 @@ class _Pass:
         functions: dict[_FunctionKey, FunctionProto],
         holders: set[_FunctionKey],
         params: DimParams,
+        call_cache: _Calls,
     ) -> None:
         self.model = model
         self.base = base
@@ -618,13 +649,17 @@ class _Pass:
         self.outcomes: dict[tuple[int, int], tuple[_Site, _Outcome]] = {}
         self.names: dict[str, TensorShapeProto.Dimension] = {}
         self.params = params
-        #: Each call of a local function holding a Split, with what its inference found.
-        self.calls: list[tuple[FunctionProto, _Inferred]] = []
-        self._call_cache: dict[bytes, _Inferred | None] = {}
+        #: Each call alike of a local function holding a Split (by its model, see
+        #: :func:`_call_model`), with what its inference found: once, however many calls.
+        self.calls: dict[bytes, tuple[FunctionProto, _Inferred]] = {}
+        #: The inference of every call alike met by this pass and the passes it started.
+        self._call_cache = call_cache
         #: Nodes alike (attributes, outputs, types and values of their inputs) have outcomes
         #: alike: the layers of a model repeat their nodes.
         self._split_outcomes: dict[tuple[Any, ...], _Outcome] = {}
         self._derived: dict[tuple[Any, ...], _Derived] = {}
+        #: The subgraphs walked, by what their walk depends on (:meth:`_subgraph_key`).
+        self._walked: dict[tuple[Any, ...], _Graph] = {}
 
     # -- graphs --
 
@@ -639,15 +674,75 @@ class _Pass:
         graph = _Graph(
             body,
             proto,
+            original,
             parent,
             len(self.graphs),
             _onnx_types(proto),
-            {v.name: v.type for v in [*original.value_info, *original.output]},
+            _declared(original),
             constant_initializers(proto, self.base.ir_version),
             self.names,
             self.params,
         )
         self.graphs.append(graph)
+        return graph
+
+    def _subgraph(self, body: Body, original: GraphProto, parent: _Graph) -> _Graph:
+        """A graph that a node of ``parent`` holds, walked; or, where a graph alike (the same
+        graph after onnx's pass, reading the same outer types and values) was walked
+        already, its results copied: If branches that hold the same nested Ifs are walked
+        once per level, not once per branch."""
+        key = self._subgraph_key(body.proto, parent)
+        walked = self._walked.get(key)
+        if walked is not None:
+            return self._alike(walked, body, original, parent)
+        graph = self._graph(body, original, parent)
+        self._walk(graph)
+        if len(self.names) == key[-1]:  # no placeholder was named meanwhile
+            self._walked[key] = graph
+        return graph
+
+    def _subgraph_key(self, proto: GraphProto, parent: _Graph) -> tuple[Any, ...]:
+        """What the walk of a subgraph depends on: the graph, and what it reads outside."""
+        outer = []
+        for name in _free_names(proto):
+            type_proto, value = parent.type_of(name), parent.value_of(name)
+            outer.append(
+                (
+                    name,
+                    b"" if type_proto is None else type_proto.SerializeToString(deterministic=True),
+                    None if value is None else (value.elem, value.shape, *value.flat()),
+                    parent.changed(name),
+                    parent.is_loose(name),
+                )
+            )
+        graph = hashlib.blake2b(proto.SerializeToString(deterministic=True)).digest()
+        return graph, parent.opset, tuple(outer), len(self.names)
+
+    def _alike(self, walked: _Graph, body: Body, original: GraphProto, parent: _Graph) -> _Graph:
+        """A graph like ``walked``, at ``body``: its types, values and Split outcomes, and
+        the same for every graph it holds, without walking any of them."""
+        proto = body.proto
+        assert isinstance(proto, GraphProto)
+        graph = _Graph(
+            body, proto, original, parent, len(self.graphs), walked.base, _declared(original),
+            walked.constants, self.names, self.params, walked.ours, walked.loose,
+            walked.values, walked.splits,
+        )  # fmt: skip
+        self.graphs.append(graph)
+        for index in walked.splits:
+            _, outcome = self.outcomes[(walked.order, index)]
+            site = _Site(body.path, index, proto.node[index])
+            self.outcomes[(graph.order, index)] = (site, outcome)
+        for index, children in walked.children:
+            bodies = node_subgraphs(body, index, proto.node[index])
+            originals = (g for _, _, g in graph_attributes(original.node[index]))
+            alike = [
+                self._alike(child, child_body, child_original, graph)
+                for child, child_body, child_original in zip(
+                    children, bodies, originals, strict=True
+                )
+            ]
+            graph.children.append((index, alike))
         return graph
 
     def _walk(self, graph: _Graph) -> None:
@@ -685,6 +780,7 @@ class _Pass:
         outcome = _with_declarations(outcome, node, graph)
         site = _Site(graph.body.path, index, node)
         self.outcomes[(graph.order, index)] = (site, outcome)
+        graph.splits.append(index)
         inferred = {} if outcome.problems else dict(outcome.outputs)
         for name in node.output:
             if name:
@@ -695,12 +791,12 @@ class _Pass:
         op = node.op_type
         subgraphs = []
         if (op in _CONTROL_FLOW) if default else _holds_graphs(node):
-            for body in node_subgraphs(graph.body, index, node):
-                original = graph_at(self.model.graph, body.path)
-                assert isinstance(original, GraphProto)
-                subgraph = self._graph(body, original, graph)
-                self._walk(subgraph)
-                subgraphs.append(subgraph)
+            originals = (g for _, _, g in graph_attributes(graph.original.node[index]))
+            for body, original in zip(
+                node_subgraphs(graph.body, index, node), originals, strict=True
+            ):
+                subgraphs.append(self._subgraph(body, original, graph))
+            graph.children.append((index, subgraphs))
         key = (node.domain, op, node.overload)
         if key in self.functions:
             self._call(graph, node, self.functions[key])
@@ -825,7 +921,7 @@ class _Pass:
     ) -> dict[str, TypeProto]:
         """onnx's inference of ``node`` alone, from splitops' types of its inputs (and of the
         outer values its subgraphs read); ``{}`` where onnx cannot infer it."""
-        schema = _schema(node.op_type, self.opsets.get(node.domain or "", 0), node.domain)
+        schema = operator_schema(node.op_type, self.opsets.get(node.domain or "", 0), node.domain)
         if schema is None:
             return {}
         if node.op_type in SAME_TYPE_OPS and not node.domain and len(node.output) == 1:
@@ -867,12 +963,10 @@ class _Pass:
         trust = not any(graph.is_loose(n) for n in node.input if n)
         if key in self.holders:
             inferred = self._inferred_call(graph, node, function)
-            if inferred is not None:
-                self.calls.append((function, inferred))
             found = {} if inferred is None else inferred.outputs
-            for name in node.output:
+            for k, name in enumerate(node.output):
                 if name:
-                    self._set(graph, name, found.get(name), trust_base=trust)
+                    self._set(graph, name, found.get(_call_output(k)), trust_base=trust)
             return
         if not any(graph.changed(n) for n in node.input if n):
             return
@@ -892,10 +986,17 @@ class _Pass:
         self, graph: _Graph, node: NodeProto, function: FunctionProto
     ) -> _Inferred | None:
         call_model = _call_model(self.base, node, function, graph)
+        # The model of the call without the model's functions (the same for every call) says
+        # all that its inference depends on: calls alike are inferred once.
         key = call_model.SerializeToString(deterministic=True)
         if key not in self._call_cache:
-            self._call_cache[key] = _infer_call(call_model, function, self.params)
-        return self._call_cache[key]
+            self._call_cache[key] = _infer_call(
+                _with_functions(call_model, self.base), function, self.params, self._call_cache
+            )
+        inferred = self._call_cache[key]
+        if inferred is not None:
+            self.calls.setdefault(key, (function, inferred))
+        return inferred
 
     # -- writing --
 
@@ -909,6 +1010,11 @@ class _Pass:
                     rename_all(entries, self.names)
                 types = {n: None if t is None else renamed(t, self.names) for n, t in types.items()}
             _write_graph(graph.proto, types, graph.declared)
+
+
+def _declared(original: GraphProto) -> dict[str, TypeProto]:
+    """The types a graph declares itself (value_info and outputs, before any inference)."""
+    return {v.name: v.type for v in [*original.value_info, *original.output]}
 
 
 def _names(entries: Iterable[ValueInfoProto]) -> set[str]:
@@ -949,14 +1055,6 @@ def _loose_in(subgraphs: Sequence[_Graph], name: str) -> bool:
 def _contradicts(base: TypeProto, ours: TypeProto) -> bool:
     """Whether ``ours`` says something of a value that onnx's type of it rules out."""
     return next(conflicts(base, ours), None) is not None
-
-
-@lru_cache(maxsize=512)
-def _schema(op: str, version: int, domain: str) -> onnx.defs.OpSchema | None:
-    try:
-        return onnx.defs.get_schema(op, version, domain)
-    except onnx.defs.SchemaError:
-        return None
 
 
 def _outer_names(subgraphs: Sequence[_Graph]) -> list[str]:
@@ -1064,8 +1162,13 @@ def _write_graph(
 # --- calls of local functions -------------------------------------------------------------
 
 
+#: The inference of each call alike met in one inference of a model, by the call's model
+#: (see :func:`_call_model`); ``None`` where onnx cannot inline or infer it.
+_Calls = dict[bytes, "_Inferred | None"]
+
+
 def _infer_call(
-    call_model: ModelProto, function: FunctionProto, params: DimParams
+    call_model: ModelProto, function: FunctionProto, params: DimParams, calls: _Calls
 ) -> _Inferred | None:
     """The inference of one inlined call, or ``None`` where onnx cannot inline or infer it."""
     try:
@@ -1074,7 +1177,7 @@ def _infer_call(
         )
         if len(inlined.graph.node) != len(function.node):
             return None
-        return _infer_model(inlined, write=False, params=params)
+        return _infer_model(inlined, write=False, params=params, calls=calls)
     except (RuntimeError, ValueError, onnx.checker.ValidationError):
         return None
 
@@ -1089,13 +1192,25 @@ def _add_call(
         node = graph_at(function, site.where).node[site.index]
         names = dict(zip(site.node.output, node.output, strict=True))
         outputs = tuple((names[name], t) for name, t in outcome.outputs)
-        found.setdefault((site.where, site.index), []).append(replace(outcome, outputs=outputs))
+        renamed_outcome = replace(outcome, outputs=outputs)
+        at_place = found.setdefault((site.where, site.index), {})
+        at_place.setdefault(_outcome_key(renamed_outcome), renamed_outcome)
     if not nested:
         return
     for key, places in call.functions.items():
         target = inferred.functions.setdefault(key, {})
         for place, outcomes in places.items():
-            target.setdefault(place, []).extend(outcomes)
+            kept = target.setdefault(place, {})
+            for outcome_key, outcome in outcomes.items():
+                kept.setdefault(outcome_key, outcome)
+
+
+def _outcome_key(outcome: _Outcome) -> tuple[Any, ...]:
+    """What tells outcomes apart: call sites alike add one outcome, not one per call."""
+    return (
+        tuple((name, t.SerializeToString(deterministic=True)) for name, t in outcome.outputs),
+        tuple((check, error.rule, str(error)) for check, error in outcome.problems),
+    )
 
 
 class _NoScope:
@@ -1109,7 +1224,11 @@ class _NoScope:
 
 
 def _infer_uncalled(
-    inferred: _Inferred, base: ModelProto, holders: set[_FunctionKey], params: DimParams
+    inferred: _Inferred,
+    base: ModelProto,
+    holders: set[_FunctionKey],
+    params: DimParams,
+    calls: _Calls,
 ) -> None:
     """Infer the body of each function no call reached, from a call with untyped inputs and
     only the attributes' defaults. Nodes that refer to other attributes are left out."""
@@ -1125,7 +1244,8 @@ def _infer_uncalled(
             overload=function.overload,
         )
         call.attribute.extend(function.attribute_proto)
-        found = _infer_call(_call_model(base, call, function, _NoScope()), function, params)
+        call_model = _with_functions(_call_model(base, call, function, _NoScope()), base)
+        found = _infer_call(call_model, function, params, calls)
         if found is None:
             continue
         defaults = {a.name for a in function.attribute_proto}
@@ -1147,7 +1267,7 @@ def _write_functions(inferred: _Inferred) -> None:
         for (where, _), outcomes in places.items():
             target = graph_at(function, where)
             declared = {v.name: v.type for v in [*target.value_info, *_graph_outputs(target)]}
-            _write_graph(target, dict(_merge(outcomes).outputs), declared)
+            _write_graph(target, dict(_merge(list(outcomes.values())).outputs), declared)
 
 
 def _graph_outputs(proto: GraphProto | FunctionProto) -> list[ValueInfoProto]:
@@ -1157,34 +1277,57 @@ def _graph_outputs(proto: GraphProto | FunctionProto) -> list[ValueInfoProto]:
 def _call_model(
     base: ModelProto, call: NodeProto, function: FunctionProto, scope: _Graph | _NoScope
 ) -> ModelProto:
-    """A model of the single call ``call``, its inputs typed (or constant) as in ``scope``."""
+    """A model of the single call ``call``, its inputs typed (or constant) as in ``scope``,
+    without the model's functions (:func:`_with_functions` adds them).
+
+    Its values are named by position (``call_in0``, ``call_out0``, ...) and the call keeps
+    only what its inference depends on (operator, attributes): calls alike have the same
+    model whatever their names.
+    """
     opsets = {o.domain: o.version for o in base.opset_import}
     opsets.update({o.domain: o.version for o in function.opset_import})
     graph = GraphProto(name=f"call_{function.name}")
     node = graph.node.add()
-    node.CopyFrom(call)
-    for name in dict.fromkeys(n for n in call.input if n):
-        type_proto = scope.type_of(name)
-        tensor = None if type_proto is None else _tensor(scope.value_of(name), type_proto, name)
-        if tensor is not None:
-            graph.initializer.append(tensor)
-            continue
-        entry = graph.input.add()
-        entry.name = name
-        if type_proto is not None:
-            entry.type.CopyFrom(type_proto)
-    graph.output.extend(ValueInfoProto(name=n) for n in call.output if n)
-    compatible = [
-        f
-        for f in base.functions
-        if all(opsets.get(o.domain, o.version) == o.version for o in f.opset_import)
-    ]
+    node.op_type, node.domain, node.overload = call.op_type, call.domain, call.overload
+    node.attribute.extend(call.attribute)
+    positions: dict[str, str] = {}
+    for name in call.input:
+        if name and name not in positions:
+            positions[name] = position = f"call_in{len(positions)}"
+            type_proto = scope.type_of(name)
+            value = None if type_proto is None else scope.value_of(name)
+            tensor = None if type_proto is None else _tensor(value, type_proto, position)
+            if tensor is not None:
+                graph.initializer.append(tensor)
+                continue
+            entry = graph.input.add()
+            entry.name = position
+            if type_proto is not None:
+                entry.type.CopyFrom(type_proto)
+        node.input.append(positions.get(name, ""))
+    node.output.extend(_call_output(k) if name else "" for k, name in enumerate(call.output))
+    graph.output.extend(ValueInfoProto(name=n) for n in node.output if n)
     return helper.make_model(
         graph,
         ir_version=base.ir_version,
         opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()],
-        functions=compatible,
     )
+
+
+def _call_output(k: int) -> str:
+    """The name of a call's output ``k`` in its model (:func:`_call_model`)."""
+    return f"call_out{k}"
+
+
+def _with_functions(call_model: ModelProto, base: ModelProto) -> ModelProto:
+    """``call_model`` with the functions of ``base`` that its opsets allow."""
+    opsets = {o.domain: o.version for o in call_model.opset_import}
+    call_model.functions.extend(
+        f
+        for f in base.functions
+        if all(opsets.get(o.domain, o.version) == o.version for o in f.opset_import)
+    )
+    return call_model
 
 
 def _split_holders(functions: dict[_FunctionKey, FunctionProto]) -> set[_FunctionKey]:
@@ -1377,14 +1520,20 @@ def _split_types(
     sizes: tuple[Any, ...] | None,
     params: DimParams,
 ) -> Iterator[tuple[str, TypeProto]]:
+    # Parts of one size share one type: a node may list a million outputs.
+    types: dict[_Dim, TypeProto] = {}
     for i, output in enumerate(spec.outputs):
         if not output:
             continue
-        dims = None
-        if shape is not None and axis is not None:
-            size = None if sizes is None else _size_dim(sizes[i], params)
-            dims = [*shape[:axis], size, *shape[axis + 1 :]]
-        yield output, helper.make_tensor_type_proto(elem, dims)
+        size = None
+        if sizes is not None and shape is not None and axis is not None:
+            size = _size_dim(sizes[i], params)
+        if size not in types:
+            dims = None
+            if shape is not None and axis is not None:
+                dims = [*shape[:axis], size, *shape[axis + 1 :]]
+            types[size] = helper.make_tensor_type_proto(elem, dims)
+        yield output, types[size]
 
 
 def _sequence_type(

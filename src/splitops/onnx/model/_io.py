@@ -42,28 +42,39 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import onnx
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
-from onnx import AttributeProto, ModelProto, TensorProto
+from onnx import AttributeProto, ModelProto, NodeProto, TensorProto
 
 from ..._files import replacing, temporary_sibling
 from ...core import ModelLoadError, Rule, SplitError, current_limits
+from ._memory import reserve_memory
 from ._node import node_label
-from ._types import tensor_problem
+from ._types import element_name, stored_bytes, tensor_problem
 from ._view import ModelView
 from ._walk import (
     copy_without,
+    expanded_node_count,
     function_body,
     graph_attributes,
     iter_tensors,
+    split_nodes,
     with_subgraphs,
 )
 
-__all__ = ["MAX_MODEL_BYTES", "check_part_counts", "load_model", "save_model"]
+__all__ = [
+    "MAX_MODEL_BYTES",
+    "check_model_size",
+    "check_node_count",
+    "check_part_counts",
+    "load_model",
+    "save_model",
+]
 
 #: Protobuf cannot hold a message of 2 GiB or more: bigger models keep weights outside.
 MAX_MODEL_BYTES = 2**31 - 1
@@ -94,35 +105,68 @@ def load_model(
     """
     file = Path(path)
     prefix = f"cannot load {file}"
-    if not file.exists():
-        raise ModelLoadError(f"{prefix}: no such file.")
-    if not file.is_file():
-        raise ModelLoadError(f"{prefix}: it is not a regular file (a folder or a device).")
-    size = file.stat().st_size
-    if size == 0:
-        raise ModelLoadError(f"{prefix}: the file is empty (0 bytes).")
-    if size > MAX_MODEL_BYTES:
-        raise ModelLoadError(
-            f"{prefix}: the file is {size} bytes, over protobuf's 2 GB limit for one message. "
-            "Save the model with its weights as external data "
-            "(onnx.save_model(model, path, save_as_external_data=True))."
-        )
-    try:
-        data = file.read_bytes()
-    except OSError as error:
-        raise ModelLoadError(f"{prefix}: {error.strerror or error}.") from error
-    model = _parse(data, prefix)
+    model = _parse(_model_bytes(file, prefix), prefix)
     problem = _text_problem(model) or _function_problem(model) or _graph_problem(model)
+    tensors: list[TensorProto] = []
     if not problem:
         try:
-            check_part_counts(model)
+            check_model_size(model)
         except SplitError as error:
             raise ModelLoadError(f"{prefix}: {error}") from error
-        problem = _tensor_problem(model)
+        tensors = list(iter_tensors(model))
+        problem = _tensor_problem(tensors)
     if problem:
         raise ModelLoadError(f"{prefix}: {problem}")
-    _load_external_data(model, file, prefix, trust=trust_external_data, read=load_external_data)
+    external = [t for t in tensors if t.data_location == TensorProto.EXTERNAL]
+    _load_external_data(external, file, prefix, trust=trust_external_data, read=load_external_data)
     return model
+
+
+def _model_bytes(file: Path, prefix: str) -> bytes:
+    """The bytes of the model file, read only once it is known to be a regular file of at
+    most :data:`MAX_MODEL_BYTES`: checked before it is opened (a FIFO or a device is never
+    opened), and again on the opened file (``O_NONBLOCK``: a FIFO swapped in between cannot
+    block the open)."""
+    try:
+        status = os.stat(file)
+    except FileNotFoundError:
+        raise ModelLoadError(f"{prefix}: no such file.") from None
+    except (OSError, ValueError) as error:
+        raise ModelLoadError(f"{prefix}: {_reason(error)}.") from error
+    _check_model_status(status, prefix)
+    try:
+        descriptor = os.open(file, _READ_FLAGS)
+    except OSError as error:
+        raise ModelLoadError(f"{prefix}: {_reason(error)}.") from error
+    with os.fdopen(descriptor, "rb") as stream:
+        opened = os.fstat(descriptor)
+        _check_model_status(opened, prefix)
+        data = stream.read(opened.st_size + 1)
+    if len(data) != opened.st_size:
+        raise ModelLoadError(f"{prefix}: the file changed while it was read.")
+    return data
+
+
+def _check_model_status(status: os.stat_result, prefix: str) -> None:
+    if not stat.S_ISREG(status.st_mode):
+        raise ModelLoadError(f"{prefix}: it is not a regular file (a folder, a device or a pipe).")
+    if status.st_size == 0:
+        raise ModelLoadError(f"{prefix}: the file is empty (0 bytes).")
+    if status.st_size > MAX_MODEL_BYTES:
+        raise ModelLoadError(
+            f"{prefix}: the file is {status.st_size} bytes, over protobuf's 2 GB limit for one "
+            "message. Save the model with its weights as external data "
+            "(onnx.save_model(model, path, save_as_external_data=True))."
+        )
+
+
+#: How every file a model names is opened: read-only, and never blocking (a FIFO opens at
+#: once, and is then refused as no regular file).
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _reason(error: BaseException) -> str:
+    return str(getattr(error, "strerror", None) or error)
 
 
 def save_model(model: ModelProto, path: str | os.PathLike[str]) -> None:
@@ -151,8 +195,34 @@ def save_model(model: ModelProto, path: str | os.PathLike[str]) -> None:
         stream.write(shell.SerializeToString())
         for tensor in model.graph.initializer:
             piece = ModelProto()
+            reserve_memory(2 * len(tensor.raw_data))  # its copy, and its bytes
             piece.graph.initializer.append(tensor)
             stream.write(piece.SerializeToString())
+
+
+def check_model_size(model: ModelProto) -> None:
+    """SplitError (rule ``limit``) for a model bigger than the limits allow, counted from
+    what it stores before any work starts: a node asking for more parts than ``max_parts``
+    (:func:`check_part_counts`), or more nodes than ``max_nodes`` once each call of a local
+    function counts the nodes of its body, at any depth (:func:`expanded_node_count`)."""
+    check_part_counts(model)
+    check_node_count(model)
+
+
+def check_node_count(model: ModelProto) -> None:
+    """SplitError (rule ``limit``) for a model of more nodes than ``max_nodes``, each call of
+    a local function counting the nodes of its body, at any depth."""
+    limit = current_limits().max_nodes
+    count = expanded_node_count(model, cap=limit + 1)
+    if count > limit:
+        raise SplitError(
+            f"the model holds more than {limit} nodes once each call of a local function "
+            "counts the nodes of its body (the max_nodes limit), as onnxruntime inlines them "
+            "and inference and onnx.reference go through them.",
+            rule=Rule.LIMIT,
+            hint="Raise the limit with --max-nodes N (splitops.limits(max_nodes=N)) if the "
+            "model really needs it.",
+        )
 
 
 def check_part_counts(model: ModelProto) -> None:
@@ -161,28 +231,38 @@ def check_part_counts(model: ModelProto) -> None:
 
     Only counts the model stores are read (outputs, ``num_outputs``, the ``split``
     attribute, the dims of a constant ``split`` input), so nothing big is allocated whatever
-    the node asks for.
+    the node asks for. The model's view, which finds a constant ``split`` input by ONNX's
+    scoping, is read only where a node has such an input.
     """
     limit = current_limits().max_parts
-    for site in ModelView.read(model).split_nodes():
-        node, body = site.proto, site.scope
+    split_inputs = False
+    for body, node in split_nodes(model):
         asked = [len(node.output)]
         for attribute in node.attribute:
             if attribute.name == "num_outputs" and attribute.type == AttributeProto.INT:
                 asked.append(attribute.i)
             if attribute.name == "split" and attribute.type == AttributeProto.INTS:
                 asked.append(len(attribute.ints))
+        _check_asked(node, body.label, max(asked), limit)
+        split_inputs = split_inputs or (len(node.input) > 1 and node.input[1] != "")
+    if not split_inputs:
+        return
+    for site in ModelView.read(model).split_nodes():
         split = site.input_value(1)
-        asked.append(0 if split is None else split.constant_length() or 0)
-        if max(asked) > limit:
-            raise SplitError(
-                f"node {node_label(node)!r} ({node.op_type}) in {body.label} asks for "
-                f"{max(asked)} parts; splitops makes at most {limit} (the max_parts limit), so "
-                "that a hostile file cannot exhaust memory.",
-                rule=Rule.LIMIT,
-                hint="Raise the limit with --max-parts N (splitops.limits(max_parts=N)) if the "
-                "model really needs it.",
-            )
+        length = 0 if split is None else split.constant_length() or 0
+        _check_asked(site.proto, site.scope.label, length, limit)
+
+
+def _check_asked(node: NodeProto, where: str, asked: int, limit: int) -> None:
+    if asked > limit:
+        raise SplitError(
+            f"node {node_label(node)!r} ({node.op_type}) in {where} asks for {asked} parts; "
+            f"splitops makes at most {limit} (the max_parts limit), so that a hostile file "
+            "cannot exhaust memory.",
+            rule=Rule.LIMIT,
+            hint="Raise the limit with --max-parts N (splitops.limits(max_parts=N)) if the "
+            "model really needs it.",
+        )
 
 
 def _parse(data: bytes, prefix: str) -> ModelProto:
@@ -190,6 +270,7 @@ def _parse(data: bytes, prefix: str) -> ModelProto:
         if data.startswith(magic):
             raise ModelLoadError(f"{prefix}: it is {what}, not an ONNX model.")
     model = ModelProto()
+    reserve_memory(len(data))
     try:
         model.ParseFromString(data)
     except (DecodeError, RuntimeError, ValueError) as error:
@@ -307,10 +388,10 @@ def _function_name(key: tuple[str, str, str]) -> str:
     return f"{domain}.{name}" + (f" (overload {overload!r})" if overload else "")
 
 
-def _tensor_problem(model: ModelProto) -> str | None:
+def _tensor_problem(tensors: Iterable[TensorProto]) -> str | None:
     """A stored tensor that cannot be read as its dims and type claim."""
     limit = current_limits().max_tensor_elements
-    for tensor in iter_tensors(model):
+    for tensor in tensors:
         problem = tensor_problem(tensor, limit)
         if problem:
             return f"tensor {tensor.name!r}: {problem}."
@@ -318,14 +399,20 @@ def _tensor_problem(model: ModelProto) -> str | None:
 
 
 def _load_external_data(
-    model: ModelProto, model_file: Path, prefix: str, *, trust: bool, read: bool
+    tensors: Iterable[TensorProto], model_file: Path, prefix: str, *, trust: bool, read: bool
 ) -> None:
+    """Check the tensors kept in external data, then (with ``read``) read each into its
+    ``raw_data``.
+
+    Every tensor's bytes are counted from its element type and dims before any file is
+    opened, and the total is held against the ``max_external_bytes`` limit; each file is
+    checked by its status before it is opened (only a regular file is opened), and again once
+    open, where its real place and its links are read from the opened file.
+    """
     folder = model_file.resolve().parent
     model_identity = _identity(os.stat(model_file))
     claims = []
-    for tensor in iter_tensors(model):
-        if tensor.data_location != TensorProto.EXTERNAL:
-            continue
+    for tensor in tensors:
         entries = {entry.key: entry.value for entry in tensor.external_data}
         location = entries.get("location", "")
         if not isinstance(location, str):
@@ -337,15 +424,15 @@ def _load_external_data(
         where = f"{prefix}: tensor {tensor.name!r} keeps its data in {shown!r}"
         offset = _bound(entries, "offset", where) or 0
         length = _bound(entries, "length", where)
-        needed = _external_bytes(tensor)
-        if length is not None and needed is not None and length != needed:
+        needed = _external_bytes(tensor, where)
+        if length is not None and length != needed:
             raise ModelLoadError(
                 f"{where}, with length {length}, but its dims {list(tensor.dims)} need {needed} "
                 "bytes."
             )
         claims.append((tensor, where, _external_file(folder, location, where, trust=trust),
-                       offset, length if length is not None else needed))  # fmt: skip
-    total = sum(length or 0 for *_, length in claims)
+                       offset, needed))  # fmt: skip
+    total = sum(needed for *_, needed in claims)
     limit = current_limits().max_external_bytes
     if read and total > limit:
         raise ModelLoadError(
@@ -353,9 +440,9 @@ def _load_external_data(
             f"max_external_bytes limit of {limit}. Raise it with --max-external-bytes N "
             "(splitops.limits(max_external_bytes=N)) if you trust the model."
         )
-    for tensor, where, file, offset, length in claims:
+    for tensor, where, file, offset, needed in claims:
         data = _read_external(
-            file, folder, model_identity, where, offset, length, trust=trust, read=read
+            file, folder, model_identity, where, offset, needed, trust=trust, read=read
         )
         if read:
             tensor.raw_data = data
@@ -363,18 +450,19 @@ def _load_external_data(
             del tensor.external_data[:]
 
 
-def _external_bytes(tensor: TensorProto) -> int | None:
-    """The bytes a tensor's dims need, or ``None`` for types not measured in whole bytes."""
-    try:
-        itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
-    except (KeyError, TypeError, ValueError):
-        return None
-    if tensor.data_type in (TensorProto.STRING, TensorProto.INT4, TensorProto.UINT4):
-        return None
+def _external_bytes(tensor: TensorProto, where: str) -> int:
+    """The bytes a tensor's dims need as ONNX stores them (sub-byte types packed)."""
     count = 1
     for dim in tensor.dims:
         count *= dim
-    return count * itemsize
+    needed = stored_bytes(tensor.data_type, count)
+    if needed is None:
+        raise ModelLoadError(
+            f"{where}, but its elements are {element_name(tensor.data_type)}, which have no "
+            "fixed size: ONNX keeps strings in the model (string_data), and neither onnx nor "
+            "onnxruntime reads them from external data. Save the tensor inside the model."
+        )
+    return needed
 
 
 def _external_file(folder: Path, location: str, where: str, *, trust: bool) -> Path:
@@ -402,44 +490,93 @@ def _read_external(
     model_identity: tuple[int, int],
     where: str,
     offset: int,
-    length: int | None,
+    length: int,
     *,
     trust: bool,
     read: bool,
 ) -> bytes:
     """The bytes of one tensor, read from one opened file whose real place is checked (with
-    ``read=False``, only checked: nothing is read)."""
+    ``read=False``, only checked: nothing is read).
+
+    The file's status is read before it is opened, so that a FIFO or a device (or a link to
+    one) is refused without opening it; the opened file is checked again (a file swapped in
+    between is refused too, and ``O_NONBLOCK`` keeps a FIFO from blocking the open).
+    """
     try:
-        descriptor = os.open(file, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        status = os.stat(file)
+    except FileNotFoundError:
+        raise ModelLoadError(f"{where}, which does not exist beside the model.") from None
+    except (OSError, ValueError) as error:
+        raise ModelLoadError(f"{where}, which cannot be read: {_reason(error)}.") from error
+    if not trust:
+        try:
+            _check_inside(Path(os.path.realpath(file)), folder, where)
+        except ModelLoadError:
+            raise
+        except OSError:
+            # A link swapped for a file while it was resolved: the place read from the
+            # opened file below is the one that counts.
+            pass
+    _check_data_status(status, where, model_identity, trust=trust)
+    try:
+        descriptor = os.open(file, _READ_FLAGS)
     except FileNotFoundError:
         raise ModelLoadError(f"{where}, which does not exist beside the model.") from None
     except OSError as error:
-        raise ModelLoadError(f"{where}, which cannot be read: {error.strerror}.") from error
+        raise ModelLoadError(f"{where}, which cannot be read: {_reason(error)}.") from error
     with os.fdopen(descriptor, "rb") as stream:
         opened = os.fstat(descriptor)
         if not trust:
-            real = _opened_path(descriptor, file)
-            if not real.is_relative_to(folder):
-                raise ModelLoadError(
-                    f"{where}, which resolves to {real}, outside the model's folder. {_TRUST_HINT}"
-                )
-        if not stat.S_ISREG(opened.st_mode):
-            raise ModelLoadError(f"{where}, which is not a regular file.")
-        if _identity(opened) == model_identity:
-            raise ModelLoadError(f"{where}, which is the model file itself.")
+            _check_inside(_opened_path(descriptor, file), folder, where)
+        _check_data_status(opened, where, model_identity, trust=trust)
         available = opened.st_size - offset
-        if available < 0 or (length is not None and length > available):
+        if available < 0 or length > available:
             raise ModelLoadError(
                 f"{where}, which is too short: offset {offset} and length {length} lie past "
                 f"its end ({opened.st_size} bytes; a truncated data file?)."
             )
         if not read:
             return b""
+        # The bytes read, and their copy in raw_data: where memory lacks, a MemoryError now
+        # rather than protobuf's crash.
+        reserve_memory(2 * length)
         stream.seek(offset)
-        data = stream.read(-1 if length is None else length)
-        if length is not None and len(data) != length:
+        data = stream.read(length)
+        if len(data) != length:
             raise ModelLoadError(f"{where}, which changed while it was read.")
         return data
+
+
+def _check_inside(real: Path, folder: Path, where: str) -> None:
+    if not real.is_relative_to(folder):
+        raise ModelLoadError(
+            f"{where}, which resolves to {real}, outside the model's folder. {_TRUST_HINT}"
+        )
+
+
+def _check_data_status(
+    status: os.stat_result, where: str, model_identity: tuple[int, int], *, trust: bool
+) -> None:
+    """Refuse a data file by its status: not a regular file, the model itself, or (unless
+    trusted) a file with other hard links.
+
+    A hard link is the file itself under another name, and nothing tells where the other
+    names lie without searching every folder: a link in the model's folder to a file outside
+    it passes every check by path. So a file of more than one link is refused unless the
+    model is trusted; a copy of it (``cp``) loads.
+    """
+    if not stat.S_ISREG(status.st_mode):
+        raise ModelLoadError(
+            f"{where}, which is not a regular file (a folder, a device or a pipe)."
+        )
+    if _identity(status) == model_identity:
+        raise ModelLoadError(f"{where}, which is the model file itself.")
+    if not trust and status.st_nlink > 1:
+        raise ModelLoadError(
+            f"{where}, which has {status.st_nlink} hard links: the others may lie outside the "
+            "model's folder, and splitops cannot tell where. Copy the data file instead of "
+            "linking it, or pass --trust-external-data if you trust the model."
+        )
 
 
 def _opened_path(descriptor: int, file: Path) -> Path:

@@ -19,6 +19,7 @@ onnx's own mapping gives them, and ``onnx.reference`` takes and returns them:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,7 @@ __all__ = [
     "renamed",
     "says_more",
     "shape_text",
+    "stored_bytes",
     "tensor_parts",
     "tensor_problem",
     "type_text",
@@ -122,6 +124,7 @@ def widened(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return array.astype("float32")
 
 
+@lru_cache(maxsize=256)
 def element_name(data_type: int) -> str:
     """The lower-case ONNX name of any ``TensorProto`` data type, ``float8e4m3fn`` included,
     or the number of a code that onnx does not know."""
@@ -207,6 +210,28 @@ _NARROW_BITS = {
 }
 
 
+def stored_bytes(code: int, count: int) -> int | None:
+    """The bytes ``count`` elements of type ``code`` take in ``raw_data`` (and in external
+    data): types narrower than a byte packed as ONNX packs them (two int4 to a byte, the
+    last byte padded), ``None`` for strings, which have no fixed size, and unknown types.
+
+    >>> stored_bytes(TensorProto.FLOAT, 3), stored_bytes(TensorProto.FLOAT4E2M1, 3)
+    (12, 2)
+    >>> stored_bytes(TensorProto.STRING, 3) is None
+    True
+    """
+    bits = _NARROW_BITS.get(code)
+    if bits:
+        return -(-count * bits // 8)
+    if code == TensorProto.STRING:
+        return None
+    try:
+        itemsize: int = helper.tensor_dtype_to_np_dtype(code).itemsize
+    except (KeyError, TypeError, ValueError):
+        return None
+    return count * itemsize
+
+
 def tensor_problem(tensor: TensorProto, max_elements: int) -> str | None:
     """What makes ``tensor`` unreadable, in words, or ``None``: an unknown or undefined data
     type, a negative dim, more than ``max_elements`` elements, or data of another length than
@@ -231,8 +256,9 @@ def tensor_problem(tensor: TensorProto, max_elements: int) -> str | None:
         return None
     bits = _NARROW_BITS.get(code)
     if tensor.HasField("raw_data"):
-        itemsize = helper.tensor_dtype_to_np_dtype(code).itemsize
-        needed = -(-count * bits // 8) if bits else count * itemsize
+        needed = stored_bytes(code, count)
+        if needed is None:
+            return "it holds strings in raw_data, which ONNX keeps for fixed-size types only"
         if len(tensor.raw_data) != needed:
             return (
                 f"its dims {list(tensor.dims)} need {needed} bytes of raw_data, and it holds "

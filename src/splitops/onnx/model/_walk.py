@@ -18,9 +18,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, TypeVar
 
 import numpy as np
+import onnx
 from onnx import (
     AttributeProto,
     FunctionProto,
@@ -46,6 +48,7 @@ __all__ = [
     "copy_without",
     "declared_types",
     "default_opset",
+    "expanded_node_count",
     "function_body",
     "function_label",
     "graph_at",
@@ -56,6 +59,7 @@ __all__ = [
     "location",
     "main_body",
     "node_subgraphs",
+    "operator_schema",
     "split_nodes",
     "split_sites",
     "with_subgraphs",
@@ -109,6 +113,21 @@ def default_opset(opset_imports: Iterable[OperatorSetIdProto]) -> int | None:
     return None
 
 
+@lru_cache(maxsize=512)
+def operator_schema(op: str, version: int, domain: str = "") -> onnx.defs.OpSchema | None:
+    """onnx's schema of ``op`` in ``domain`` at opset ``version`` (the newest at or below it),
+    or ``None`` where onnx has none. A file may claim any int64 opset: onnx's lookup takes
+    32-bit versions only, and a version past them reads as the newest.
+
+    >>> operator_schema("Split", 10**12).since_version, operator_schema("Nothing", 18)
+    (18, None)
+    """
+    try:
+        return onnx.defs.get_schema(op, max(0, min(version, 2**31 - 1)), domain)
+    except onnx.defs.SchemaError:
+        return None
+
+
 def function_label(function: FunctionProto) -> str:
     """Where a model-local function's nodes live: ``function:domain.name``."""
     return f"function:{function.domain}.{function.name}"
@@ -139,9 +158,21 @@ def with_subgraphs(body: Body) -> Iterator[Body]:
     """``body``, then every graph its nodes hold in attributes (If branches, Loop and Scan
     bodies, any GRAPH or GRAPHS attribute), depth first."""
     yield body
+    # A stack of the bodies' own subgraphs, not nested generators: each body costs the same
+    # at any depth (a chain of generators costs its depth per body).
+    stack = [_subgraphs_of(body)]
+    while stack:
+        subgraph = next(stack[-1], None)
+        if subgraph is None:
+            stack.pop()
+            continue
+        yield subgraph
+        stack.append(_subgraphs_of(subgraph))
+
+
+def _subgraphs_of(body: Body) -> Iterator[Body]:
     for index, node in enumerate(body.proto.node):
-        for subgraph in node_subgraphs(body, index, node):
-            yield from with_subgraphs(subgraph)
+        yield from node_subgraphs(body, index, node)
 
 
 def node_subgraphs(body: Body, index: int, node: NodeProto) -> Iterator[Body]:
@@ -197,6 +228,62 @@ def split_sites(model: ModelProto) -> Iterator[tuple[Body, int, NodeProto]]:
         for index, node in enumerate(body.proto.node):
             if is_split_node(node):
                 yield body, index, node
+
+
+_FunctionKey = tuple[str, str, str]
+
+
+def expanded_node_count(model: ModelProto, cap: int) -> int:
+    """How many nodes ``model`` holds with every call of a local function counted as the
+    nodes of its body, at any depth, as onnxruntime inlines them (and as inference and
+    onnx.reference go through them): the main graph's, and those of each function no other
+    function calls. Subgraphs count as they are stored. Counts above ``cap`` are ``cap``.
+
+    Functions calling one another twice per level hold 2^k calls in a few hundred bytes;
+    this count is linear in the file, whatever it comes to.
+
+    >>> body = [helper.make_node("Relu", ["x"], ["y"])]
+    >>> twice = [helper.make_node("F", ["x"], ["t"], domain="d"),
+    ...          helper.make_node("F", ["t"], ["y"], domain="d")]
+    >>> functions = [helper.make_function("d", "F", ["x"], ["y"], body, []),
+    ...              helper.make_function("d", "G", ["x"], ["y"], twice, [])]
+    >>> graph = helper.make_graph([helper.make_node("G", ["x"], ["y"], domain="d")], "g", [], [])
+    >>> expanded_node_count(helper.make_model(graph, functions=functions), cap=100)
+    5
+    """
+    functions = {(f.domain, f.name, f.overload): f for f in model.functions}
+
+    def own(bodies: Iterable[Body]) -> tuple[int, list[_FunctionKey]]:
+        nodes, calls = 0, []
+        for _, node in iter_nodes(bodies):
+            nodes += 1
+            key = (node.domain, node.op_type, node.overload)
+            if key in functions:
+                calls.append(key)
+        return nodes, calls
+
+    parts = {key: own(with_subgraphs(function_body(f))) for key, f in functions.items()}
+    sizes: dict[_FunctionKey, int] = {}
+    started: set[_FunctionKey] = set()
+    # Depth first without recursion (a chain of functions may be long); a function calling
+    # itself, which load_model refuses, counts its own body once.
+    pending: list[tuple[_FunctionKey, bool]] = [(key, False) for key in functions]
+    while pending:
+        key, children_done = pending.pop()
+        if key in sizes:
+            continue
+        nodes, calls = parts[key]
+        if not children_done:
+            started.add(key)
+            pending.append((key, True))
+            pending.extend((c, False) for c in calls if c not in sizes and c not in started)
+            continue
+        sizes[key] = min(cap, nodes + sum(sizes.get(c, 0) for c in calls))
+    main_nodes, main_calls = own(with_subgraphs(main_body(model)))
+    called = set(main_calls) | {c for _, calls in parts.values() for c in calls}
+    roots = [key for key in functions if key not in called]
+    total = main_nodes + sum(sizes[c] for c in main_calls) + sum(sizes[k] for k in roots)
+    return min(cap, total)
 
 
 def constant_value(source: TensorProto | NodeProto) -> np.ndarray[Any, Any] | None:

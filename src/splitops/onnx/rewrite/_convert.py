@@ -60,7 +60,8 @@ from ...core import (
     split_sizes,
 )
 from ..model._edits import ModelEdits, given_sizes, remove_where, write_split_sizes
-from ..model._io import check_part_counts
+from ..model._io import check_model_size
+from ..model._memory import copy_model, reserve_memory, weight_bytes
 from ..model._node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, read_node
 from ..model._types import element_of_code
 from ..model._view import ModelView, Scope
@@ -71,6 +72,7 @@ from ..model._walk import (
     function_label,
     iter_bodies,
     iter_nodes,
+    operator_schema,
     split_nodes,
     split_sites,
     without_large_weights,
@@ -105,9 +107,8 @@ def convert_model(model: ModelProto, opset: int) -> ModelProto:
             rule=Rule.OPSET,
             hint="Add an opset import for the domain ''.",
         )
-    check_part_counts(model)
-    converted = ModelProto()
-    converted.CopyFrom(model)
+    check_model_size(model)
+    converted = copy_model(model)
     # Every node is read at its own opset before onnx's inference sees the model: onnx 1.23
     # aborts the process on a Split-18 listing more outputs than num_outputs.
     for body, _, node in split_sites(converted):
@@ -362,7 +363,9 @@ def _convert_other_ops(model: ModelProto, target: int) -> None:
             _convert_function(function, target)
     if "main" in changed:
         functions = list(model.functions)
-        model.CopyFrom(_convert_with_parked_splits(model, target))
+        result = _convert_with_parked_splits(model, target)
+        reserve_memory(weight_bytes(result))
+        model.CopyFrom(result)
         # version_converter drops model-local functions: they were converted above.
         del model.functions[:]
         model.functions.extend(functions)
@@ -379,11 +382,8 @@ def _changed_ops(model: ModelProto, target: int) -> Iterator[tuple[Body, NodePro
 
 
 def _schema(node: NodeProto, opset: int) -> int | None:
-    try:
-        schema = onnx.defs.get_schema(node.op_type, opset, "")
-    except onnx.defs.SchemaError:
-        return None
-    return int(schema.since_version)
+    schema = operator_schema(node.op_type, opset)
+    return None if schema is None else int(schema.since_version)
 
 
 def _convert_function(function: FunctionProto, target: int) -> None:
@@ -405,8 +405,7 @@ def _convert_function(function: FunctionProto, target: int) -> None:
 def _convert_with_parked_splits(model: ModelProto, target: int, where: str = "") -> ModelProto:
     """onnx.version_converter's conversion of ``model``, with the (already rewritten) Split
     nodes parked in a private domain meanwhile so that it leaves them alone."""
-    parking = ModelProto()
-    parking.CopyFrom(model)
+    parking = copy_model(model)
     originals = []
     for index, (_, node) in enumerate(split_nodes(parking)):
         original = NodeProto()
@@ -417,6 +416,8 @@ def _convert_with_parked_splits(model: ModelProto, target: int, where: str = "")
     parking.opset_import.append(helper.make_opsetid(_PENDING_DOMAIN, 1))
     try:
         result = onnx.version_converter.convert_version(parking, target)
+    except MemoryError:
+        raise
     except Exception as error:
         raise OtherOperatorError(
             "onnx.version_converter could not convert the operators other than Split and "

@@ -18,8 +18,12 @@ outputs:
   time keeps equal parts by output count, which every runtime computes alike.
 - **Split-1 with a constant second input** (sizes typed like the data): the ``split``
   attribute.
+- **SplitToSequence whose sequence nothing reads**: removed, but what the spec checks of it
+  at run time (a chunk length >= 1, sizes adding up to an axis known only then, the axis
+  against a rank known only then) stays as run-time checks: onnx.reference and onnxruntime
+  run a node nobody reads, and fail where it fails.
 - **SplitToSequence whose sequence is read only by** ``SequenceAt`` with a constant index,
-  ``SequenceLength`` and ``ConcatFromSequence``, **or by nothing**: the sequence is removed.
+  ``SequenceLength`` and ``ConcatFromSequence``: the sequence is removed.
   When the number of parts is known (a constant or static 1-d split, or an axis of static
   length), one Split cuts the parts (with a Squeeze of each part read where ``keepdims=0``
   drops the axis); ``SequenceLength`` becomes a constant and ``ConcatFromSequence`` a
@@ -44,6 +48,12 @@ Decisions where the spec leaves the lowered form open:
   is: its form is known only per call.
 - Invalid nodes stop the lowering with the first problem :func:`~splitops.check_model`
   reports (the command prints them all), and nothing is returned.
+- The parts lowering writes for a sequence it removes (a Split of one output per part) or a
+  scalar split it spells out count against the ``max_model_parts`` limit for the whole
+  model, before they are written: a SplitToSequence of 2^20 chunks is a few dozen bytes.
+- An axis of 2^31 or more gets its sizes computed in the graph, as one known only at run
+  time: onnx's inference of Split reads the axis as 32 bits, and its check refuses constant
+  sizes there.
 
 The model keeps its opset, IR version, graph inputs and outputs. Lowering costs time in
 proportion to the model: one inference (:mod:`~splitops.onnx.inference._engine`) and one pass over
@@ -74,6 +84,7 @@ from ...core import (
     PartCount,
     Rule,
     SplitError,
+    current_limits,
     drops_axis,
     normalize_axis,
     sequence_sizes,
@@ -81,7 +92,8 @@ from ...core import (
 )
 from ..inference._engine import infer_model_and_nodes
 from ..model._edits import ModelEdits, given_sizes, remove_where, write_split_sizes
-from ..model._io import check_part_counts
+from ..model._io import check_model_size
+from ..model._memory import copy_model
 from ..model._node import DEFAULT_DOMAINS, SplitNode, node_label, read_node
 from ..model._types import tensor_parts
 from ..model._view import ModelView, Node, Scope
@@ -224,15 +236,14 @@ def lower_model_with_report(
 ) -> tuple[ModelProto, list[Lowering]]:
     """:func:`lower_model`, and what it did to each node."""
     check_target(target)
-    check_part_counts(model)
+    check_model_size(model)
     # Types only: the weights stay out of the inferred copy.
     inferred, records = infer_model_and_nodes(without_large_weights(model)[0])
     for record in records:
         error = record.error
         if error is not None:
             raise error.in_context(f"{record.graph}: ") from record.problems[0][1]
-    lowered = ModelProto()
-    lowered.CopyFrom(model)
+    lowered = copy_model(model)
     view = ModelView.read(lowered, types=inferred)
     plan = _Plan(view, target)
     for node in list(view.split_nodes()):
@@ -299,6 +310,8 @@ class _Plan:
     target: Target
     edits: ModelEdits = field(init=False)
     report: list[Lowering] = field(default_factory=list)
+    #: The parts written so far by rewrites that write one value (or more) per part.
+    parts: int = 0
 
     #: The computed sizes of a Split on an axis known at run time, shared by the nodes of
     #: one scope that cut an axis of the same symbolic length into as many parts.
@@ -314,6 +327,23 @@ class _Plan:
     def builder(self, scope: Scope, label: str) -> GraphBuilder:
         """Nodes computing values in ``scope``, checked in the target's form."""
         return GraphBuilder(scope, self.edits, label, self.forms.check)
+
+    def spend(self, node: Node, parts: int) -> None:
+        """Count ``parts`` that the rewrite of ``node`` is about to write (a sequence of 2^20
+        parts becomes a Split of 2^20 outputs) against the ``max_model_parts`` limit, which
+        holds for the whole model."""
+        self.parts += parts
+        limit = current_limits().max_model_parts
+        if self.parts > limit:
+            raise SplitError(
+                f"{node.scope.label}: node {node_label(node.proto)!r} ({node.op_type}): "
+                f"lowering would write {self.parts} parts in all, over the max_model_parts "
+                f"limit of {limit} for a whole model, so that a small file cannot make a huge "
+                "one.",
+                rule=Rule.LIMIT,
+                hint="Raise the limit with --max-model-parts N "
+                "(splitops.limits(max_model_parts=N)) if the model really needs it.",
+            )
 
     def lower(self, node: Node) -> None:
         scope, proto = node.scope, node.proto
@@ -348,7 +378,7 @@ class _Plan:
         x = proto.input[0]
         dims = scope.dims(x)
         axis = spec.axis if dims is None else normalize_axis(spec.axis, len(dims), spec.op)
-        dim = None if dims is None else dims[axis]
+        dim = _checkable_length(dims, axis)
         opset = scope.opset or 0
         if spec.has_sizes:
             self._lower_explicit_split(node, spec)
@@ -401,7 +431,13 @@ class _Plan:
             planned = tuple(str(size) for size in computed)
             if symbol is not None:
                 self.shared[key] = planned
-        unchecked = " (unchecked: an invalid length cuts parts)" if forms.check == "none" else ""
+        # Two parts by num_outputs cannot be invalid (d - ceil(d/2) >= 0): nothing to check.
+        can_fail = not by_attribute or count > 2
+        unchecked = (
+            " (unchecked: an invalid length cuts parts)"
+            if forms.check == "none" and can_fail
+            else ""
+        )
         if form == "sizes" or opset < 10:
             parts = tuple(str(size) for size in _listed_in_graph(build, planned, outputs))
             new = self._new_split(proto, spec, len(parts))
@@ -497,6 +533,20 @@ class _Plan:
         del new.output[:]
         new.output.extend(outputs)
         return new
+
+
+#: The longest axis whose Split onnx's own check takes: onnx 1.23's inference of Split reads
+#: the axis length as a 32-bit int, and refuses constant sizes on an axis of 2^31 or more
+#: (their sum against a length of -2^31). A longer axis is lowered as one whose length is
+#: known only at run time: the sizes computed in the graph.
+_LONGEST_CHECKED_AXIS = 2**31 - 1
+
+
+def _checkable_length(dims: Sequence[int | None] | None, axis: int) -> int | None:
+    """The static length of ``axis``, or ``None`` where it is unknown or too long for onnx's
+    check (:data:`_LONGEST_CHECKED_AXIS`)."""
+    length = None if dims is None else dims[axis]
+    return None if length is None or length > _LONGEST_CHECKED_AXIS else length
 
 
 def _label(node: NodeProto) -> str:
@@ -635,7 +685,8 @@ class _Sequence:
         dims = scope.dims(self.x)
         self.rank = None if dims is None else len(dims)
         self.axis = spec.axis if dims is None else normalize_axis(spec.axis, len(dims), spec.op)
-        self.dim = None if dims is None else dims[self.axis]
+        self.dim = _checkable_length(dims, self.axis)
+        self.static_length = None if dims is None else dims[self.axis]
         split = spec.split_input
         self.split_element = None if split is None else scope.element(split)
         self.split_value = None if split is None else scope.constant(split)
@@ -668,9 +719,9 @@ class _Sequence:
     def lower(self) -> None:
         readers, why_kept = self._readers()
         if why_kept is None and not readers:
-            self._replace([])
-            self.note("removed", "nothing reads its sequence")
-            return
+            why_kept = self._remove_unread()
+            if why_kept is None:
+                return
         if why_kept is None:
             why_kept = self._remove(readers)
             if why_kept is None:
@@ -710,7 +761,11 @@ class _Sequence:
                 return "ConcatFromSequence of its empty sequence fails at run time"
             if sizes is None and opset < 13:
                 # Split-11 takes sizes only as an attribute: one Slice per part instead.
-                return self._runs_on_onnxruntime() or self._by_position(readers, count)
+                kept = self._runs_on_onnxruntime()
+                if kept is None and any(r.node.op_type == "ConcatFromSequence" for r in readers):
+                    self.plan.spend(self.node, count)
+                return kept or self._by_position(readers, count)
+            self.plan.spend(self.node, count)
             self._by_split(readers, sizes, count)
             return None
         if self.spec.split_input is not None and self.split_rank is None:
@@ -720,6 +775,31 @@ class _Sequence:
         if any(r.node.op_type == "ConcatFromSequence" for r in readers):
             return "ConcatFromSequence reads it, and its number of parts is known only at run time"
         return self._runs_on_onnxruntime() or self._by_position(readers, None)
+
+    def _remove_unread(self) -> str | None:
+        """Remove a sequence nothing reads, keeping as run-time checks what the spec checks
+        of it at run time (the axis against an unknown rank, a chunk length >= 1, sizes
+        adding up to an axis known only then): onnx.reference and onnxruntime run a node
+        nobody reads, and fail where it fails. Or say why it must stay."""
+        spec, constant = self.spec, self.split_value is not None
+        if self.rank is not None and (
+            spec.split_input is None
+            or (constant and self.split_rank == 0)
+            or (constant and self.split_rank == 1 and self.static_length is not None)
+        ):
+            self._replace([])  # valid at every run: inference checked all there is
+            self.note("removed", "nothing reads its sequence")
+            return None
+        if spec.split_input is not None and self.split_rank not in (0, 1):
+            return (
+                "nothing reads its sequence, but what the spec checks of its split at run time "
+                "depends on the split's rank, which is not known"
+            )
+        shared = GraphBuilder(self.scope, self.plan.edits, _label(self.proto))
+        _RuntimeParts(self, shared).check()
+        self._replace(shared.nodes)
+        self.note("removed", "nothing reads its sequence -> run-time checks of its split")
+        return None
 
     def _runs_on_onnxruntime(self) -> str | None:
         """With target ``onnxruntime``: why a sequence whose parts would be read one Slice at
@@ -848,11 +928,13 @@ class _Sequence:
         chunk = self.chunk if self.spec.split_input is not None else None
         if chunk is not None and self.dim:
             sizes = sequence_sizes(self.dim, chunk, opset=self.spec.rule.since_version)
+            self.plan.spend(self.node, len(sizes))
             name = self.plan.view.fresh_name(f"{_label(self.proto)}_split")
             constants = self.plan.edits.int64_constant(self.scope, name, sizes)
             new.input[1] = name
             self.plan.drop_input(self.node, 1)
-            changes.append(f"scalar split {chunk} -> {list(sizes)}")
+            shown = list(sizes) if len(sizes) <= 8 else f"[{', '.join(map(str, sizes[:8]))}, ...]"
+            changes.append(f"scalar split {chunk} -> {shown}")
             self.plan.edits.replace(self.node, [*constants, new])
         elif changes:
             self.plan.edits.replace(self.node, [new])
@@ -924,6 +1006,17 @@ class _RuntimeParts:
         bad = build.add("Or", [wrong_sum, negative], "bad_sizes")
         checked = build.checked(total, bad, "sizes_must_be_non_negative_and_add_up_to_the_axis")
         return build.add("Add", [ends, build.add("Sub", [checked, total], "zero")], "ends")
+
+    def check(self) -> None:
+        """What the spec checks of the split at run time, reading no part: the axis (through
+        the axis length), the chunk length, or the sizes."""
+        if self.kind == "sizes":
+            self._value("ends")
+            return
+        if self.sequence.rank is None:
+            self._value("length")  # the axis, against a rank known only at run time
+        if self.sequence.spec.split_input is not None:
+            self._value("chunk")
 
     def count(self, step: GraphBuilder, out: str) -> None:
         """SequenceLength: the number of parts, a 0-d int64 tensor."""

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from onnx import ModelProto, TensorProto, numpy_helper
 
+from ..model._memory import reserve_memory, weight_bytes
 from ..model._types import code_of_array, dtype_of_code
 
 __all__ = [
@@ -64,11 +65,19 @@ def make_session(
         session_options.log_severity_level = 4
         if threads is not None:
             session_options.intra_op_num_threads = threads
-    return ort.InferenceSession(
-        model.SerializeToString(),
-        session_options,
-        providers=list(providers or ["CPUExecutionProvider"]),
-    )
+    reserve_memory(2 * weight_bytes(model))  # the model serialized, and onnxruntime's copy
+    try:
+        return ort.InferenceSession(
+            model.SerializeToString(),
+            session_options,
+            providers=list(providers or ["CPUExecutionProvider"]),
+        )
+    except Exception as error:  # onnxruntime's own classes
+        # onnxruntime reports running out of memory as an invalid model ("Failed to load
+        # model with error: std::bad_alloc"): a session per subgraph, each some 50 KB.
+        if "bad_alloc" in str(error):
+            raise MemoryError(f"onnxruntime ran out of memory: {error}") from error
+        raise
 
 
 def needs_raw_values(session: Any) -> bool:

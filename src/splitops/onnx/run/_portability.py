@@ -14,11 +14,14 @@ original departed, ``lower --target <runtime>`` fixes it. The runtimes not insta
 named, with the command that installs each.
 
 Nodes whose probes are alike (same operator, attributes, input type and constant split)
-are probed once.
+are probed once. A probe is bounded before it is made: its input by the
+``max_input_elements`` limit, the parts all probes make together by ``max_model_parts``; a
+node past either is not probed, and the result says why.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
@@ -28,7 +31,7 @@ import numpy as np
 import onnx
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
-from ...core import Rule, SplitError, drops_axis, normalize_axis
+from ...core import Rule, SplitError, current_limits, drops_axis, normalize_axis
 from ..inference._engine import infer_model_and_nodes
 from ..model._node import SplitNode, node_label, read_node
 from ..model._types import element_of_code, numpy_dtype
@@ -42,6 +45,12 @@ __all__ = ["Departure", "Portability", "check_portability"]
 
 #: The most axis lengths probed for one node whose axis length is known only at run time.
 MAX_LENGTHS = 16
+
+#: The runtimes that compile a model before running it, and the most parts a probe runs on
+#: them: OpenVINO and TVM compile a node of 65,536 outputs for minutes.
+COMPILING = frozenset({"openvino", "tract", "tvm"})
+COMPILED_PARTS = 1024
+_SLOW = f"which compiles more than {COMPILED_PARTS} outputs for minutes"
 
 #: The length of the other axes of a probe where the model does not say.
 OTHER_AXES = 2
@@ -141,6 +150,7 @@ def check_portability(
     departures: list[Departure] = []
     not_probed: list[tuple[str, str]] = []
     probed = 0
+    parts_left = current_limits().max_model_parts
     for site in view.split_nodes():
         body, node = site.scope, site.proto
         where = location(body.label, node_label(node))
@@ -155,10 +165,19 @@ def check_portability(
         except _NotProbedError as reason:
             not_probed.append((where, str(reason)))
             continue
-        probed += 1
         key = probe.key()
         if key not in found:
-            found[key] = list(probe.run(probing))
+            if probe.parts > parts_left:
+                not_probed.append((where, _over_parts(probe.parts, parts_left)))
+                continue
+            parts_left -= probe.parts
+            usable = probing
+            if probe.parts > COMPILED_PARTS:
+                usable = [r for r in probing if r[0].split()[0] not in COMPILING]
+                for name in sorted({r[0] for r in probing} - {r[0] for r in usable}):
+                    not_probed.append((where, f"{probe.parts} parts: not on {name}, {_SLOW}"))
+            found[key] = list(probe.run(usable))
+        probed += 1
         for runtime, behaviour, fixed, lengths, detail in found[key]:
             departures.append(
                 Departure(
@@ -180,6 +199,14 @@ def check_portability(
 
 class _NotProbedError(Exception):
     """Why a node cannot be probed."""
+
+
+def _over_parts(parts: int, left: int) -> str:
+    limit = current_limits().max_model_parts
+    return (
+        f"its probes would make {parts} parts, and {left} of the max_model_parts limit of "
+        f"{limit} are left for this model (raise it with --max-model-parts N)"
+    )
 
 
 # --- the runtimes ---------------------------------------------------------------------------
@@ -246,6 +273,8 @@ class _Probe:
     dims: tuple[int | None, ...]
     axis: int
     lengths: tuple[int, ...]
+    #: The parts the node makes at all those lengths together (each run makes them again).
+    parts: int
 
     @classmethod
     def of(cls, site: Node, ir_version: int) -> _Probe:
@@ -255,6 +284,12 @@ class _Probe:
         dims = body.dims(x)
         if element is None or dims is None:
             raise _NotProbedError("the type of its input is not known")
+        newest = onnx.defs.onnx_opset_version()
+        if (body.opset or 0) > newest:
+            raise _NotProbedError(
+                f"its opset {body.opset} is past the newest this onnx knows ({newest}), which "
+                "no installed runtime runs"
+            )
         spec = read_node(node, body.opset or 0)
         axis = normalize_axis(spec.axis, len(dims), spec.op)
         initializers = []
@@ -293,7 +328,9 @@ class _Probe:
         static = dims[axis]
         lengths = (static,) if static is not None else _lengths(spec, split_value, len(node.output))
         full = tuple(length if length is not None else OTHER_AXES for length in dims)
-        return cls(model, element, full, axis, lengths)
+        _check_input_size(full, axis, max(lengths, default=0))
+        parts = sum(_part_count(spec, split_value, length) for length in lengths)
+        return cls(model, element, full, axis, lengths, parts)
 
     def key(self) -> bytes:
         model: bytes = self.model.SerializeToString(deterministic=True)
@@ -355,6 +392,8 @@ def _outcome(run: Callable[[dict[str, Any]], Any], feeds: dict[str, Any]) -> Any
     """What a run gives: its outputs, or the exception it raised."""
     try:
         return list(run(feeds))
+    except MemoryError:
+        raise
     except Exception as error:  # every runtime raises its own classes
         return error
 
@@ -434,6 +473,30 @@ def _text(shapes: Sequence[Any]) -> str:
 def _one_line(error: BaseException) -> str:
     text = " ".join(str(error).split())
     return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _check_input_size(dims: tuple[int, ...], axis: int, longest: int) -> None:
+    """``_NotProbedError`` where the probe's input would hold more elements than the
+    ``max_input_elements`` limit (a model may declare ``x: [2**62]``)."""
+    count = math.prod(longest if i == axis else d for i, d in enumerate(dims))
+    limit = current_limits().max_input_elements
+    if count > limit:
+        raise _NotProbedError(
+            f"its input would hold {count} elements, over the max_input_elements limit of "
+            f"{limit} (raise it with --max-input-elements N)"
+        )
+
+
+def _part_count(spec: SplitNode, split: Any, length: int) -> int:
+    """How many parts the node makes at axis length ``length`` (what the spec allows)."""
+    if spec.op == "Split":
+        return max(len(spec.outputs), spec.num_outputs or 0)
+    if split is None:
+        return length
+    if np.ndim(split) == 1:
+        return int(np.size(split))
+    chunk = max(int(split), 1)
+    return -(-length // chunk)
 
 
 def _lengths(spec: SplitNode, split: Any, outputs: int) -> tuple[int, ...]:

@@ -55,6 +55,7 @@ from ...core import (
     SplitopsError,
 )
 from ..model._describe import describe_type
+from ..model._memory import reserve_memory, weight_bytes
 from ..model._node import read_node
 from ..model._node import run_node as _run_node
 from ..model._types import code_of_array, dtype_of_code, element_name, tensor_parts
@@ -155,7 +156,7 @@ class SplitopsRep(BackendRep):
         self.model = model
         try:
             self.evaluator = SplitopsEvaluator(model)
-        except SplitopsError:
+        except (SplitopsError, MemoryError):
             raise
         except Exception as error:  # onnx.reference refusing another operator's node
             raise OtherOperatorError(
@@ -173,7 +174,7 @@ class SplitopsRep(BackendRep):
         check_feeds(self.model, feeds)
         try:
             return tuple(self.evaluator.run(None, feeds))
-        except SplitopsError:
+        except (SplitopsError, MemoryError):
             raise
         except Exception as error:  # another operator failing in onnx.reference
             raise OtherOperatorError(
@@ -207,12 +208,16 @@ class OnnxruntimeRep(BackendRep):
         try:
             lowered = lower_model(model, target="onnxruntime")
         except SplitError as error:
+            if error.rule is Rule.LIMIT:
+                raise  # the reference engine would make as much
             self.fallback = f"lower_model refused the model: {error}"
         else:
             try:
                 self.session = make_session(
                     lowered, session_options=session_options, providers=providers
                 )
+            except MemoryError:
+                raise
             except Exception as error:  # onnxruntime's own classes
                 self.fallback = f"onnxruntime cannot load the lowered model: {_one_line(error)}"
         if self.fallback is not None:
@@ -324,6 +329,8 @@ class SplitopsBackend(Backend):
             )
         options = {k: kwargs.pop(k) for k in ("session_options", "providers") if k in kwargs}
         check_split_nodes(model)
+        # onnx.checker serializes the model, and its C++ side parses it again.
+        reserve_memory(2 * weight_bytes(model))
         try:
             onnx.checker.check_model(model)
         except onnx.checker.ValidationError as error:

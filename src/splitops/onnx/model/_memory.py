@@ -1,0 +1,51 @@
+"""Copies of big protobuf messages that end in a ``MemoryError``, never in a crash.
+
+Python's protobuf (upb) ends the process with SIGSEGV where it cannot allocate the bytes of a
+copy (``CopyFrom``, setting ``raw_data``), instead of raising: a model whose weights fit
+every limit but not the memory left would kill the command without a word. So a copy of
+something big is preceded by :func:`reserve_memory`, which maps as many bytes without
+touching them and gives them back at once: where the system refuses them, it is a
+``MemoryError`` (which the command reports in one line), before protobuf asks.
+
+>>> reserve_memory(2**20)
+>>> reserve_memory(2**62)
+Traceback (most recent call last):
+...
+MemoryError: cannot have 4611686018427387904 more bytes of memory...
+"""
+
+from __future__ import annotations
+
+import mmap
+
+from onnx import ModelProto
+
+__all__ = ["copy_model", "reserve_memory", "weight_bytes"]
+
+#: Copies smaller than this need no reservation: a failure there is a failure anywhere.
+_SMALL = 64 * 2**20
+
+
+def reserve_memory(nbytes: int) -> None:
+    """``MemoryError`` unless ``nbytes`` more bytes of memory can be mapped now."""
+    if nbytes < _SMALL:
+        return
+    try:
+        mmap.mmap(-1, nbytes).close()
+    except (OSError, OverflowError, ValueError) as error:
+        raise MemoryError(
+            f"cannot have {nbytes} more bytes of memory ({error.__class__.__name__}: {error})"
+        ) from error
+
+
+def weight_bytes(model: ModelProto) -> int:
+    """The bytes of the main graph's initializers' data: the bulk of a model's copy."""
+    return sum(len(tensor.raw_data) for tensor in model.graph.initializer)
+
+
+def copy_model(model: ModelProto) -> ModelProto:
+    """A copy of ``model``, or ``MemoryError`` where its weights do not fit the memory left."""
+    reserve_memory(weight_bytes(model))
+    copy = ModelProto()
+    copy.CopyFrom(model)
+    return copy

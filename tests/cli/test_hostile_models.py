@@ -241,7 +241,7 @@ PROBES: list[tuple[str, list[str], int, str]] = [
     ("Split listing 2**16 named outputs", ["infer"], 0, "o65535: tensor(float) [1]"),
     ("Split of a declared [2**28] input", _PORTABILITY, 0, "max_input_elements limit"),
     ("Split of a declared [2**63-1] input", _PORTABILITY, 0, "max_input_elements limit"),
-    ("Split of a declared [2**63-1] input", _LOWER, 0, "split computed in the graph"),
+    ("Split of a declared [2**63-1] input", _LOWER, 0, "a Slice per part"),
     ("opset 10**12 and an unknown operator", _CONVERT, 3, "opset 11"),
     (_UNREAD, ["run"], 1, "split sizes must be >= 0"),
     (_UNREAD, _ONNXRUNTIME, 1, "split sizes must be >= 0"),

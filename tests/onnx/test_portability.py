@@ -108,7 +108,8 @@ def test_the_parts_the_probes_make_are_bounded_for_the_whole_model() -> None:
     with splitops.limits(max_model_parts=7000):
         found = check_portability(model)
     assert found.probed == 2
-    [(node, why)] = found.not_probed
+    # (Probes of more than 1,024 parts are not compiled on OpenVINO, tract or TVM: said too.)
+    [(node, why)] = [(n, w) for n, w in found.not_probed if "max_model_parts" in w]
     assert node == "main/rows2"
     assert "would make 3000 parts, and 1000 of the max_model_parts limit of 7000" in why
 

@@ -257,11 +257,6 @@ def test_lowering_at_ir3_keeps_initializers_that_are_inputs() -> None:
     assert part.tolist() == [4.0, 5.0]
 
 
-@pytest.mark.xfail(
-    reason="since lowering checks its result and the engines share inferred calls, one of "
-    "the tools leaves a reference cycle again (found by this test after the merge); open",
-    strict=True,
-)
 def test_a_view_and_the_tools_reading_through_it_leave_no_reference_cycle() -> None:
     """A view points back to its owners weakly, so the memory of a model a tool copied (its
     weights too) goes back when the result dies, not at the next run of the cycle collector:

@@ -388,6 +388,7 @@ def _infer_model(
         _infer_uncalled(inferred, base, holders, params, calls)
         if write:
             _write_functions(inferred)
+    run.release()
     return inferred
 
 
@@ -662,6 +663,16 @@ class _Pass:
         self._walked: dict[tuple[Any, ...], _Graph] = {}
 
     # -- graphs --
+
+    def release(self) -> None:
+        """Break the links between the graphs walked (a graph names its parent, and the
+        parent its children), so that their memory, onnx's types of a whole model, goes back
+        when the pass ends rather than at the next run of the cycle collector."""
+        for graph in self.graphs:
+            graph.parent = None
+            graph.children.clear()
+        self.graphs.clear()
+        self._walked.clear()
 
     def walk_main(self) -> _Graph:
         main = self._graph(main_body(self.base), self.model.graph, None)

@@ -358,7 +358,8 @@ _LIMIT_HELP = {
     "max_input_elements": "the most elements generated inputs, or a .npy file, may hold",
     "max_nodes": "the most nodes the model may hold, each call of a local function counted "
     "as the nodes of its body",
-    "max_model_parts": "the most parts the rewrites and probes of the model may make in all",
+    "max_model_parts": "the most parts the rewrites and probes of the model, or the sequences "
+    "of one run, may make in all",
 }
 
 

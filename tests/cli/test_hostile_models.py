@@ -240,6 +240,7 @@ PROBES: list[tuple[str, list[str], int, str]] = [
     (_TREE, _ONNXRUNTIME, 0, "output o11"),
     (_SEQUENCES, _LOWER, 2, "max_model_parts limit"),
     (_SEQUENCES, _PORTABILITY, 0, "not probed: its probes would make 1048576 parts"),
+    (_SEQUENCES, ["run"], 2, "over the max_model_parts limit of 262144 for one run"),
     (_CONCAT, _LOWER, 2, "max_model_parts limit"),
     ("Split listing 2**16 named outputs", ["infer"], 0, "o65535: tensor(float) [1]"),
     ("Split of a declared [2**28] input", _PORTABILITY, 0, "max_input_elements limit"),

@@ -269,3 +269,52 @@ def test_without_onnxruntime_the_engine_says_how_to_install_it() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "pip install onnxruntime" in done.stdout
+
+
+def _sequences_in_a_loop() -> ModelProto:
+    """A Loop whose body cuts ``x`` into chunks of 1 and adds how many to a total: each
+    iteration makes len(x) parts, which die with it."""
+    scalar = [helper.make_tensor_value_info(n, TensorProto.INT64, []) for n in ("i", "t", "u")]
+    body = helper.make_graph(
+        [
+            helper.make_node("SplitToSequence", ["x"], ["s"], name="chunks"),
+            helper.make_node("SequenceLength", ["s"], ["n"]),
+            helper.make_node("Add", ["t", "n"], ["u"]),
+            helper.make_node("Identity", ["cond"], ["cond_out"]),
+        ],
+        "body",
+        [scalar[0], helper.make_tensor_value_info("cond", TensorProto.BOOL, []), scalar[1]],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []), scalar[2]],
+    )
+    loop = helper.make_node("Loop", ["trips", "go", "zero"], ["total"], body=body)
+    graph = helper.make_graph(
+        [loop],
+        "g",
+        [
+            helper.make_tensor_value_info("x", F, [None]),
+            helper.make_tensor_value_info("trips", TensorProto.INT64, []),
+        ],
+        [helper.make_tensor_value_info("total", TensorProto.INT64, [])],
+        [
+            numpy_helper.from_array(np.array(0, np.int64), "zero"),
+            numpy_helper.from_array(np.array(True), "go"),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+
+
+def test_the_sequences_of_one_run_are_bounded_in_all_by_max_model_parts() -> None:
+    """The limit holds for a whole run, every Loop iteration included: 3 iterations of 400
+    parts are 1,200 parts. Each run counts afresh."""
+    rep = backend.prepare(_sequences_in_a_loop())
+    x = np.zeros(400, np.float32)
+    with splitops.limits(max_model_parts=1200):
+        for _ in range(2):
+            (total,) = rep.run({"x": x, "trips": np.array(3)})
+            assert total == 1200
+    with splitops.limits(max_model_parts=1199), pytest.raises(SplitError) as refused:
+        rep.run({"x": x, "trips": np.array(3)})
+    assert refused.value.rule is splitops.Rule.LIMIT
+    assert "would hold 1200 parts in all, over the max_model_parts limit of 1199" in str(
+        refused.value
+    )

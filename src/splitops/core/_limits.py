@@ -53,7 +53,8 @@ class Limits:
     max_nodes: int = 2**20
     #: Parts that the rewrites and probes of one model may make in all: what ``lower`` writes
     #: (a sequence of 2^20 parts becomes a Split of 2^20 outputs) and ``check --portability``
-    #: runs; each node is also bounded by ``max_parts``.
+    #: runs, and the parts the SplitToSequence nodes of one run make (every Loop iteration
+    #: included); each node is also bounded by ``max_parts``.
     max_model_parts: int = 2**18
 
     def __post_init__(self) -> None:

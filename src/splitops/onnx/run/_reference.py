@@ -16,14 +16,56 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from onnx import NodeProto, helper
 from onnx.reference.op_run import OpRun
 
-from ..model._node import SplitNode, read_node, run_read_node
+from ...core import Rule, SplitError, current_limits
+from ..model._node import SplitNode, node_label, read_node, run_read_node
 
-__all__ = ["reference_ops"]
+__all__ = ["bounded_run", "reference_ops"]
+
+#: The parts the SplitToSequence nodes of the run under way may still make, where a run is
+#: bounded (:func:`bounded_run`); ``None`` outside one.
+_PARTS_LEFT: ContextVar[list[int] | None] = ContextVar("splitops_parts_left", default=None)
+
+
+@contextmanager
+def bounded_run() -> Iterator[None]:
+    """One run of a model, in which the parts its SplitToSequence nodes make count against the
+    ``max_model_parts`` limit in all, every Loop iteration and every call included: a
+    few-byte file of 16 sequences of 2^20 parts each would otherwise hold 16 million arrays
+    at once (2.2 GB). A Split's parts are the outputs the file lists, so the file bounds them.
+    A run inside a run (a local function's body) shares the outer run's count."""
+    if _PARTS_LEFT.get() is not None:
+        yield
+        return
+    token = _PARTS_LEFT.set([current_limits().max_model_parts])
+    try:
+        yield
+    finally:
+        _PARTS_LEFT.reset(token)
+
+
+def _spend(node: NodeProto, parts: int) -> None:
+    left = _PARTS_LEFT.get()
+    if left is None:
+        return
+    left[0] -= parts
+    if left[0] < 0:
+        limit = current_limits().max_model_parts
+        raise SplitError(
+            f"node {node_label(node)!r} (SplitToSequence): the sequences of this run would hold "
+            f"{limit - left[0]} parts in all, over the max_model_parts limit of {limit} for one "
+            "run of a model, so that a small file cannot exhaust memory.",
+            rule=Rule.LIMIT,
+            hint="Raise the limit with --max-model-parts N "
+            "(splitops.limits(max_model_parts=N)) if the model really needs it.",
+        )
 
 
 class _SplitopsOp(OpRun):
@@ -54,13 +96,16 @@ class _SplitopsOp(OpRun):
 
     def _run_node(self, node: NodeProto, args: tuple[Any, ...]) -> tuple[Any, ...]:
         if node is not self.onnx_node:  # linked attributes resolved for this call
-            return tuple(run_read_node(node, read_node(node, self._opset()), list(args)))
-        # The node itself never changes: read it once, at its first run (a Loop body's node
-        # runs once per iteration). A node that fails to read is read, and fails, every time.
-        spec: SplitNode | None = self.__dict__.get("_spec")
-        if spec is None:
-            spec = self._spec = read_node(node, self._opset())
-        return tuple(run_read_node(node, spec, list(args)))
+            spec = read_node(node, self._opset())
+        else:
+            # The node itself never changes: read it once, at its first run (a Loop body's
+            # node runs once per iteration). A node that fails to read fails every time.
+            spec = self.__dict__.get("_spec") or read_node(node, self._opset())
+            self._spec: SplitNode = spec
+        outputs = tuple(run_read_node(node, spec, list(args)))
+        if node.op_type == "SplitToSequence":
+            _spend(node, len(outputs[0]))
+        return outputs
 
     def _opset(self) -> int:
         opsets: dict[str, int] = self.run_params["opsets"]

@@ -61,7 +61,7 @@ from ..model._node import run_node as _run_node
 from ..model._types import code_of_array, dtype_of_code, element_name, tensor_parts
 from ..model._view import ModelView
 from ..model._walk import split_nodes
-from ._reference import reference_ops
+from ._reference import bounded_run, reference_ops
 
 __all__ = [
     "ENGINES",
@@ -131,7 +131,8 @@ class SplitopsEvaluator(ReferenceEvaluator):
             defaults = {a.name: _attribute_value(a) for a in self.proto_.attribute_proto}
             attributes = {**defaults, **attributes}
         try:
-            return super().run(output_names, feed_inputs, attributes, **kwargs)
+            with bounded_run():
+                return super().run(output_names, feed_inputs, attributes, **kwargs)
         except TypeError as error:
             split_error = _split_error_cause(error)
             if split_error is None:

@@ -23,14 +23,25 @@ MISSING = [name for name in OPTIONAL_MODULES if importlib.util.find_spec(name) i
 collect_ignore = [module for name in MISSING for module in OPTIONAL_MODULES[name]]
 
 
-#: Tests that measure memory in processes of their own run first, while this process is
-#: still lean: their peaks add to its own, which grows as the suite imports torch, jax and
-#: onnxruntime, and CI holds the sum to 2 GB.
-RUN_FIRST = ("tests/perf/test_memory.py::",)
+#: Tests whose work runs in processes of their own run first, while this process is still
+#: lean: their peaks add to its own, which grows as the suite imports torch, jax and
+#: onnxruntime, and CI holds the sum to 2 GB. Those measure memory (``test_memory``), run
+#: hostile files under a 4 GiB limit each, or run models on every runtime in its worker.
+RUN_FIRST = (
+    "tests/perf/test_memory.py::",
+    "tests/cli/test_hostile_models.py::",
+    "tests/onnx/test_portability.py::",
+    "tests/onnx/test_lower_targets.py::",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: not item.nodeid.startswith(RUN_FIRST))
+    items.sort(
+        key=lambda item: next(
+            (k for k, prefix in enumerate(RUN_FIRST) if item.nodeid.startswith(prefix)),
+            len(RUN_FIRST),
+        )
+    )
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -276,11 +276,16 @@ class OnnxruntimeRep(BackendRep):
 def feeds_by_name(input_names: Sequence[str], inputs: Any) -> dict[str, Any]:
     """Inputs by name, from a mapping by name, a sequence in graph-input order, or one array;
     a numpy scalar (``np.float32(1.0)``) becomes a 0-d array, as ``onnxruntime.backend``
-    takes it."""
-    if isinstance(inputs, Mapping):
+    takes it.
+
+    Every run of a prepared model goes through it: a dict, a list or an array is told by its
+    exact type first (an ``isinstance`` against ``Mapping`` costs more than a whole Split on
+    onnxruntime's small models)."""
+    kind = type(inputs)
+    if kind is dict or (kind not in (list, tuple, np.ndarray) and isinstance(inputs, Mapping)):
         given = dict(inputs)
     else:
-        values = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
+        values = [inputs] if kind is np.ndarray else list(inputs)
         if len(values) > len(input_names):
             count = len(input_names)
             raise ModelInputError(
@@ -289,10 +294,10 @@ def feeds_by_name(input_names: Sequence[str], inputs: Any) -> dict[str, Any]:
                 "input, or a dict by name."
             )
         given = dict(zip(input_names, values))  # noqa: B905 (optional inputs may be left out)
-    return {
-        name: np.asarray(value) if isinstance(value, np.generic) else value
-        for name, value in given.items()
-    }
+    for name, value in given.items():
+        if isinstance(value, np.generic):
+            given[name] = np.asarray(value)
+    return given
 
 
 def _one_line(error: BaseException) -> str:

@@ -235,6 +235,18 @@ def test_if_branches_alike_are_walked_once_and_every_split_gets_its_types(
     assert all(shape_text(dict(r.outputs)["a"]) == "[2]" for r in records)
 
 
+def test_each_split_of_a_node_holding_two_graphs_of_one_name_is_recorded_at_its_place() -> None:
+    # An If whose else_branch is named then_branch too: both graphs lie at one path.
+    from tests.malformed_models import _branch_twice
+
+    records = _engine.infer_split_nodes(_branch_twice())
+    assert [(record.graph, record.node.op_type) for record in records] == [
+        ("main/if1.then_branch", "Split"),
+        ("main/if1.then_branch/if0.else_branch", "Split"),
+        ("main/if1.then_branch/if0.then_branch", "Split"),
+    ]
+
+
 def test_a_model_of_too_many_nodes_once_its_calls_are_counted_is_refused() -> None:
     from tests.malformed_models import _calling_twice
 

@@ -66,10 +66,10 @@ from __future__ import annotations
 
 import hashlib
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import onnx
@@ -146,6 +146,7 @@ from ..model._walk import (
     main_body,
     node_subgraphs,
     operator_schema,
+    subgraph_label,
     with_subgraphs,
     without_large_weights,
 )
@@ -306,13 +307,32 @@ def describe_split_outputs(model: ModelProto) -> list[SplitOutputDescription]:
 # --- what a pass finds ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Site:
+class _Site(NamedTuple):
     """A Split or SplitToSequence node, where it lies."""
 
+    #: The label of its graph (see :class:`~splitops.onnx.model.Body`).
+    label: str
     where: _Where
-    index: int
+    #: The node's index in its graph.
+    position: int
     node: NodeProto
+    opset: int | None
+    #: Whether the node lies inside a branch of an If (see :class:`SplitNodeInference`).
+    in_branch: bool
+
+
+class _Place(NamedTuple):
+    """Where a graph that the pass entered lies (:meth:`_Pass.placed`)."""
+
+    label: str
+    where: _Where
+    proto: GraphProto
+    #: The graph walked whose results it has: itself, unless it is alike one walked.
+    graph: _Graph
+    #: Whether it lies inside a branch of an If.
+    in_branch: bool
+    #: The graph as the model gives it, where asked for.
+    original: GraphProto | None
 
 
 @dataclass(frozen=True)
@@ -332,8 +352,6 @@ class _Inferred:
     #: The model's own Split and SplitToSequence nodes (main graph and subgraphs), in the
     #: order of :func:`with_subgraphs`.
     own: list[tuple[_Site, _Outcome]]
-    #: The graphs the pass walked, by where they lie.
-    bodies: dict[_Where, Body] = field(default_factory=dict)
     #: The types of the main graph's outputs.
     outputs: dict[str, TypeProto] = field(default_factory=dict)
     #: Per local function, per place in its body: the outcome at each call site.
@@ -342,14 +360,18 @@ class _Inferred:
     @property
     def records(self) -> list[SplitNodeInference]:
         main = main_body(self.model)
-        found = [_record(self.bodies[s.where], s.index, outcome) for s, outcome in self.own]
+        found = [_record(site, outcome) for site, outcome in self.own]
         for function in self.model.functions:
             places = self.functions.get(_function_key(function), {})
             bodies = {
                 body.path: body for body in with_subgraphs(function_body(function, main.opset))
             }
             for (where, index), outcomes in sorted(places.items()):
-                found.append(_record(bodies[where], index, _merge(list(outcomes.values()))))
+                body = bodies[where]
+                in_branch = any(_is_branch(p) for p in body.parents)
+                node = body.proto.node[index]
+                site = _Site(body.label, where, index, node, body.opset, in_branch)
+                found.append(_record(site, _merge(list(outcomes.values()))))
         return found
 
 
@@ -379,7 +401,7 @@ def _infer_model(
     main = run.walk_main()
     if write:
         run.write()
-    inferred = _Inferred(base, run.sites(), {g.body.path: g.body for g in run.graphs})
+    inferred = _Inferred(base, run.sites())
     inferred.outputs = {
         v.name: t for v in base.graph.output if (t := main.type_of(v.name)) and has_type(t)
     }
@@ -541,12 +563,8 @@ class _Graph:
     #: The graph as the model gives it (``proto`` is onnx's pass over it).
     original: GraphProto
     parent: _Graph | None
-    #: Where the pass entered it, counting graphs: the order of :func:`with_subgraphs`.
-    order: int
     #: onnx's types (its inputs, initializers, value_info and outputs after onnx's pass).
     base: dict[str, TypeProto]
-    #: The types the model itself declares (value_info and outputs, before any inference).
-    declared: dict[str, TypeProto]
     #: The initializers a caller cannot replace: constant values.
     constants: dict[str, TensorProto]
     #: What onnx's placeholders (``unk__3``) stand for, as splitops found: shared by the
@@ -561,10 +579,16 @@ class _Graph:
     loose: set[str] = field(default_factory=set)
     #: The values followed, by name (``None``: a constant that is not followed).
     values: dict[str, Value | None] = field(default_factory=dict)
-    #: Where its Split and SplitToSequence nodes are, and the graphs its nodes hold (by the
-    #: node's index, in order): what a graph alike copies (:meth:`_Pass._alike`).
-    splits: list[int] = field(default_factory=list)
+    #: The outcome of each of its Split and SplitToSequence nodes, by the node's index, and
+    #: the graphs its nodes hold (by the node's index, in order).
+    outcomes: list[tuple[int, _Outcome]] = field(default_factory=list)
     children: list[tuple[int, list[_Graph]]] = field(default_factory=list)
+    #: The graph walked whose results this one shares, being alike (:meth:`_Pass._alike`):
+    #: its outcomes and the graphs its nodes hold are that graph's, at this graph's place.
+    like: _Graph | None = None
+    #: The types the model itself declares (value_info and outputs, before any inference);
+    #: ``None`` until asked: most graphs declare nothing that a Split or a write reads.
+    declared: dict[str, TypeProto] | None = None
 
     @property
     def opset(self) -> int:
@@ -649,8 +673,8 @@ class _Pass:
         self.opsets = {o.domain: o.version for o in base.opset_import}
         self.functions = functions
         self.holders = holders
+        #: The graphs entered: those walked, and those alike one walked.
         self.graphs: list[_Graph] = []
-        self.outcomes: dict[tuple[int, int], tuple[_Site, _Outcome]] = {}
         self.names: dict[str, TensorShapeProto.Dimension] = {}
         self.params = params
         #: Each call alike of a local function holding a Split (by its model, see
@@ -672,7 +696,7 @@ class _Pass:
         parent its children), so that their memory, onnx's types of a whole model, goes back
         when the pass ends rather than at the next run of the cycle collector."""
         for graph in self.graphs:
-            graph.parent = None
+            graph.parent = graph.like = None
             graph.children.clear()
         self.graphs.clear()
         self._walked.clear()
@@ -690,9 +714,7 @@ class _Pass:
             proto,
             original,
             parent,
-            len(self.graphs),
             _onnx_types(proto),
-            _declared(original),
             constant_initializers(proto, self.base.ir_version),
             self.names,
             self.params,
@@ -703,8 +725,8 @@ class _Pass:
     def _subgraph(self, body: Body, original: GraphProto, parent: _Graph) -> _Graph:
         """A graph that a node of ``parent`` holds, walked; or, where a graph alike (the same
         graph after onnx's pass, reading the same outer types and values) was walked
-        already, its results copied: If branches that hold the same nested Ifs are walked
-        once per level, not once per branch."""
+        already, one that shares its results: If branches that hold the same nested Ifs are
+        walked once per level, not once per branch."""
         key = self._subgraph_key(body.proto, parent)
         walked = self._walked.get(key)
         if walked is not None:
@@ -733,31 +755,58 @@ class _Pass:
         return graph, parent.opset, tuple(outer), len(self.names)
 
     def _alike(self, walked: _Graph, body: Body, original: GraphProto, parent: _Graph) -> _Graph:
-        """A graph like ``walked``, at ``body``: its types, values and Split outcomes, and
-        the same for every graph it holds, without walking any of them."""
+        """A graph like ``walked``, at ``body``, that shares its types, values and Split
+        outcomes, and those of every graph it holds (:meth:`placed`), without walking any
+        of them."""
         proto = body.proto
         assert isinstance(proto, GraphProto)
         graph = _Graph(
-            body, proto, original, parent, len(self.graphs), walked.base, _declared(original),
-            walked.constants, self.names, self.params, walked.ours, walked.loose,
-            walked.values, walked.splits,
+            body, proto, original, parent, walked.base, walked.constants, self.names, self.params,
+            walked.ours, walked.loose, walked.values, like=walked,
         )  # fmt: skip
         self.graphs.append(graph)
-        for index in walked.splits:
-            _, outcome = self.outcomes[(walked.order, index)]
-            site = _Site(body.path, index, proto.node[index])
-            self.outcomes[(graph.order, index)] = (site, outcome)
-        for index, children in walked.children:
-            bodies = node_subgraphs(body, index, proto.node[index])
-            originals = (g for _, _, g in graph_attributes(original.node[index]))
-            alike = [
-                self._alike(child, child_body, child_original, graph)
-                for child, child_body, child_original in zip(
-                    children, bodies, originals, strict=True
-                )
-            ]
-            graph.children.append((index, alike))
         return graph
+
+    def placed(self, typed: Callable[[_Graph], bool] | None = None) -> Iterator[_Place]:
+        """Every graph the pass entered, in the order of :func:`with_subgraphs`, with the
+        graph as the model gives it where ``typed`` says that the graph walked or one it
+        holds has types of splitops. The graphs inside a graph alike are placed here, from
+        the graphs of the one walked."""
+        main = self.graphs[0]
+        original = main.original if typed is not None else None
+        stack = [_Place(main.body.label, main.body.path, main.proto, main, False, original)]
+        while stack:
+            place = stack.pop()
+            yield place
+            below = self._below(place, typed)
+            below.reverse()
+            stack += below
+
+    def _below(self, place: _Place, typed: Callable[[_Graph], bool] | None) -> list[_Place]:
+        """The places of the graphs that the graph at ``place`` holds, in order."""
+        label, where, proto, graph, in_branch, original = place
+        found = []
+        for index, children in graph.children:
+            node = proto.node[index]
+            branch = in_branch or _is_branch(node)
+            held: list[tuple[str, _Where, GraphProto, GraphProto | None]]
+            if proto is graph.proto:  # the graph's own place: its children are placed
+                held = [(c.body.label, c.body.path, c.proto, c.original) for c in children]
+            else:  # the place of a graph alike: the graphs its node holds, by position
+                originals: list[GraphProto | None] = [None] * len(children)
+                if original is not None:  # a node may hold two graphs of one name
+                    originals = [g for _, _, g in graph_attributes(original.node[index])]
+                held = [
+                    (subgraph_label(label, node, name, k), (*where, (index, name, k)), g, o)
+                    for (name, k, g), o in zip(graph_attributes(node), originals, strict=True)
+                ]
+            for (child_label, child_where, child_proto, child_original), child in zip(
+                held, children, strict=True
+            ):
+                source = child.like or child
+                kept = child_original if typed is not None and typed(source) else None
+                found.append(_Place(child_label, child_where, child_proto, source, branch, kept))
+        return found
 
     def _walk(self, graph: _Graph) -> None:
         # The main graph's values are its own: whether one changed is one set operation.
@@ -778,7 +827,14 @@ class _Pass:
             self._node(graph, index, node)
 
     def sites(self) -> list[tuple[_Site, _Outcome]]:
-        return [found for _, found in sorted(self.outcomes.items())]
+        """Every Split and SplitToSequence node of the graphs entered, with its outcome."""
+        opset = self.graphs[0].body.opset  # the opset of every graph of a model
+        found = []
+        for label, where, proto, graph, in_branch, _ in self.placed():
+            for index, outcome in graph.outcomes:
+                site = _Site(label, where, index, proto.node[index], opset, in_branch)
+                found.append((site, outcome))
+        return found
 
     # -- one node --
 
@@ -791,10 +847,10 @@ class _Pass:
             names = [name for name in node.output if name]
             outputs = tuple((n, t) for n, (_, t) in zip(names, found.outputs, strict=False))
             outcome = replace(found, outputs=outputs)
-        outcome = _with_declarations(outcome, node, graph)
-        site = _Site(graph.body.path, index, node)
-        self.outcomes[(graph.order, index)] = (site, outcome)
-        graph.splits.append(index)
+        if graph.declared is None:
+            graph.declared = _declared(graph.original)
+        outcome = _with_declarations(outcome, node, graph.opset, graph.declared)
+        graph.outcomes.append((index, outcome))
         inferred = {} if outcome.problems else dict(outcome.outputs)
         for name in node.output:
             if name:
@@ -1017,13 +1073,27 @@ class _Pass:
     def write(self) -> None:
         """Write splitops' types into the graphs of ``base`` (see the module's docstring),
         and name onnx's placeholders wherever splitops found what they stand for."""
-        for graph in self.graphs:
-            types = graph.ours
+        typed: dict[int, bool] = {}
+        for place in self.placed(lambda graph: _typed(graph, typed)):
+            proto, original = place.proto, place.original
+            types = place.graph.ours
             if self.names:
-                for entries in (graph.proto.value_info, graph.proto.output):
+                for entries in (proto.value_info, proto.output):
                     rename_all(entries, self.names)
                 types = {n: None if t is None else renamed(t, self.names) for n, t in types.items()}
-            _write_graph(graph.proto, types, graph.declared)
+            if types:
+                assert original is not None  # placed gives it to every graph with types
+                _write_graph(proto, types, _declared(original))
+
+
+def _typed(graph: _Graph, memo: dict[int, bool]) -> bool:
+    """Whether splitops has types of its own for ``graph`` (a graph walked) or a graph it
+    holds, at any depth; ``memo`` keeps the answers by graph."""
+    found = memo.get(id(graph))
+    if found is None:
+        below = (child.like or child for _, children in graph.children for child in children)
+        found = memo[id(graph)] = bool(graph.ours) or any(_typed(g, memo) for g in below)
+    return found
 
 
 def _declared(original: GraphProto) -> dict[str, TypeProto]:
@@ -1203,11 +1273,11 @@ def _add_call(
     found = inferred.functions.setdefault(_function_key(function), {})
     for site, outcome in call.own:
         # The inliner renamed the values; a node keeps its place in the body.
-        node = graph_at(function, site.where).node[site.index]
+        node = graph_at(function, site.where).node[site.position]
         names = dict(zip(site.node.output, node.output, strict=True))
         outputs = tuple((names[name], t) for name, t in outcome.outputs)
         renamed_outcome = replace(outcome, outputs=outputs)
-        at_place = found.setdefault((site.where, site.index), {})
+        at_place = found.setdefault((site.where, site.position), {})
         at_place.setdefault(_outcome_key(renamed_outcome), renamed_outcome)
     if not nested:
         return
@@ -1268,7 +1338,7 @@ def _infer_uncalled(
             for site, outcome in found.own
             if all(
                 a.ref_attr_name in ("", *defaults)
-                for a in graph_at(function, site.where).node[site.index].attribute
+                for a in graph_at(function, site.where).node[site.position].attribute
             )
         ]
         _add_call(inferred, function, found, nested=False)
@@ -1501,19 +1571,21 @@ class _Derived:
     typed: dict[int, TypeProto | None] = field(default_factory=dict)
 
 
-def _with_declarations(outcome: _Outcome, node: NodeProto, graph: _Graph) -> _Outcome:
-    """``outcome`` with a problem for each output whose declared type contradicts it."""
+def _with_declarations(
+    outcome: _Outcome, node: NodeProto, opset: int, declared: dict[str, TypeProto]
+) -> _Outcome:
+    """``outcome`` with a problem for each output whose ``declared`` type contradicts it."""
     if outcome.problems:
         return outcome
     problems = []
     for name, type_proto in outcome.outputs:
-        given = graph.declared.get(name)
+        given = declared.get(name)
         if given is None:
             continue
         found = list(conflicts(given, type_proto))
         if found:
             error = SplitError(
-                f"{opset_rule(node.op_type, graph.opset).name} output {name!r} is declared "
+                f"{opset_rule(node.op_type, opset).name} output {name!r} is declared "
                 f"{_type_words(given)}, but its parts make it {_type_words(type_proto)}: "
                 f"{'; '.join(found)}.",
                 rule=Rule.DECLARED_SHAPE,
@@ -1590,13 +1662,16 @@ def _size_dim(size: Any, params: DimParams) -> _Dim:
 # --- names and text -------------------------------------------------------------------
 
 
-def _record(body: Body, index: int, outcome: _Outcome) -> SplitNodeInference:
-    # A branch of an If may never run: its problems only warn.
-    branch = any(p.op_type == "If" and p.domain in DEFAULT_DOMAINS for p in body.parents)
-    node = body.proto.node[index]
+def _record(site: _Site, outcome: _Outcome) -> SplitNodeInference:
     return SplitNodeInference(
-        body.label, node, body.opset or 0, outcome.outputs, outcome.problems, branch
+        site.label, site.node, site.opset or 0, outcome.outputs, outcome.problems, site.in_branch
     )
+
+
+def _is_branch(node: NodeProto) -> bool:
+    """Whether ``node`` is an If, whose graphs are branches that may never run: the
+    problems found in them only warn."""
+    return node.op_type == "If" and node.domain in DEFAULT_DOMAINS
 
 
 def _function_key(function: FunctionProto) -> _FunctionKey:

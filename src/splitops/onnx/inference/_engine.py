@@ -688,6 +688,11 @@ class _Pass:
         self._derived: dict[tuple[Any, ...], _Derived] = {}
         #: The subgraphs walked, by what their walk depends on (:meth:`_subgraph_key`).
         self._walked: dict[tuple[Any, ...], _Graph] = {}
+        #: The names each graph reads from outside itself: by the graph's digest (graphs
+        #: alike read the same names), and by the graph (with the graph, which keeps its id);
+        #: asked while walking only.
+        self._free_by_digest: dict[bytes, list[str]] = {}
+        self._free: dict[int, tuple[GraphProto, list[str]]] = {}
 
     # -- graphs --
 
@@ -700,10 +705,12 @@ class _Pass:
             graph.children.clear()
         self.graphs.clear()
         self._walked.clear()
+        self._free.clear()
 
     def walk_main(self) -> _Graph:
         main = self._graph(main_body(self.base), self.model.graph, None)
         self._walk(main)
+        self._free.clear()  # asked while walking only
         return main
 
     def _graph(self, body: Body, original: GraphProto, parent: _Graph | None) -> _Graph:
@@ -727,20 +734,32 @@ class _Pass:
         graph after onnx's pass, reading the same outer types and values) was walked
         already, one that shares its results: If branches that hold the same nested Ifs are
         walked once per level, not once per branch."""
-        key = self._subgraph_key(body.proto, parent)
-        walked = self._walked.get(key)
-        if walked is not None:
-            return self._alike(walked, body, original, parent)
+        proto = body.proto
+        digest = hashlib.blake2b(proto.SerializeToString(deterministic=True)).digest()
+        key = None
+        # Only a graph of the same digest can be alike: the names it reads outside, which
+        # the key holds, are found for the graphs walked (once their own subgraphs are).
+        if digest in self._free_by_digest:
+            key = self._subgraph_key(digest, proto, parent)
+            walked = self._walked.get(key)
+            if walked is not None:
+                return self._alike(walked, body, original, parent)
+        named = len(self.names)
         graph = self._graph(body, original, parent)
         self._walk(graph)
-        if len(self.names) == key[-1]:  # no placeholder was named meanwhile
-            self._walked[key] = graph
+        if len(self.names) == named:  # no placeholder was named meanwhile
+            self._walked[self._subgraph_key(digest, proto, parent) if key is None else key] = graph
         return graph
 
-    def _subgraph_key(self, proto: GraphProto, parent: _Graph) -> tuple[Any, ...]:
-        """What the walk of a subgraph depends on: the graph, and what it reads outside."""
+    def _subgraph_key(self, digest: bytes, proto: GraphProto, parent: _Graph) -> tuple[Any, ...]:
+        """What the walk of a subgraph depends on: the graph (``proto``, of ``digest``), and
+        what it reads outside."""
+        names = self._free_by_digest.get(digest)
+        if names is None:
+            names = self._free_by_digest[digest] = self.free_names(proto)
+        self._free.setdefault(id(proto), (proto, names))
         outer = []
-        for name in _free_names(proto):
+        for name in names:
             type_proto, value = parent.type_of(name), parent.value_of(name)
             outer.append(
                 (
@@ -751,8 +770,25 @@ class _Pass:
                     parent.is_loose(name),
                 )
             )
-        graph = hashlib.blake2b(proto.SerializeToString(deterministic=True)).digest()
-        return graph, parent.opset, tuple(outer), len(self.names)
+        return digest, parent.opset, tuple(outer), len(self.names)
+
+    def free_names(self, graph: GraphProto) -> list[str]:
+        """The names ``graph`` reads from outside itself, its subgraphs included; each graph
+        is read once per pass, however many of the graphs around it are asked about."""
+        known = self._free.get(id(graph))
+        if known is not None:
+            return known[1]
+        defined = _names(graph.input) | {t.name for t in graph.initializer}
+        read: list[str] = []
+        for node in graph.node:
+            read += node.input
+            for _, _, inner in graph_attributes(node):
+                read += self.free_names(inner)
+            defined.update(node.output)
+        read += [o.name for o in graph.output]
+        names = [name for name in dict.fromkeys(read) if name and name not in defined]
+        self._free[id(graph)] = (graph, names)
+        return names
 
     def _alike(self, walked: _Graph, body: Body, original: GraphProto, parent: _Graph) -> _Graph:
         """A graph like ``walked``, at ``body``, that shares its types, values and Split
@@ -1002,7 +1038,9 @@ class _Pass:
             return {}
         types: dict[str, TypeProto] = {}
         data: dict[str, TensorProto] = {}
-        for name in dict.fromkeys([*node.input, *_outer_names(subgraphs)]):
+        # The names the subgraphs read from outside themselves.
+        outer = [name for subgraph in subgraphs for name in self.free_names(subgraph.proto)]
+        for name in dict.fromkeys([*node.input, *outer]):
             if not name:
                 continue
             type_proto = graph.type_of(name)
@@ -1139,26 +1177,6 @@ def _loose_in(subgraphs: Sequence[_Graph], name: str) -> bool:
 def _contradicts(base: TypeProto, ours: TypeProto) -> bool:
     """Whether ``ours`` says something of a value that onnx's type of it rules out."""
     return next(conflicts(base, ours), None) is not None
-
-
-def _outer_names(subgraphs: Sequence[_Graph]) -> list[str]:
-    """The names the subgraphs read from outside themselves."""
-    found: list[str] = []
-    for subgraph in subgraphs:
-        found += _free_names(subgraph.proto)
-    return found
-
-
-def _free_names(graph: GraphProto) -> list[str]:
-    defined = _names(graph.input) | {t.name for t in graph.initializer}
-    read: list[str] = []
-    for node in graph.node:
-        read += node.input
-        for _, _, inner in graph_attributes(node):
-            read += _free_names(inner)
-        defined.update(node.output)
-    read += [o.name for o in graph.output]
-    return [name for name in dict.fromkeys(read) if name and name not in defined]
 
 
 def _branch_union(

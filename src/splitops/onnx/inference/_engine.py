@@ -394,9 +394,10 @@ def _infer_model(
         calls = {}
     functions = {_function_key(f): f for f in model.functions}
     holders = _split_holders(functions)
-    model, base, names = _onnx_pass(model, holders)
+    given = model
+    model, base = _onnx_pass(model, holders)
     if params is None:
-        params = DimParams(names)
+        params = DimParams(lambda: _dim_param_names(given))
     run = _Pass(model, base, functions, holders, params, calls)
     main = run.walk_main()
     if write:
@@ -415,11 +416,8 @@ def _infer_model(
     return inferred
 
 
-def _onnx_pass(
-    model: ModelProto, holders: set[_FunctionKey]
-) -> tuple[ModelProto, ModelProto, set[str]]:
-    """onnx's own inference of ``model``: the model it read, the new model it returned, and
-    the dim_params that ``model`` names (:class:`DimParams` writes no expression as one).
+def _onnx_pass(model: ModelProto, holders: set[_FunctionKey]) -> tuple[ModelProto, ModelProto]:
+    """onnx's own inference of ``model``: the model it read, and the new model it returned.
 
     onnx's data propagation stays off. splitops follows the values of shape computations
     itself (:mod:`~splitops.onnx.inference._values`, tensors of at most ``SMALL_TENSOR`` items), and
@@ -438,12 +436,7 @@ def _onnx_pass(
     """
     risky: list[tuple[_Where, int]] = []
     negative: list[_Where] = []
-    names: set[str] = set()
-    _scan(model.graph, (), holders, risky, negative, names)
-    for function in model.functions:
-        for body in with_subgraphs(function_body(function)):
-            for entry in body.proto.value_info:
-                names.update(dim_params(entry.type))
+    _scan(model.graph, (), holders, risky, negative)
     if negative:
         copy = ModelProto()
         copy.CopyFrom(model)
@@ -454,7 +447,7 @@ def _onnx_pass(
             graph.value_info.extend(kept)
         model = copy
     if not risky:
-        return model, _onnx_infers(model), names
+        return model, _onnx_infers(model)
     masked = ModelProto()
     masked.CopyFrom(model)
     domains = set()
@@ -470,7 +463,7 @@ def _onnx_pass(
     kept = [o for o in base.opset_import if not o.domain.startswith(_MASK)]
     del base.opset_import[:]
     base.opset_import.extend(kept)
-    return model, base, names
+    return model, base
 
 
 def _onnx_infers(model: ModelProto) -> ModelProto:
@@ -507,26 +500,48 @@ def _scan(
     holders: set[_FunctionKey],
     risky: list[tuple[_Where, int]],
     negative: list[_Where],
-    names: set[str],
 ) -> None:
-    """Find, in ``graph`` and its subgraphs, the nodes to mask from onnx's pass, the graphs
-    whose value_info holds a negative dim, and the dim_params the graphs name."""
+    """Find, in ``graph`` and the subgraphs it scans (:func:`_scans_below`), the nodes to
+    mask from onnx's pass and the graphs whose value_info holds a negative dim."""
     if any(has_negative_dim(v.type) for v in graph.value_info):
         negative.append(path)
-    for entries in (graph.input, graph.output, graph.value_info):
-        for entry in entries:
-            names.update(dim_params(entry.type))
     for index, node in enumerate(graph.node):
         op = node.op_type
         if node.domain in DEFAULT_DOMAINS:
             if op == "Split" and not _onnx_takes(node):
                 risky.append((path, index))
-            if op not in _CONTROL_FLOW:
-                continue
         elif (node.domain, op, node.overload) in holders:
             risky.append((path, index))
-        for name, k, subgraph in graph_attributes(node):
-            _scan(subgraph, (*path, (index, name, k)), holders, risky, negative, names)
+        if _scans_below(node):
+            for name, k, subgraph in graph_attributes(node):
+                _scan(subgraph, (*path, (index, name, k)), holders, risky, negative)
+
+
+def _scans_below(node: NodeProto) -> bool:
+    """Whether the scans of a model before onnx's pass look in the graphs ``node`` holds:
+    those of ONNX's control flow, and of any node of another domain."""
+    return node.domain not in DEFAULT_DOMAINS or node.op_type in _CONTROL_FLOW
+
+
+def _dim_param_names(model: ModelProto) -> set[str]:
+    """The dim_params that ``model`` names (:class:`DimParams` writes no expression as one):
+    in the inputs, outputs and value_info of its graphs (those :func:`_scans_below` finds),
+    and in the value_info of its functions."""
+    names: set[str] = set()
+    graphs = [model.graph]
+    while graphs:
+        graph = graphs.pop()
+        for entries in (graph.input, graph.output, graph.value_info):
+            for entry in entries:
+                names.update(dim_params(entry.type))
+        for node in graph.node:
+            if _scans_below(node):
+                graphs += (subgraph for _, _, subgraph in graph_attributes(node))
+    for function in model.functions:
+        for body in with_subgraphs(function_body(function)):
+            for entry in body.proto.value_info:
+                names.update(dim_params(entry.type))
+    return names
 
 
 def _onnx_takes(node: NodeProto) -> bool:

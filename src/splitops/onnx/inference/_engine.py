@@ -400,9 +400,7 @@ def _infer_model(
         params = DimParams(lambda: _dim_param_names(given))
     run = _Pass(model, base, functions, holders, params, calls)
     main = run.walk_main()
-    if write:
-        run.write()
-    inferred = _Inferred(base, run.sites())
+    inferred = _Inferred(base, run.sites(write=write))
     inferred.outputs = {
         v.name: t for v in base.graph.output if (t := main.type_of(v.name)) and has_type(t)
     }
@@ -877,11 +875,16 @@ class _Pass:
                     continue  # onnx's types stand
             self._node(graph, index, node)
 
-    def sites(self) -> list[tuple[_Site, _Outcome]]:
-        """Every Split and SplitToSequence node of the graphs entered, with its outcome."""
+    def sites(self, *, write: bool) -> list[tuple[_Site, _Outcome]]:
+        """Every Split and SplitToSequence node of the graphs entered, with its outcome; with
+        ``write``, splitops' types are written into each graph on the way (:meth:`_write`)."""
         opset = self.graphs[0].body.opset  # the opset of every graph of a model
+        typed: dict[int, bool] = {}
         found = []
-        for label, where, proto, graph, in_branch, _ in self.placed():
+        for place in self.placed((lambda graph: _typed(graph, typed)) if write else None):
+            if write:
+                self._write(place)
+            label, where, proto, graph, in_branch, _ = place
             for index, outcome in graph.outcomes:
                 site = _Site(label, where, index, proto.node[index], opset, in_branch)
                 found.append((site, outcome))
@@ -1123,20 +1126,18 @@ class _Pass:
 
     # -- writing --
 
-    def write(self) -> None:
-        """Write splitops' types into the graphs of ``base`` (see the module's docstring),
-        and name onnx's placeholders wherever splitops found what they stand for."""
-        typed: dict[int, bool] = {}
-        for place in self.placed(lambda graph: _typed(graph, typed)):
-            proto, original = place.proto, place.original
-            types = place.graph.ours
-            if self.names:
-                for entries in (proto.value_info, proto.output):
-                    rename_all(entries, self.names)
-                types = {n: None if t is None else renamed(t, self.names) for n, t in types.items()}
-            if types:
-                assert original is not None  # placed gives it to every graph with types
-                _write_graph(proto, types, _declared(original))
+    def _write(self, place: _Place) -> None:
+        """Write splitops' types into the graph of ``base`` at ``place`` (see the module's
+        docstring), and name onnx's placeholders where splitops found what they stand for."""
+        proto, original = place.proto, place.original
+        types = place.graph.ours
+        if self.names:
+            for entries in (proto.value_info, proto.output):
+                rename_all(entries, self.names)
+            types = {n: None if t is None else renamed(t, self.names) for n, t in types.items()}
+        if types:
+            assert original is not None  # placed gives it to every graph with types
+            _write_graph(proto, types, _declared(original))
 
 
 def _typed(graph: _Graph, memo: dict[int, bool]) -> bool:

@@ -353,6 +353,36 @@ def test_an_expression_whose_text_is_a_name_of_the_model_is_not_written() -> Non
     assert params.write(sympy.ceiling(params.read("N") / 4)) is None
 
 
+def test_an_expression_whose_text_a_branch_of_the_model_names_is_not_written(
+    value_shapes: Shapes,
+) -> None:
+    # Only the If's branch names "ceiling(N/4)": the model's names are found in every graph.
+    branch = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["z"])],
+        "branch",
+        [],
+        [helper.make_tensor_value_info("z", F, ["ceiling(N/4)"])],
+    )
+    nodes = [
+        helper.make_node("Split", ["x"], list("abcd"), axis=0, num_outputs=4),
+        helper.make_node("If", ["c"], ["w"], then_branch=branch, else_branch=branch),
+    ]
+    inputs = [
+        helper.make_tensor_value_info("x", F, ["N"]),
+        helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+    ]
+    outputs = [helper.make_tensor_value_info(n, F, None) for n in "abcd"]
+    graph = helper.make_graph(nodes, "g", inputs, outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    shapes = value_shapes(infer_shapes(model))
+    assert [shapes[n] for n in "abcd"] == [
+        ("tensor", F, [None]),
+        ("tensor", F, [None]),
+        ("tensor", F, [None]),
+        ("tensor", F, ["N - 3*ceiling(N/4)"]),
+    ]
+
+
 def test_a_dim_param_that_looks_like_arithmetic_is_split_as_a_name(
     make_model: MakeModel, value_shapes: Shapes
 ) -> None:

@@ -28,6 +28,7 @@ import splitops
 from splitops import Rule, SplitError, infer_shapes
 from splitops.onnx.inference import _engine
 from splitops.onnx.inference._engine import SAME_TYPE_OPS
+from splitops.onnx.model import _walk
 from splitops.onnx.model._types import shape_text
 
 F = TensorProto.FLOAT
@@ -233,6 +234,42 @@ def test_if_branches_alike_are_walked_once_and_every_split_gets_its_types(
     assert len(records) == 2**12
     assert len({record.graph for record in records}) == 2**12
     assert all(shape_text(dict(r.outputs)["a"]) == "[2]" for r in records)
+
+
+def test_inference_of_branches_alike_reads_each_node_a_few_times_at_any_depth(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Ifs nested 12 and 14 deep, both branches of each holding the If below: 8k and 32k
+    # nodes, 13 and 15 graphs unlike. Counting the nodes, finding those onnx must not see,
+    # and placing the graphs alike read a node's attributes once each; the names a graph
+    # reads outside are found once per graph walked, not once per graph around it.
+    from tests.malformed_models import _if_tree
+
+    reads: dict[int, int] = {}
+    held = _walk._held_graphs
+
+    def counted(node: onnx.NodeProto) -> list[tuple[str, int, onnx.GraphProto]]:
+        reads[depth] += 1
+        return held(node)
+
+    monkeypatch.setattr(_walk, "_held_graphs", counted)
+    for depth in (12, 14):
+        reads[depth] = 0
+        infer_shapes(_if_tree(depth))
+        assert reads[depth] <= 3 * (2 ** (depth + 1) - 1)
+    assert reads[14] <= 4.5 * reads[12]
+
+
+def test_each_split_of_a_node_holding_two_graphs_of_one_name_is_recorded_at_its_place() -> None:
+    # An If whose else_branch is named then_branch too: both graphs lie at one path.
+    from tests.malformed_models import _branch_twice
+
+    records = _engine.infer_split_nodes(_branch_twice())
+    assert [(record.graph, record.node.op_type) for record in records] == [
+        ("main/if1.then_branch", "Split"),
+        ("main/if1.then_branch/if0.else_branch", "Split"),
+        ("main/if1.then_branch/if0.then_branch", "Split"),
+    ]
 
 
 def test_a_model_of_too_many_nodes_once_its_calls_are_counted_is_refused() -> None:

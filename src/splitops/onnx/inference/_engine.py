@@ -66,10 +66,10 @@ from __future__ import annotations
 
 import hashlib
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import onnx
@@ -141,10 +141,12 @@ from ..model._walk import (
     function_body,
     graph_at,
     graph_attributes,
+    is_large_weight,
     iter_nodes,
     main_body,
     node_subgraphs,
     operator_schema,
+    subgraph_label,
     with_subgraphs,
     without_large_weights,
 )
@@ -305,13 +307,32 @@ def describe_split_outputs(model: ModelProto) -> list[SplitOutputDescription]:
 # --- what a pass finds ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Site:
+class _Site(NamedTuple):
     """A Split or SplitToSequence node, where it lies."""
 
+    #: The label of its graph (see :class:`~splitops.onnx.model.Body`).
+    label: str
     where: _Where
-    index: int
+    #: The node's index in its graph.
+    position: int
     node: NodeProto
+    opset: int | None
+    #: Whether the node lies inside a branch of an If (see :class:`SplitNodeInference`).
+    in_branch: bool
+
+
+class _Place(NamedTuple):
+    """Where a graph that the pass entered lies (:meth:`_Pass.placed`)."""
+
+    label: str
+    where: _Where
+    proto: GraphProto
+    #: The graph walked whose results it has: itself, unless it is alike one walked.
+    graph: _Graph
+    #: Whether it lies inside a branch of an If.
+    in_branch: bool
+    #: The graph as the model gives it, where asked for.
+    original: GraphProto | None
 
 
 @dataclass(frozen=True)
@@ -331,8 +352,6 @@ class _Inferred:
     #: The model's own Split and SplitToSequence nodes (main graph and subgraphs), in the
     #: order of :func:`with_subgraphs`.
     own: list[tuple[_Site, _Outcome]]
-    #: The graphs the pass walked, by where they lie.
-    bodies: dict[_Where, Body] = field(default_factory=dict)
     #: The types of the main graph's outputs.
     outputs: dict[str, TypeProto] = field(default_factory=dict)
     #: Per local function, per place in its body: the outcome at each call site.
@@ -341,14 +360,18 @@ class _Inferred:
     @property
     def records(self) -> list[SplitNodeInference]:
         main = main_body(self.model)
-        found = [_record(self.bodies[s.where], s.index, outcome) for s, outcome in self.own]
+        found = [_record(site, outcome) for site, outcome in self.own]
         for function in self.model.functions:
             places = self.functions.get(_function_key(function), {})
             bodies = {
                 body.path: body for body in with_subgraphs(function_body(function, main.opset))
             }
             for (where, index), outcomes in sorted(places.items()):
-                found.append(_record(bodies[where], index, _merge(list(outcomes.values()))))
+                body = bodies[where]
+                in_branch = any(_is_branch(p) for p in body.parents)
+                node = body.proto.node[index]
+                site = _Site(body.label, where, index, node, body.opset, in_branch)
+                found.append(_record(site, _merge(list(outcomes.values()))))
         return found
 
 
@@ -371,14 +394,13 @@ def _infer_model(
         calls = {}
     functions = {_function_key(f): f for f in model.functions}
     holders = _split_holders(functions)
-    model, base, names = _onnx_pass(model, holders)
+    given = model
+    model, base = _onnx_pass(model, holders)
     if params is None:
-        params = DimParams(names)
+        params = DimParams(lambda: _dim_param_names(given))
     run = _Pass(model, base, functions, holders, params, calls)
     main = run.walk_main()
-    if write:
-        run.write()
-    inferred = _Inferred(base, run.sites(), {g.body.path: g.body for g in run.graphs})
+    inferred = _Inferred(base, run.sites(write=write))
     inferred.outputs = {
         v.name: t for v in base.graph.output if (t := main.type_of(v.name)) and has_type(t)
     }
@@ -392,11 +414,8 @@ def _infer_model(
     return inferred
 
 
-def _onnx_pass(
-    model: ModelProto, holders: set[_FunctionKey]
-) -> tuple[ModelProto, ModelProto, set[str]]:
-    """onnx's own inference of ``model``: the model it read, the new model it returned, and
-    the dim_params that ``model`` names (:class:`DimParams` writes no expression as one).
+def _onnx_pass(model: ModelProto, holders: set[_FunctionKey]) -> tuple[ModelProto, ModelProto]:
+    """onnx's own inference of ``model``: the model it read, and the new model it returned.
 
     onnx's data propagation stays off. splitops follows the values of shape computations
     itself (:mod:`~splitops.onnx.inference._values`, tensors of at most ``SMALL_TENSOR`` items), and
@@ -415,12 +434,7 @@ def _onnx_pass(
     """
     risky: list[tuple[_Where, int]] = []
     negative: list[_Where] = []
-    names: set[str] = set()
-    _scan(model.graph, (), holders, risky, negative, names)
-    for function in model.functions:
-        for body in with_subgraphs(function_body(function)):
-            for entry in body.proto.value_info:
-                names.update(dim_params(entry.type))
+    _scan(model.graph, (), holders, risky, negative)
     if negative:
         copy = ModelProto()
         copy.CopyFrom(model)
@@ -431,7 +445,7 @@ def _onnx_pass(
             graph.value_info.extend(kept)
         model = copy
     if not risky:
-        return model, _onnx_infers(model), names
+        return model, _onnx_infers(model)
     masked = ModelProto()
     masked.CopyFrom(model)
     domains = set()
@@ -447,7 +461,7 @@ def _onnx_pass(
     kept = [o for o in base.opset_import if not o.domain.startswith(_MASK)]
     del base.opset_import[:]
     base.opset_import.extend(kept)
-    return model, base, names
+    return model, base
 
 
 def _onnx_infers(model: ModelProto) -> ModelProto:
@@ -457,7 +471,9 @@ def _onnx_infers(model: ModelProto) -> ModelProto:
     onnx is given the model with its large weights set aside as typed inputs (their values
     are never followed), and the weights are put back, in their order, into what it returns.
     """
-    light, added = without_large_weights(model)
+    light, added = model, list[str]()  # a model without large weights goes as it is
+    if any(is_large_weight(tensor) for tensor in model.graph.initializer):
+        light, added = without_large_weights(model)
     try:
         base = onnx.shape_inference.infer_shapes(light, data_prop=False)
     # onnx 1.23 raises ValueError ("Invalid tensor data type 0") for an If whose branches
@@ -482,26 +498,48 @@ def _scan(
     holders: set[_FunctionKey],
     risky: list[tuple[_Where, int]],
     negative: list[_Where],
-    names: set[str],
 ) -> None:
-    """Find, in ``graph`` and its subgraphs, the nodes to mask from onnx's pass, the graphs
-    whose value_info holds a negative dim, and the dim_params the graphs name."""
+    """Find, in ``graph`` and the subgraphs it scans (:func:`_scans_below`), the nodes to
+    mask from onnx's pass and the graphs whose value_info holds a negative dim."""
     if any(has_negative_dim(v.type) for v in graph.value_info):
         negative.append(path)
-    for entries in (graph.input, graph.output, graph.value_info):
-        for entry in entries:
-            names.update(dim_params(entry.type))
     for index, node in enumerate(graph.node):
         op = node.op_type
         if node.domain in DEFAULT_DOMAINS:
             if op == "Split" and not _onnx_takes(node):
                 risky.append((path, index))
-            if op not in _CONTROL_FLOW:
-                continue
         elif (node.domain, op, node.overload) in holders:
             risky.append((path, index))
-        for name, k, subgraph in graph_attributes(node):
-            _scan(subgraph, (*path, (index, name, k)), holders, risky, negative, names)
+        if _scans_below(node):
+            for name, k, subgraph in graph_attributes(node):
+                _scan(subgraph, (*path, (index, name, k)), holders, risky, negative)
+
+
+def _scans_below(node: NodeProto) -> bool:
+    """Whether the scans of a model before onnx's pass look in the graphs ``node`` holds:
+    those of ONNX's control flow, and of any node of another domain."""
+    return node.domain not in DEFAULT_DOMAINS or node.op_type in _CONTROL_FLOW
+
+
+def _dim_param_names(model: ModelProto) -> set[str]:
+    """The dim_params that ``model`` names (:class:`DimParams` writes no expression as one):
+    in the inputs, outputs and value_info of its graphs (those :func:`_scans_below` finds),
+    and in the value_info of its functions."""
+    names: set[str] = set()
+    graphs = [model.graph]
+    while graphs:
+        graph = graphs.pop()
+        for entries in (graph.input, graph.output, graph.value_info):
+            for entry in entries:
+                names.update(dim_params(entry.type))
+        for node in graph.node:
+            if _scans_below(node):
+                graphs += (subgraph for _, _, subgraph in graph_attributes(node))
+    for function in model.functions:
+        for body in with_subgraphs(function_body(function)):
+            for entry in body.proto.value_info:
+                names.update(dim_params(entry.type))
+    return names
 
 
 def _onnx_takes(node: NodeProto) -> bool:
@@ -538,12 +576,8 @@ class _Graph:
     #: The graph as the model gives it (``proto`` is onnx's pass over it).
     original: GraphProto
     parent: _Graph | None
-    #: Where the pass entered it, counting graphs: the order of :func:`with_subgraphs`.
-    order: int
     #: onnx's types (its inputs, initializers, value_info and outputs after onnx's pass).
     base: dict[str, TypeProto]
-    #: The types the model itself declares (value_info and outputs, before any inference).
-    declared: dict[str, TypeProto]
     #: The initializers a caller cannot replace: constant values.
     constants: dict[str, TensorProto]
     #: What onnx's placeholders (``unk__3``) stand for, as splitops found: shared by the
@@ -558,10 +592,16 @@ class _Graph:
     loose: set[str] = field(default_factory=set)
     #: The values followed, by name (``None``: a constant that is not followed).
     values: dict[str, Value | None] = field(default_factory=dict)
-    #: Where its Split and SplitToSequence nodes are, and the graphs its nodes hold (by the
-    #: node's index, in order): what a graph alike copies (:meth:`_Pass._alike`).
-    splits: list[int] = field(default_factory=list)
+    #: The outcome of each of its Split and SplitToSequence nodes, by the node's index, and
+    #: the graphs its nodes hold (by the node's index, in order).
+    outcomes: list[tuple[int, _Outcome]] = field(default_factory=list)
     children: list[tuple[int, list[_Graph]]] = field(default_factory=list)
+    #: The graph walked whose results this one shares, being alike (:meth:`_Pass._alike`):
+    #: its outcomes and the graphs its nodes hold are that graph's, at this graph's place.
+    like: _Graph | None = None
+    #: The types the model itself declares (value_info and outputs, before any inference);
+    #: ``None`` until asked: most graphs declare nothing that a Split or a write reads.
+    declared: dict[str, TypeProto] | None = None
 
     @property
     def opset(self) -> int:
@@ -646,8 +686,8 @@ class _Pass:
         self.opsets = {o.domain: o.version for o in base.opset_import}
         self.functions = functions
         self.holders = holders
+        #: The graphs entered: those walked, and those alike one walked.
         self.graphs: list[_Graph] = []
-        self.outcomes: dict[tuple[int, int], tuple[_Site, _Outcome]] = {}
         self.names: dict[str, TensorShapeProto.Dimension] = {}
         self.params = params
         #: Each call alike of a local function holding a Split (by its model, see
@@ -661,6 +701,11 @@ class _Pass:
         self._derived: dict[tuple[Any, ...], _Derived] = {}
         #: The subgraphs walked, by what their walk depends on (:meth:`_subgraph_key`).
         self._walked: dict[tuple[Any, ...], _Graph] = {}
+        #: The names each graph reads from outside itself: by the graph's digest (graphs
+        #: alike read the same names), and by the graph (with the graph, which keeps its id);
+        #: asked while walking only.
+        self._free_by_digest: dict[bytes, list[str]] = {}
+        self._free: dict[int, tuple[GraphProto, list[str]]] = {}
 
     # -- graphs --
 
@@ -669,14 +714,16 @@ class _Pass:
         parent its children), so that their memory, onnx's types of a whole model, goes back
         when the pass ends rather than at the next run of the cycle collector."""
         for graph in self.graphs:
-            graph.parent = None
+            graph.parent = graph.like = None
             graph.children.clear()
         self.graphs.clear()
         self._walked.clear()
+        self._free.clear()
 
     def walk_main(self) -> _Graph:
         main = self._graph(main_body(self.base), self.model.graph, None)
         self._walk(main)
+        self._free.clear()  # asked while walking only
         return main
 
     def _graph(self, body: Body, original: GraphProto, parent: _Graph | None) -> _Graph:
@@ -687,9 +734,7 @@ class _Pass:
             proto,
             original,
             parent,
-            len(self.graphs),
             _onnx_types(proto),
-            _declared(original),
             constant_initializers(proto, self.base.ir_version),
             self.names,
             self.params,
@@ -700,22 +745,34 @@ class _Pass:
     def _subgraph(self, body: Body, original: GraphProto, parent: _Graph) -> _Graph:
         """A graph that a node of ``parent`` holds, walked; or, where a graph alike (the same
         graph after onnx's pass, reading the same outer types and values) was walked
-        already, its results copied: If branches that hold the same nested Ifs are walked
-        once per level, not once per branch."""
-        key = self._subgraph_key(body.proto, parent)
-        walked = self._walked.get(key)
-        if walked is not None:
-            return self._alike(walked, body, original, parent)
+        already, one that shares its results: If branches that hold the same nested Ifs are
+        walked once per level, not once per branch."""
+        proto = body.proto
+        digest = hashlib.blake2b(proto.SerializeToString(deterministic=True)).digest()
+        key = None
+        # Only a graph of the same digest can be alike: the names it reads outside, which
+        # the key holds, are found for the graphs walked (once their own subgraphs are).
+        if digest in self._free_by_digest:
+            key = self._subgraph_key(digest, proto, parent)
+            walked = self._walked.get(key)
+            if walked is not None:
+                return self._alike(walked, body, original, parent)
+        named = len(self.names)
         graph = self._graph(body, original, parent)
         self._walk(graph)
-        if len(self.names) == key[-1]:  # no placeholder was named meanwhile
-            self._walked[key] = graph
+        if len(self.names) == named:  # no placeholder was named meanwhile
+            self._walked[self._subgraph_key(digest, proto, parent) if key is None else key] = graph
         return graph
 
-    def _subgraph_key(self, proto: GraphProto, parent: _Graph) -> tuple[Any, ...]:
-        """What the walk of a subgraph depends on: the graph, and what it reads outside."""
+    def _subgraph_key(self, digest: bytes, proto: GraphProto, parent: _Graph) -> tuple[Any, ...]:
+        """What the walk of a subgraph depends on: the graph (``proto``, of ``digest``), and
+        what it reads outside."""
+        names = self._free_by_digest.get(digest)
+        if names is None:
+            names = self._free_by_digest[digest] = self.free_names(proto)
+        self._free.setdefault(id(proto), (proto, names))
         outer = []
-        for name in _free_names(proto):
+        for name in names:
             type_proto, value = parent.type_of(name), parent.value_of(name)
             outer.append(
                 (
@@ -726,35 +783,79 @@ class _Pass:
                     parent.is_loose(name),
                 )
             )
-        graph = hashlib.blake2b(proto.SerializeToString(deterministic=True)).digest()
-        return graph, parent.opset, tuple(outer), len(self.names)
+        return digest, parent.opset, tuple(outer), len(self.names)
+
+    def free_names(self, graph: GraphProto) -> list[str]:
+        """The names ``graph`` reads from outside itself, its subgraphs included; each graph
+        is read once per pass, however many of the graphs around it are asked about."""
+        known = self._free.get(id(graph))
+        if known is not None:
+            return known[1]
+        defined = _names(graph.input) | {t.name for t in graph.initializer}
+        read: list[str] = []
+        for node in graph.node:
+            read += node.input
+            for _, _, inner in graph_attributes(node):
+                read += self.free_names(inner)
+            defined.update(node.output)
+        read += [o.name for o in graph.output]
+        names = [name for name in dict.fromkeys(read) if name and name not in defined]
+        self._free[id(graph)] = (graph, names)
+        return names
 
     def _alike(self, walked: _Graph, body: Body, original: GraphProto, parent: _Graph) -> _Graph:
-        """A graph like ``walked``, at ``body``: its types, values and Split outcomes, and
-        the same for every graph it holds, without walking any of them."""
+        """A graph like ``walked``, at ``body``, that shares its types, values and Split
+        outcomes, and those of every graph it holds (:meth:`placed`), without walking any
+        of them."""
         proto = body.proto
         assert isinstance(proto, GraphProto)
         graph = _Graph(
-            body, proto, original, parent, len(self.graphs), walked.base, _declared(original),
-            walked.constants, self.names, self.params, walked.ours, walked.loose,
-            walked.values, walked.splits,
+            body, proto, original, parent, walked.base, walked.constants, self.names, self.params,
+            walked.ours, walked.loose, walked.values, like=walked,
         )  # fmt: skip
         self.graphs.append(graph)
-        for index in walked.splits:
-            _, outcome = self.outcomes[(walked.order, index)]
-            site = _Site(body.path, index, proto.node[index])
-            self.outcomes[(graph.order, index)] = (site, outcome)
-        for index, children in walked.children:
-            bodies = node_subgraphs(body, index, proto.node[index])
-            originals = (g for _, _, g in graph_attributes(original.node[index]))
-            alike = [
-                self._alike(child, child_body, child_original, graph)
-                for child, child_body, child_original in zip(
-                    children, bodies, originals, strict=True
-                )
-            ]
-            graph.children.append((index, alike))
         return graph
+
+    def placed(self, typed: Callable[[_Graph], bool] | None = None) -> Iterator[_Place]:
+        """Every graph the pass entered, in the order of :func:`with_subgraphs`, with the
+        graph as the model gives it where ``typed`` says that the graph walked or one it
+        holds has types of splitops. The graphs inside a graph alike are placed here, from
+        the graphs of the one walked."""
+        main = self.graphs[0]
+        original = main.original if typed is not None else None
+        stack = [_Place(main.body.label, main.body.path, main.proto, main, False, original)]
+        while stack:
+            place = stack.pop()
+            yield place
+            below = self._below(place, typed)
+            below.reverse()
+            stack += below
+
+    def _below(self, place: _Place, typed: Callable[[_Graph], bool] | None) -> list[_Place]:
+        """The places of the graphs that the graph at ``place`` holds, in order."""
+        label, where, proto, graph, in_branch, original = place
+        found = []
+        for index, children in graph.children:
+            node = proto.node[index]
+            branch = in_branch or _is_branch(node)
+            held: list[tuple[str, _Where, GraphProto, GraphProto | None]]
+            if proto is graph.proto:  # the graph's own place: its children are placed
+                held = [(c.body.label, c.body.path, c.proto, c.original) for c in children]
+            else:  # the place of a graph alike: the graphs its node holds, by position
+                originals: list[GraphProto | None] = [None] * len(children)
+                if original is not None:  # a node may hold two graphs of one name
+                    originals = [g for _, _, g in graph_attributes(original.node[index])]
+                held = [
+                    (subgraph_label(label, node, name, k), (*where, (index, name, k)), g, o)
+                    for (name, k, g), o in zip(graph_attributes(node), originals, strict=True)
+                ]
+            for (child_label, child_where, child_proto, child_original), child in zip(
+                held, children, strict=True
+            ):
+                source = child.like or child
+                kept = child_original if typed is not None and typed(source) else None
+                found.append(_Place(child_label, child_where, child_proto, source, branch, kept))
+        return found
 
     def _walk(self, graph: _Graph) -> None:
         # The main graph's values are its own: whether one changed is one set operation.
@@ -774,8 +875,20 @@ class _Pass:
                     continue  # onnx's types stand
             self._node(graph, index, node)
 
-    def sites(self) -> list[tuple[_Site, _Outcome]]:
-        return [found for _, found in sorted(self.outcomes.items())]
+    def sites(self, *, write: bool) -> list[tuple[_Site, _Outcome]]:
+        """Every Split and SplitToSequence node of the graphs entered, with its outcome; with
+        ``write``, splitops' types are written into each graph on the way (:meth:`_write`)."""
+        opset = self.graphs[0].body.opset  # the opset of every graph of a model
+        typed: dict[int, bool] = {}
+        found = []
+        for place in self.placed((lambda graph: _typed(graph, typed)) if write else None):
+            if write:
+                self._write(place)
+            label, where, proto, graph, in_branch, _ = place
+            for index, outcome in graph.outcomes:
+                site = _Site(label, where, index, proto.node[index], opset, in_branch)
+                found.append((site, outcome))
+        return found
 
     # -- one node --
 
@@ -788,10 +901,10 @@ class _Pass:
             names = [name for name in node.output if name]
             outputs = tuple((n, t) for n, (_, t) in zip(names, found.outputs, strict=False))
             outcome = replace(found, outputs=outputs)
-        outcome = _with_declarations(outcome, node, graph)
-        site = _Site(graph.body.path, index, node)
-        self.outcomes[(graph.order, index)] = (site, outcome)
-        graph.splits.append(index)
+        if graph.declared is None:
+            graph.declared = _declared(graph.original)
+        outcome = _with_declarations(outcome, node, graph.opset, graph.declared)
+        graph.outcomes.append((index, outcome))
         inferred = {} if outcome.problems else dict(outcome.outputs)
         for name in node.output:
             if name:
@@ -943,7 +1056,9 @@ class _Pass:
             return {}
         types: dict[str, TypeProto] = {}
         data: dict[str, TensorProto] = {}
-        for name in dict.fromkeys([*node.input, *_outer_names(subgraphs)]):
+        # The names the subgraphs read from outside themselves.
+        outer = [name for subgraph in subgraphs for name in self.free_names(subgraph.proto)]
+        for name in dict.fromkeys([*node.input, *outer]):
             if not name:
                 continue
             type_proto = graph.type_of(name)
@@ -1011,16 +1126,28 @@ class _Pass:
 
     # -- writing --
 
-    def write(self) -> None:
-        """Write splitops' types into the graphs of ``base`` (see the module's docstring),
-        and name onnx's placeholders wherever splitops found what they stand for."""
-        for graph in self.graphs:
-            types = graph.ours
-            if self.names:
-                for entries in (graph.proto.value_info, graph.proto.output):
-                    rename_all(entries, self.names)
-                types = {n: None if t is None else renamed(t, self.names) for n, t in types.items()}
-            _write_graph(graph.proto, types, graph.declared)
+    def _write(self, place: _Place) -> None:
+        """Write splitops' types into the graph of ``base`` at ``place`` (see the module's
+        docstring), and name onnx's placeholders where splitops found what they stand for."""
+        proto, original = place.proto, place.original
+        types = place.graph.ours
+        if self.names:
+            for entries in (proto.value_info, proto.output):
+                rename_all(entries, self.names)
+            types = {n: None if t is None else renamed(t, self.names) for n, t in types.items()}
+        if types:
+            assert original is not None  # placed gives it to every graph with types
+            _write_graph(proto, types, _declared(original))
+
+
+def _typed(graph: _Graph, memo: dict[int, bool]) -> bool:
+    """Whether splitops has types of its own for ``graph`` (a graph walked) or a graph it
+    holds, at any depth; ``memo`` keeps the answers by graph."""
+    found = memo.get(id(graph))
+    if found is None:
+        below = (child.like or child for _, children in graph.children for child in children)
+        found = memo[id(graph)] = bool(graph.ours) or any(_typed(g, memo) for g in below)
+    return found
 
 
 def _declared(original: GraphProto) -> dict[str, TypeProto]:
@@ -1066,26 +1193,6 @@ def _loose_in(subgraphs: Sequence[_Graph], name: str) -> bool:
 def _contradicts(base: TypeProto, ours: TypeProto) -> bool:
     """Whether ``ours`` says something of a value that onnx's type of it rules out."""
     return next(conflicts(base, ours), None) is not None
-
-
-def _outer_names(subgraphs: Sequence[_Graph]) -> list[str]:
-    """The names the subgraphs read from outside themselves."""
-    found: list[str] = []
-    for subgraph in subgraphs:
-        found += _free_names(subgraph.proto)
-    return found
-
-
-def _free_names(graph: GraphProto) -> list[str]:
-    defined = _names(graph.input) | {t.name for t in graph.initializer}
-    read: list[str] = []
-    for node in graph.node:
-        read += node.input
-        for _, _, inner in graph_attributes(node):
-            read += _free_names(inner)
-        defined.update(node.output)
-    read += [o.name for o in graph.output]
-    return [name for name in dict.fromkeys(read) if name and name not in defined]
 
 
 def _branch_union(
@@ -1200,11 +1307,11 @@ def _add_call(
     found = inferred.functions.setdefault(_function_key(function), {})
     for site, outcome in call.own:
         # The inliner renamed the values; a node keeps its place in the body.
-        node = graph_at(function, site.where).node[site.index]
+        node = graph_at(function, site.where).node[site.position]
         names = dict(zip(site.node.output, node.output, strict=True))
         outputs = tuple((names[name], t) for name, t in outcome.outputs)
         renamed_outcome = replace(outcome, outputs=outputs)
-        at_place = found.setdefault((site.where, site.index), {})
+        at_place = found.setdefault((site.where, site.position), {})
         at_place.setdefault(_outcome_key(renamed_outcome), renamed_outcome)
     if not nested:
         return
@@ -1265,7 +1372,7 @@ def _infer_uncalled(
             for site, outcome in found.own
             if all(
                 a.ref_attr_name in ("", *defaults)
-                for a in graph_at(function, site.where).node[site.index].attribute
+                for a in graph_at(function, site.where).node[site.position].attribute
             )
         ]
         _add_call(inferred, function, found, nested=False)
@@ -1498,19 +1605,21 @@ class _Derived:
     typed: dict[int, TypeProto | None] = field(default_factory=dict)
 
 
-def _with_declarations(outcome: _Outcome, node: NodeProto, graph: _Graph) -> _Outcome:
-    """``outcome`` with a problem for each output whose declared type contradicts it."""
+def _with_declarations(
+    outcome: _Outcome, node: NodeProto, opset: int, declared: dict[str, TypeProto]
+) -> _Outcome:
+    """``outcome`` with a problem for each output whose ``declared`` type contradicts it."""
     if outcome.problems:
         return outcome
     problems = []
     for name, type_proto in outcome.outputs:
-        given = graph.declared.get(name)
+        given = declared.get(name)
         if given is None:
             continue
         found = list(conflicts(given, type_proto))
         if found:
             error = SplitError(
-                f"{opset_rule(node.op_type, graph.opset).name} output {name!r} is declared "
+                f"{opset_rule(node.op_type, opset).name} output {name!r} is declared "
                 f"{_type_words(given)}, but its parts make it {_type_words(type_proto)}: "
                 f"{'; '.join(found)}.",
                 rule=Rule.DECLARED_SHAPE,
@@ -1587,13 +1696,16 @@ def _size_dim(size: Any, params: DimParams) -> _Dim:
 # --- names and text -------------------------------------------------------------------
 
 
-def _record(body: Body, index: int, outcome: _Outcome) -> SplitNodeInference:
-    # A branch of an If may never run: its problems only warn.
-    branch = any(p.op_type == "If" and p.domain in DEFAULT_DOMAINS for p in body.parents)
-    node = body.proto.node[index]
+def _record(site: _Site, outcome: _Outcome) -> SplitNodeInference:
     return SplitNodeInference(
-        body.label, node, body.opset or 0, outcome.outputs, outcome.problems, branch
+        site.label, site.node, site.opset or 0, outcome.outputs, outcome.problems, site.in_branch
     )
+
+
+def _is_branch(node: NodeProto) -> bool:
+    """Whether ``node`` is an If, whose graphs are branches that may never run: the
+    problems found in them only warn."""
+    return node.op_type == "If" and node.domain in DEFAULT_DOMAINS
 
 
 def _function_key(function: FunctionProto) -> _FunctionKey:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import importlib
 import keyword
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache, lru_cache
 from typing import Any
 
@@ -124,8 +124,12 @@ class DimParams:
     the expressions as names, and they pass through as names.
     """
 
-    def __init__(self, taken: Iterable[str] = ()) -> None:
-        self._taken = frozenset(taken)
+    def __init__(self, taken: Iterable[str] | Callable[[], Iterable[str]] = ()) -> None:
+        #: The model's names, or the function that finds them: called at the first
+        #: expression written (a model whose sizes are all numbers writes none).
+        self._taken: frozenset[str] | Callable[[], Iterable[str]] = (
+            taken if callable(taken) else frozenset(taken)
+        )
         self._written: dict[str, Any] = {}
 
     def read(self, text: str) -> Any:
@@ -148,6 +152,8 @@ class DimParams:
         text = _text(size)
         known = self._written.get(text)
         if known is None:
+            if callable(self._taken):
+                self._taken = frozenset(self._taken())
             if text in self._taken:
                 return None
             self._written[text] = size

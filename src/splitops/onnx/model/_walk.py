@@ -53,6 +53,7 @@ __all__ = [
     "function_label",
     "graph_at",
     "graph_attributes",
+    "is_large_weight",
     "iter_bodies",
     "iter_nodes",
     "iter_tensors",
@@ -62,6 +63,7 @@ __all__ = [
     "operator_schema",
     "split_nodes",
     "split_sites",
+    "subgraph_label",
     "with_subgraphs",
     "without_large_weights",
 ]
@@ -157,36 +159,59 @@ def iter_bodies(model: ModelProto) -> Iterator[Body]:
 def with_subgraphs(body: Body) -> Iterator[Body]:
     """``body``, then every graph its nodes hold in attributes (If branches, Loop and Scan
     bodies, any GRAPH or GRAPHS attribute), depth first."""
-    yield body
-    # A stack of the bodies' own subgraphs, not nested generators: each body costs the same
-    # at any depth (a chain of generators costs its depth per body).
-    stack = [_subgraphs_of(body)]
+    # A stack of the bodies still to give, not nested generators: each body costs the same
+    # at any depth (a chain of generators costs its depth per body). A body's subgraphs are
+    # read once the caller is done with the body.
+    stack = [body]
     while stack:
-        subgraph = next(stack[-1], None)
-        if subgraph is None:
-            stack.pop()
-            continue
-        yield subgraph
-        stack.append(_subgraphs_of(subgraph))
+        body = stack.pop()
+        yield body
+        below = _subgraphs_of(body)
+        below.reverse()
+        stack += below
 
 
-def _subgraphs_of(body: Body) -> Iterator[Body]:
+def _subgraphs_of(body: Body) -> list[Body]:
+    found: list[Body] = []
     for index, node in enumerate(body.proto.node):
-        yield from node_subgraphs(body, index, node)
+        held = _held_graphs(node)
+        if held:
+            found += _bodies_held(body, index, node, held)
+    return found
 
 
 def node_subgraphs(body: Body, index: int, node: NodeProto) -> Iterator[Body]:
     """The graphs that ``node`` (at ``index`` in ``body``) holds in attributes, in order."""
-    for name, k, graph in graph_attributes(node):
-        where = f"{location(body.label, node_label(node))}.{name}"
-        yield Body(
-            where if k < 0 else f"{where}[{k}]",
+    return iter(_bodies_held(body, index, node, _held_graphs(node)))
+
+
+def _bodies_held(
+    body: Body, index: int, node: NodeProto, held: list[tuple[str, int, GraphProto]]
+) -> list[Body]:
+    path, parents = body.path, (*body.parents, node)
+    return [
+        Body(
+            subgraph_label(body.label, node, name, k),
             graph,
             body.opset,
             body.root,
-            path=(*body.path, (index, name, k)),
-            parents=(*body.parents, node),
+            path=(*path, (index, name, k)),
+            parents=parents,
         )
+        for name, k, graph in held
+    ]
+
+
+def subgraph_label(label: str, node: NodeProto, name: str, k: int) -> str:
+    """The label of the graph that ``node``, in the body labelled ``label``, holds in its
+    attribute ``name`` (at ``k`` in the attribute's ``graphs``, or -1 for its ``g``).
+
+    >>> node = helper.make_node("Scan", ["x"], ["y"], name="scan_1")
+    >>> subgraph_label("main", node, "body", -1), subgraph_label("main", node, "bodies", 2)
+    ('main/scan_1.body', 'main/scan_1.bodies[2]')
+    """
+    where = f"{location(label, node_label(node))}.{name}"
+    return where if k < 0 else f"{where}[{k}]"
 
 
 def graph_attributes(node: NodeProto) -> Iterator[tuple[str, int, GraphProto]]:
@@ -195,11 +220,34 @@ def graph_attributes(node: NodeProto) -> Iterator[tuple[str, int, GraphProto]]:
     A graph is found by the field that holds it, not by the attribute's ``type``: onnx's
     inference walks a branch whose attribute has no type, so every walk must see it too.
     """
+    return iter(_held_graphs(node))
+
+
+def _held_graphs(node: NodeProto) -> list[tuple[str, int, GraphProto]]:
+    # A list rather than a generator: walks call this for every node of a model, and most
+    # nodes hold no graph.
+    found: list[tuple[str, int, GraphProto]] = []
     for attribute in node.attribute:
         if attribute.HasField("g"):
-            yield attribute.name, -1, attribute.g
-        for k, graph in enumerate(attribute.graphs):
-            yield attribute.name, k, graph
+            found.append((attribute.name, -1, attribute.g))
+        graphs = attribute.graphs
+        if graphs:
+            found += ((attribute.name, k, graph) for k, graph in enumerate(graphs))
+    return found
+
+
+def _graphs_below(proto: GraphProto | FunctionProto) -> Iterator[GraphProto | FunctionProto]:
+    """``proto``, then every graph its nodes hold, depth first: the order of
+    :func:`with_subgraphs`, for a walk that needs no labels."""
+    stack: list[GraphProto | FunctionProto] = [proto]
+    while stack:
+        proto = stack.pop()
+        yield proto
+        below: list[GraphProto | FunctionProto] = [
+            graph for node in proto.node for _, _, graph in _held_graphs(node)
+        ]
+        below.reverse()
+        stack += below
 
 
 def graph_at(proto: GraphProto | FunctionProto, path: Iterable[Step]) -> GraphProto | FunctionProto:
@@ -253,16 +301,18 @@ def expanded_node_count(model: ModelProto, cap: int) -> int:
     """
     functions = {(f.domain, f.name, f.overload): f for f in model.functions}
 
-    def own(bodies: Iterable[Body]) -> tuple[int, list[_FunctionKey]]:
+    def own(proto: GraphProto | FunctionProto) -> tuple[int, list[_FunctionKey]]:
         nodes, calls = 0, []
-        for _, node in iter_nodes(bodies):
-            nodes += 1
-            key = (node.domain, node.op_type, node.overload)
-            if key in functions:
-                calls.append(key)
+        for graph in _graphs_below(proto):
+            nodes += len(graph.node)
+            if functions:  # a model without functions calls none: its nodes need no look
+                for node in graph.node:
+                    key = (node.domain, node.op_type, node.overload)
+                    if key in functions:
+                        calls.append(key)
         return nodes, calls
 
-    parts = {key: own(with_subgraphs(function_body(f))) for key, f in functions.items()}
+    parts = {key: own(f) for key, f in functions.items()}
     sizes: dict[_FunctionKey, int] = {}
     started: set[_FunctionKey] = set()
     # Depth first without recursion (a chain of functions may be long); a function calling
@@ -279,7 +329,7 @@ def expanded_node_count(model: ModelProto, cap: int) -> int:
             pending.extend((c, False) for c in calls if c not in sizes and c not in started)
             continue
         sizes[key] = min(cap, nodes + sum(sizes.get(c, 0) for c in calls))
-    main_nodes, main_calls = own(with_subgraphs(main_body(model)))
+    main_nodes, main_calls = own(model.graph)
     called = set(main_calls) | {c for _, calls in parts.values() for c in calls}
     roots = [key for key in functions if key not in called]
     total = main_nodes + sum(sizes[c] for c in main_calls) + sum(sizes[k] for k in roots)
@@ -350,6 +400,15 @@ SMALL_TENSOR = 1024
 _Message = TypeVar("_Message", ModelProto, GraphProto)
 
 
+def is_large_weight(tensor: TensorProto) -> bool:
+    """Whether an initializer holds more than :data:`SMALL_TENSOR` elements.
+
+    >>> is_large_weight(numpy_helper.from_array(np.zeros((2, 1024), np.float32)))
+    True
+    """
+    return bool(math.prod(tensor.dims) > SMALL_TENSOR)
+
+
 def copy_without(message: _Message, field_name: str) -> _Message:
     """A copy of a protobuf message without one of its fields, which is never copied."""
     copy = type(message)()
@@ -378,7 +437,7 @@ def without_large_weights(model: ModelProto) -> tuple[ModelProto, list[str]]:
     inputs = {i.name for i in model.graph.input}
     added = []
     for tensor in model.graph.initializer:
-        if math.prod(tensor.dims) <= SMALL_TENSOR:
+        if not is_large_weight(tensor):
             light.graph.initializer.append(tensor)
         elif tensor.name not in inputs:
             light.graph.input.append(

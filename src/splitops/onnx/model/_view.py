@@ -61,7 +61,14 @@ from onnx import (
 
 from ._node import DEFAULT_DOMAINS, is_split_node
 from ._types import dim_of, tensor_parts
-from ._walk import Body, constant_value, declared_types, iter_bodies
+from ._walk import (
+    Body,
+    constant_value,
+    declared_types,
+    function_label,
+    graph_attributes,
+    iter_bodies,
+)
 
 __all__ = [
     "ModelView",
@@ -352,18 +359,19 @@ class Scope:
 
     def value(self, name: str) -> Value | None:
         """The value ``name`` means here: this scope's own, else an ancestor's."""
-        for scope in self.ancestors():
-            found = scope.values.get(name)
-            if found is not None:
-                return found
-        return None
+        found = self.values.get(name)
+        if found is not None or self._parent is None:
+            return found
+        outer: Value | None = self.view._outer(self, name, types=False)
+        return outer
 
     def type_of(self, name: str) -> TypeProto | None:
-        for scope in self.ancestors():
-            found = scope.types.get(name)
-            if found is not None:
-                return found
-        return None
+        """The type ``name`` has here: this scope's own, else an ancestor's."""
+        found = self.types.get(name)
+        if found is not None or self._parent is None:
+            return found
+        outer: TypeProto | None = self.view._outer(self, name, types=True)
+        return outer
 
     def element(self, name: str) -> int | None:
         """The ``TensorProto`` element type of a tensor value, or ``None`` when unknown."""
@@ -413,11 +421,16 @@ class ModelView:
     _next: dict[str, int] = field(default_factory=dict)
     _by_key: dict[ScopeKey, Scope] = field(default_factory=dict)
     #: The model inference typed, whose types the scopes take (``None``: their own), and
-    #: its graphs and function bodies by scope, found at the first scope's ask.
+    #: its graphs and function bodies by scope, each found from its parent's at the first
+    #: ask.
     _typed: ModelProto | None = None
-    _typed_protos: dict[ScopeKey, GraphProto | FunctionProto] | None = None
+    _typed_protos: dict[ScopeKey, GraphProto | FunctionProto | None] = field(default_factory=dict)
     _names: set[str] | None = None
     _linked: bool = False
+    #: What a name means (its value, or its type) from a scope where the scope itself does
+    #: not define it, by scope, once looked up: each scope of a deep nest looks no further
+    #: than its parent for a name its siblings looked up already.
+    _found: dict[tuple[bool, int, str], Any] = field(default_factory=dict)
 
     @property
     def ir_version(self) -> int:
@@ -504,12 +517,28 @@ class ModelView:
         if self._linked:
             return
         self._linked = True
-        parents = {id(scope): scope.parent for scope in self.scopes}
-        # An outer name, once found from a scope, is found at once from the scopes below it:
-        # each scope of a deep nest looks no further than its parent.
-        outer: dict[tuple[int, str], Value | None] = {}
         for scope in self.scopes:
-            _link(scope, parents, outer)
+            _link(scope)
+
+    def _outer(self, scope: Scope, name: str, *, types: bool) -> Any:
+        """What ``name`` means from ``scope``'s parent outwards: its value, or its type."""
+        found = self._found
+        passed = []
+        meaning = None
+        around = scope.parent
+        while around is not None:
+            key = (types, id(around), name)
+            if key in found:
+                meaning = found[key]
+                break
+            meaning = (around.types if types else around.values).get(name)
+            if meaning is not None:
+                break
+            passed.append(key)
+            around = around.parent
+        for key in passed:
+            found[key] = meaning
+        return meaning
 
     def _types_of(self, scope: Scope) -> dict[str, TypeProto]:
         """The types ``scope`` gives its values: those of its body in the typed model where
@@ -517,10 +546,37 @@ class ModelView:
         typed = self._typed
         if typed is None:
             return declared_types(scope.proto)
-        if self._typed_protos is None:
-            self._typed_protos = {scope_key(body): body.proto for body in iter_bodies(typed)}
-        proto = self._typed_protos.get(scope.key)
+        proto = self._typed_proto(scope, typed)
         return {} if proto is None else declared_types(proto)
+
+    def _typed_proto(self, scope: Scope, typed: ModelProto) -> GraphProto | FunctionProto | None:
+        """The graph or function body of ``typed`` where ``scope`` lies in the view's model
+        (the one :func:`~splitops.onnx.model._walk.iter_bodies` finds last at its key), or
+        ``None``: one step down from its parent's, rather than a walk over ``typed``."""
+        key = scope.key
+        if key in self._typed_protos:
+            return self._typed_protos[key]
+        root, path = key
+        found: GraphProto | FunctionProto | None = None
+        if not path:
+            if root == "main":
+                found = typed.graph
+            else:
+                bodies = [f for f in typed.functions if function_label(f) == root]
+                found = bodies[-1] if bodies else None
+        else:
+            parent = scope.parent
+            holder = None if parent is None else self._typed_proto(parent, typed)
+            index, name, k = path[-1]
+            if holder is not None and index < len(holder.node):
+                graphs = [
+                    graph
+                    for found_name, found_k, graph in graph_attributes(holder.node[index])
+                    if (found_name, found_k) == (name, k)
+                ]
+                found = graphs[-1] if graphs else None
+        self._typed_protos[key] = found
+        return found
 
 
 def fed_inputs(graph: GraphProto) -> list[ValueInfoProto]:
@@ -558,15 +614,11 @@ def _add_names(names: set[str], proto: GraphProto | FunctionProto) -> None:
         names.update(name for name in node.output if name)
 
 
-def _link(
-    scope: Scope,
-    parents: dict[int, Scope | None],
-    outer: dict[tuple[int, str], Value | None],
-) -> None:
+def _link(scope: Scope) -> None:
     for node in scope.nodes:
         for name in dict.fromkeys(node.proto.input):
             if name:
-                found = _find(scope, name, parents, outer)
+                found = scope.value(name)
                 if found is None:
                     continue
                 if found._uses is None:
@@ -574,31 +626,6 @@ def _link(
                 else:
                     found._uses.append(node)
     for name in scope.output_names():
-        found = _find(scope, name, parents, outer)
+        found = scope.value(name)
         if found is not None:
             found._output_of += (weakref.ref(scope),)
-
-
-def _find(
-    scope: Scope,
-    name: str,
-    parents: dict[int, Scope | None],
-    outer: dict[tuple[int, str], Value | None],
-) -> Value | None:
-    """:meth:`Scope.value` while the view links its values: the scope around each scope
-    in ``parents``, and the outer names found so far in ``outer``, by scope."""
-    passed: list[Scope] = []
-    found: Value | None = None
-    current: Scope | None = scope
-    while current is not None:
-        found = current.values.get(name)
-        if found is not None:
-            break
-        passed.append(current)
-        current = parents.get(id(current))
-        if current is not None and (id(current), name) in outer:
-            found = outer[id(current), name]
-            break
-    for below in passed:
-        outer[id(below), name] = found
-    return found

@@ -498,6 +498,7 @@ def _run(args: argparse.Namespace) -> ExitCode:
     given = dict(_pair(text, "--input", "NAME=FILE.npy") for text in args.input)
     dims = {name: _length(value, f"--dim {name}") for name, value in map(_dim_pair, args.dim)}
     feeds, origins = model_feeds(view, given, dims, seed=args.seed)
+    del view  # read for the description and the feeds; the engine reads the model itself
     for name, value in feeds.items():
         say(f"input {name}: {describe_array(value)} ({origins[name]})")
     try:

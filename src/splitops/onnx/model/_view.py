@@ -498,8 +498,8 @@ class ModelView:
     def keep(self) -> None:
         """Read now all that the view has not read yet of its model, which is about to
         change (:meth:`ModelEdits.apply <splitops.onnx.model._edits.ModelEdits.apply>`
-        calls it): the view goes on telling the model as it was read."""
-        _ = self.names
+        calls it): the view goes on telling the model as it was read. (The names in use
+        are read later where they are first asked: a name the edits wrote is in use too.)"""
         keep_types = self._typed is None or self._typed is self.model
         for scope in self.scopes:
             _ = scope.values
@@ -553,30 +553,34 @@ class ModelView:
         """The graph or function body of ``typed`` where ``scope`` lies in the view's model
         (the one :func:`~splitops.onnx.model._walk.iter_bodies` finds last at its key), or
         ``None``: one step down from its parent's, rather than a walk over ``typed``."""
-        key = scope.key
-        if key in self._typed_protos:
-            return self._typed_protos[key]
-        root, path = key
-        found: GraphProto | FunctionProto | None = None
-        if not path:
-            if root == "main":
-                found = typed.graph
+        found = self._typed_protos
+        pending: list[Scope] = []
+        around: Scope | None = scope
+        while around is not None and around.key not in found:
+            pending.append(around)
+            around = around.parent
+        for below in reversed(pending):
+            root, path = below.key
+            proto: GraphProto | FunctionProto | None = None
+            if not path:
+                if root == "main":
+                    proto = typed.graph
+                else:
+                    bodies = [f for f in typed.functions if function_label(f) == root]
+                    proto = bodies[-1] if bodies else None
             else:
-                bodies = [f for f in typed.functions if function_label(f) == root]
-                found = bodies[-1] if bodies else None
-        else:
-            parent = scope.parent
-            holder = None if parent is None else self._typed_proto(parent, typed)
-            index, name, k = path[-1]
-            if holder is not None and index < len(holder.node):
-                graphs = [
-                    graph
-                    for found_name, found_k, graph in graph_attributes(holder.node[index])
-                    if (found_name, found_k) == (name, k)
-                ]
-                found = graphs[-1] if graphs else None
-        self._typed_protos[key] = found
-        return found
+                parent = below.parent
+                holder = None if parent is None else found[parent.key]
+                index, name, k = path[-1]
+                if holder is not None and index < len(holder.node):
+                    graphs = [
+                        graph
+                        for held_name, held_k, graph in graph_attributes(holder.node[index])
+                        if (held_name, held_k) == (name, k)
+                    ]
+                    proto = graphs[-1] if graphs else None
+            found[below.key] = proto
+        return found[scope.key]
 
 
 def fed_inputs(graph: GraphProto) -> list[ValueInfoProto]:

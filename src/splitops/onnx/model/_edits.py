@@ -115,6 +115,7 @@ class ModelEdits:
     def apply(self) -> None:
         """Drop what is no longer read, then rebuild every edited scope once, the deepest
         first."""
+        self.view.keep()
         self._drop_unread()
         for value in self._forgotten:
             proto = value.scope.proto

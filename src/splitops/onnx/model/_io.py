@@ -38,23 +38,34 @@ splitops.ModelLoadError: cannot load .../notes.txt: it is not an ONNX model...
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 import re
 import stat
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import onnx
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
-from onnx import AttributeProto, ModelProto, NodeProto, TensorProto
+from onnx import (
+    AttributeProto,
+    FunctionProto,
+    GraphProto,
+    ModelProto,
+    NodeProto,
+    TensorProto,
+)
 
 from ..._files import replacing, temporary_sibling
 from ...core import ModelLoadError, Rule, SplitError, current_limits
 from ._memory import reserve_memory
-from ._node import node_label
+from ._node import is_split_node, node_label
 from ._types import element_name, stored_bytes, tensor_problem
 from ._view import ModelView
 from ._walk import (
@@ -105,15 +116,18 @@ def load_model(
     """
     file = Path(path)
     prefix = f"cannot load {file}"
-    model = _parse(_model_bytes(file, prefix), prefix)
-    problem = _text_problem(model) or _function_problem(model) or _graph_problem(model)
+    model, clean_text = _parse(_model_bytes(file, prefix), prefix)
+    problem = (None if clean_text else _text_problem(model)) or _function_problem(model)
     tensors: list[TensorProto] = []
     if not problem:
+        survey = _Survey.of(model)
+        problem = _graph_problem(model) if survey.graphs_twice else None
+    if not problem:
         try:
-            check_model_size(model)
+            survey.check_size(model)
         except SplitError as error:
             raise ModelLoadError(f"{prefix}: {error}") from error
-        tensors = list(iter_tensors(model))
+        tensors = survey.stored_tensors(model)
         problem = _tensor_problem(tensors)
     if problem:
         raise ModelLoadError(f"{prefix}: {problem}")
@@ -205,15 +219,17 @@ def check_model_size(model: ModelProto) -> None:
     what it stores before any work starts: a node asking for more parts than ``max_parts``
     (:func:`check_part_counts`), or more nodes than ``max_nodes`` once each call of a local
     function counts the nodes of its body, at any depth (:func:`expanded_node_count`)."""
-    check_part_counts(model)
-    check_node_count(model)
+    _Survey.of(model).check_size(model)
 
 
 def check_node_count(model: ModelProto) -> None:
     """SplitError (rule ``limit``) for a model of more nodes than ``max_nodes``, each call of
     a local function counting the nodes of its body, at any depth."""
     limit = current_limits().max_nodes
-    count = expanded_node_count(model, cap=limit + 1)
+    _check_node_total(expanded_node_count(model, cap=limit + 1), limit)
+
+
+def _check_node_total(count: int, limit: int) -> None:
     if count > limit:
         raise SplitError(
             f"the model holds more than {limit} nodes once each call of a local function "
@@ -237,20 +253,143 @@ def check_part_counts(model: ModelProto) -> None:
     limit = current_limits().max_parts
     split_inputs = False
     for body, node in split_nodes(model):
-        asked = [len(node.output)]
-        for attribute in node.attribute:
-            if attribute.name == "num_outputs" and attribute.type == AttributeProto.INT:
-                asked.append(attribute.i)
-            if attribute.name == "split" and attribute.type == AttributeProto.INTS:
-                asked.append(len(attribute.ints))
-        _check_asked(node, body.label, max(asked), limit)
-        split_inputs = split_inputs or (len(node.input) > 1 and node.input[1] != "")
-    if not split_inputs:
-        return
+        _check_asked(node, body.label, _stored_part_count(node), limit)
+        split_inputs = split_inputs or _has_split_input(node)
+    if split_inputs:
+        _check_split_input_lengths(model, limit)
+
+
+def _stored_part_count(node: NodeProto) -> int:
+    """The most parts a Split or SplitToSequence node asks for by what it stores: its
+    outputs, ``num_outputs``, the length of its ``split`` attribute."""
+    asked = len(node.output)
+    for attribute in node.attribute:
+        if attribute.name == "num_outputs" and attribute.type == AttributeProto.INT:
+            asked = max(asked, attribute.i)
+        if attribute.name == "split" and attribute.type == AttributeProto.INTS:
+            asked = max(asked, len(attribute.ints))
+    return asked
+
+
+def _has_split_input(node: NodeProto) -> bool:
+    return len(node.input) > 1 and node.input[1] != ""
+
+
+def _check_split_input_lengths(model: ModelProto, limit: int) -> None:
+    """:func:`_check_asked` for the length of each constant ``split`` input, found by the
+    model's view."""
     for site in ModelView.read(model).split_nodes():
         split = site.input_value(1)
         length = 0 if split is None else split.constant_length() or 0
         _check_asked(site.proto, site.scope.label, length, limit)
+
+
+@dataclass
+class _Survey:
+    """What one walk over every graph and function body of a model finds, for the checks of
+    :func:`load_model` and :func:`check_model_size`: the model is read once for all of them,
+    not once per check.
+
+    The walk takes the graphs in no particular order, so each problem it finds is told by
+    the function that finds the first one in the model's order (:func:`check_part_counts`,
+    :func:`_graph_problem`, :func:`~splitops.onnx.model._walk.iter_tensors`): the message is
+    the one those checks give alone.
+    """
+
+    #: Whether a node holds graphs under one attribute name twice.
+    graphs_twice: bool = False
+    #: The nodes stored, in every graph and function body (calls not expanded).
+    nodes: int = 0
+    #: Whether a Split or SplitToSequence node asks for more parts than ``max_parts``.
+    parts_over: bool = False
+    #: Whether a Split or SplitToSequence node has a ``split`` input.
+    split_inputs: bool = False
+    #: Every tensor the model stores (those of
+    #: :func:`~splitops.onnx.model._walk.iter_tensors`, in another order).
+    tensors: list[TensorProto] = dataclasses.field(default_factory=list)
+
+    @classmethod
+    def of(cls, model: ModelProto) -> _Survey:
+        survey = cls()
+        limit = current_limits().max_parts
+        tensors = survey.tensors
+        nodes = 0
+        pending: list[GraphProto | FunctionProto] = [model.graph, *model.functions]
+        while pending:
+            proto = pending.pop()
+            if isinstance(proto, GraphProto):
+                tensors.extend(proto.initializer)
+                for sparse in proto.sparse_initializer:
+                    tensors += (sparse.values, sparse.indices)
+            for node in proto.node:
+                nodes += 1
+                if is_split_node(node):
+                    survey.parts_over = survey.parts_over or _stored_part_count(node) > limit
+                    survey.split_inputs = survey.split_inputs or _has_split_input(node)
+                if node.attribute:
+                    survey._read_attributes(node, pending)
+        survey.nodes = nodes
+        return survey
+
+    def _read_attributes(self, node: NodeProto, graphs: list[GraphProto | FunctionProto]) -> None:
+        """Add the graphs ``node`` holds in its attributes to ``graphs``, and keep the tensors
+        it holds: those :func:`~splitops.onnx.model._walk.graph_attributes` and
+        :func:`~splitops.onnx.model._walk.iter_tensors` find, read from the fields each
+        attribute has (one call) rather than asked field by field."""
+        tensors = self.tensors
+        places: list[tuple[str, int]] = []
+        for attribute in node.attribute:
+            kind = attribute.type
+            if kind == AttributeProto.TENSOR:
+                tensors.append(attribute.t)
+            elif kind == AttributeProto.SPARSE_TENSOR:
+                tensors += (attribute.sparse_tensor.values, attribute.sparse_tensor.indices)
+            for field, value in attribute.ListFields():
+                number = field.number
+                if number == _GRAPH:
+                    places.append((attribute.name, -1))
+                    graphs.append(value)
+                elif number == _GRAPHS:
+                    places += ((attribute.name, k) for k in range(len(value)))
+                    graphs.extend(value)
+                elif number == _TENSORS:
+                    tensors.extend(value)
+                elif number == _SPARSE_TENSORS:
+                    for sparse in value:
+                        tensors += (sparse.values, sparse.indices)
+        if len(places) > 1 and len(set(places)) < len(places):
+            self.graphs_twice = True
+
+    def check_size(self, model: ModelProto) -> None:
+        """:func:`check_model_size`, from what the walk found."""
+        limit = current_limits().max_parts
+        if self.parts_over:
+            check_part_counts(model)
+        if self.split_inputs:
+            _check_split_input_lengths(model, limit)
+        if model.functions:
+            check_node_count(model)
+        else:
+            _check_node_total(self.nodes, current_limits().max_nodes)
+
+    def stored_tensors(self, model: ModelProto) -> list[TensorProto]:
+        """The tensors the model stores, in the order of
+        :func:`~splitops.onnx.model._walk.iter_tensors` where the order tells (a problem to
+        report first, external data to read in order)."""
+        limit = current_limits().max_tensor_elements
+        if any(
+            t.data_location == TensorProto.EXTERNAL or tensor_problem(t, limit)
+            for t in self.tensors
+        ):
+            return list(iter_tensors(model))
+        return self.tensors
+
+
+#: The numbers of the fields of ``AttributeProto`` that hold graphs or tensors.
+_GRAPH = AttributeProto.DESCRIPTOR.fields_by_name["g"].number
+_GRAPHS = AttributeProto.DESCRIPTOR.fields_by_name["graphs"].number
+_TENSORS = AttributeProto.DESCRIPTOR.fields_by_name["tensors"].number
+_SPARSE_TENSORS = AttributeProto.DESCRIPTOR.fields_by_name["sparse_tensors"].number
 
 
 def _check_asked(node: NodeProto, where: str, asked: int, limit: int) -> None:
@@ -265,12 +404,15 @@ def _check_asked(node: NodeProto, where: str, asked: int, limit: int) -> None:
         )
 
 
-def _parse(data: bytes, prefix: str) -> ModelProto:
+def _parse(data: bytes, prefix: str) -> tuple[ModelProto, bool]:
+    """The model ``data`` holds, and whether its text is known to be sound
+    (:func:`_sound_text`)."""
     for magic, what in _OTHER_FORMATS.items():
         if data.startswith(magic):
             raise ModelLoadError(f"{prefix}: it is {what}, not an ONNX model.")
-    model = ModelProto()
     reserve_memory(len(data))
+    sound = _sound_text(data)
+    model = ModelProto()
     try:
         model.ParseFromString(data)
     except (DecodeError, RuntimeError, ValueError) as error:
@@ -282,7 +424,80 @@ def _parse(data: bytes, prefix: str) -> ModelProto:
             f"{prefix}: it is not an ONNX model, or it is truncated (no IR version or no graph "
             "in its protobuf)."
         )
-    return model
+    return model, sound
+
+
+def _sound_text(data: bytes) -> bool:
+    """Whether ``data`` is known to hold UTF-8 in every text field onnx knows and no field
+    that onnx does not know (so no protobuf group): what :func:`_text_problem` looks for,
+    told by protobuf's C++ parser at its speed rather than field by field in Python.
+
+    ``data`` is parsed once more as a model of the same schema whose text fields the parser
+    checks (:func:`_utf8_checking_model`), and measured with and without the fields it does
+    not know (weights left out: measuring serializes). ``False`` says nothing: the model's
+    fields are then read one by one. The copy is gone before the model itself is parsed, so
+    the memory a load needs does not grow.
+    """
+    checking = _utf8_checking_model()
+    if checking is None:
+        return False
+    copy = checking()
+    try:
+        copy.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError):
+        return False
+    for tensor in copy.graph.initializer:
+        tensor.ClearField("raw_data")
+    size = copy.ByteSize()
+    copy.DiscardUnknownFields()
+    return bool(copy.ByteSize() == size)
+
+
+@functools.cache
+def _utf8_checking_model() -> type[Message] | None:
+    """A message class of onnx's ``ModelProto`` schema whose parser refuses text fields that
+    are not UTF-8 (the file declared at edition 2023, whose text fields are checked; onnx's
+    proto2 file leaves them unchecked), or ``None`` where this protobuf cannot build one.
+
+    Built once per process: a schema, not a model (a class built per call would leave a
+    reference cycle per load).
+    """
+    file = descriptor_pb2.FileDescriptorProto()
+    try:
+        ModelProto.DESCRIPTOR.file.CopyToProto(file)
+        if file.dependency:
+            return None
+        file.syntax = "editions"
+        file.edition = descriptor_pb2.EDITION_2023
+        features = file.options.features
+        features.utf8_validation = descriptor_pb2.FeatureSet.VERIFY
+        # proto2's ways: unknown enum values kept aside, repeated numbers unpacked unless
+        # a field says packed.
+        features.enum_type = descriptor_pb2.FeatureSet.CLOSED
+        features.repeated_field_encoding = descriptor_pb2.FeatureSet.EXPANDED
+        pending = list(file.message_type)
+        while pending:
+            message = pending.pop()
+            pending.extend(message.nested_type)
+            for entry in message.field:
+                if entry.label == entry.LABEL_REQUIRED:
+                    return None
+                if entry.options.HasField("packed"):
+                    packed = entry.options.packed
+                    entry.options.ClearField("packed")
+                    entry.options.features.repeated_field_encoding = (
+                        descriptor_pb2.FeatureSet.PACKED
+                        if packed
+                        else descriptor_pb2.FeatureSet.EXPANDED
+                    )
+        pool = descriptor_pool.DescriptorPool()
+        pool.Add(file)
+        found: type[Message] = message_factory.GetMessageClass(
+            pool.FindMessageTypeByName(ModelProto.DESCRIPTOR.full_name)
+        )
+    except Exception:  # a protobuf without editions: the fields are read one by one
+        return None
+    return found
 
 
 def _text_problem(model: ModelProto) -> str | None:

@@ -16,11 +16,14 @@ MemoryError: cannot have 4611686018427387904 more bytes of memory...
 
 from __future__ import annotations
 
+import math
 import mmap
 
 from onnx import ModelProto
 
-__all__ = ["copy_model", "reserve_memory", "weight_bytes"]
+from ._walk import SMALL_TENSOR, without_large_weights
+
+__all__ = ["copy_model", "reserve_memory", "types_only", "weight_bytes"]
 
 #: Copies smaller than this need no reservation: a failure there is a failure anywhere.
 _SMALL = 64 * 2**20
@@ -41,6 +44,22 @@ def reserve_memory(nbytes: int) -> None:
 def weight_bytes(model: ModelProto) -> int:
     """The bytes of the main graph's initializers' data: the bulk of a model's copy."""
     return sum(len(tensor.raw_data) for tensor in model.graph.initializer)
+
+
+def types_only(model: ModelProto) -> ModelProto:
+    """``model`` with its large weights set aside as typed inputs
+    (:func:`~splitops.onnx.model._walk.without_large_weights`), for onnx's checker and shape
+    inference to read; ``model`` itself where it holds no large weight, rather than a copy of
+    it all. Read it, never change it.
+
+    >>> from onnx import helper
+    >>> model = helper.make_model(helper.make_graph([], "g", [], []))
+    >>> types_only(model) is model
+    True
+    """
+    if any(math.prod(tensor.dims) > SMALL_TENSOR for tensor in model.graph.initializer):
+        return without_large_weights(model)[0]
+    return model
 
 
 def copy_model(model: ModelProto) -> ModelProto:

@@ -61,7 +61,14 @@ from onnx import (
 
 from ._node import DEFAULT_DOMAINS, is_split_node
 from ._types import dim_of, tensor_parts
-from ._walk import Body, constant_value, declared_types, iter_bodies
+from ._walk import (
+    Body,
+    constant_value,
+    declared_types,
+    function_label,
+    graph_attributes,
+    iter_bodies,
+)
 
 __all__ = [
     "ModelView",
@@ -69,6 +76,8 @@ __all__ = [
     "Scope",
     "Value",
     "constant_initializers",
+    "defined_names",
+    "fed_inputs",
     "is_overridable",
     "scope_key",
 ]
@@ -92,6 +101,25 @@ def is_overridable(ir_version: int, graph_inputs: Iterable[str], name: str) -> b
     (False, True)
     """
     return ir_version >= 4 and name in graph_inputs
+
+
+def defined_names(proto: GraphProto | FunctionProto) -> set[str]:
+    """The names of the values a graph or function body defines: its inputs, its
+    initializers and its nodes' outputs (the keys of its scope's :attr:`Scope.values`).
+
+    >>> from onnx import helper
+    >>> sorted(defined_names(helper.make_graph(
+    ...     [helper.make_node("Neg", ["x"], ["y"])], "g", [], [])))
+    ['y']
+    """
+    if isinstance(proto, GraphProto):
+        names = {entry.name for entry in proto.input}
+        names.update(tensor.name for tensor in proto.initializer)
+    else:
+        names = set(proto.input)
+    for node in proto.node:
+        names.update(name for name in node.output if name)
+    return names
 
 
 def constant_initializers(proto: GraphProto, ir_version: int) -> dict[str, TensorProto]:
@@ -162,17 +190,26 @@ class Value:
     initializer: TensorProto | None = None
     #: Whether it is an input of its graph or function.
     is_input: bool = False
-    #: The nodes that read it, in this scope or in any scope below it, in model order.
-    uses: list[Node] = field(default_factory=list)
-    _output_of: list[weakref.ReferenceType[Scope]] = field(default_factory=list)
+    # Made at the first use, or output, found: most values of a large model have neither a
+    # second use nor a place among outputs, and every object the view holds costs the
+    # reading and Python's cycle collector alike.
+    _uses: list[Node] | None = None
+    _output_of: tuple[weakref.ReferenceType[Scope], ...] = ()
 
     @property
     def scope(self) -> Scope:
         return _alive(self._scope)
 
     @property
+    def uses(self) -> list[Node]:
+        """The nodes that read it, in this scope or in any scope below it, in model order."""
+        self.scope.view._link_all()
+        return [] if self._uses is None else self._uses
+
+    @property
     def output_of(self) -> list[Scope]:
         """The scopes whose outputs list it (its own scope, or a subgraph returning it)."""
+        self.scope.view._link_all()
         return [_alive(scope) for scope in self._output_of]
 
     @property
@@ -218,19 +255,70 @@ class Value:
         return count
 
 
-@dataclass(eq=False)
 class Scope:
     """One list of nodes (a graph or a function body), the values it defines, and the scope
     around it."""
 
-    _view: weakref.ReferenceType[ModelView]
-    body: Body
-    _parent: weakref.ReferenceType[Scope] | None
-    nodes: list[Node] = field(default_factory=list)
-    #: The values it defines, by name.
-    values: dict[str, Value] = field(default_factory=dict)
-    #: The types of its values (and of outer values that its own protobuf types).
-    types: dict[str, TypeProto] = field(default_factory=dict)
+    # Its nodes, values and types are read at the first ask: a tool that reads some scopes'
+    # nodes only (the run's description of each split node) builds no more, and every
+    # object a view holds costs the reading and Python's cycle collector alike.
+    __slots__ = ("__weakref__", "_nodes", "_parent", "_types", "_values", "_view", "body")
+
+    def __init__(
+        self,
+        view: weakref.ReferenceType[ModelView],
+        body: Body,
+        parent: weakref.ReferenceType[Scope] | None,
+    ) -> None:
+        self._view = view
+        self.body = body
+        self._parent = parent
+        self._nodes: list[Node] | None = None
+        self._values: dict[str, Value] | None = None
+        self._types: dict[str, TypeProto] | None = None
+
+    def __repr__(self) -> str:
+        return f"Scope({self.label!r})"
+
+    @property
+    def nodes(self) -> list[Node]:
+        """Its nodes, in order."""
+        if self._nodes is None:
+            owner = weakref.ref(self)
+            self._nodes = [Node(owner, i, proto) for i, proto in enumerate(self.proto.node)]
+        return self._nodes
+
+    @property
+    def values(self) -> dict[str, Value]:
+        """The values it defines, by name: its inputs, initializers and nodes' outputs."""
+        if self._values is None:
+            self._values = self._define()
+        return self._values
+
+    @property
+    def types(self) -> dict[str, TypeProto]:
+        """The types of its values (and of outer values that its own protobuf types),
+        inferred where the view was read with types, else declared."""
+        if self._types is None:
+            self._types = self.view._types_of(self)
+        return self._types
+
+    def _define(self) -> dict[str, Value]:
+        proto = self.proto
+        owner = weakref.ref(self)
+        values = {name: Value(name, owner, is_input=True) for name in self.input_names()}
+        if isinstance(proto, GraphProto):
+            for tensor in proto.initializer:
+                found = values.get(tensor.name)
+                if found is None:
+                    values[tensor.name] = Value(tensor.name, owner, initializer=tensor)
+                else:
+                    found.initializer = tensor
+        for node in self.nodes:
+            for name in node.proto.output:
+                if name:
+                    values[name] = Value(name, owner, node)
+        return values
 
     @property
     def view(self) -> ModelView:
@@ -271,18 +359,19 @@ class Scope:
 
     def value(self, name: str) -> Value | None:
         """The value ``name`` means here: this scope's own, else an ancestor's."""
-        for scope in self.ancestors():
-            found = scope.values.get(name)
-            if found is not None:
-                return found
-        return None
+        found = self.values.get(name)
+        if found is not None or self._parent is None:
+            return found
+        outer: Value | None = self.view._outer(self, name, types=False)
+        return outer
 
     def type_of(self, name: str) -> TypeProto | None:
-        for scope in self.ancestors():
-            found = scope.types.get(name)
-            if found is not None:
-                return found
-        return None
+        """The type ``name`` has here: this scope's own, else an ancestor's."""
+        found = self.types.get(name)
+        if found is not None or self._parent is None:
+            return found
+        outer: TypeProto | None = self.view._outer(self, name, types=True)
+        return outer
 
     def element(self, name: str) -> int | None:
         """The ``TensorProto`` element type of a tensor value, or ``None`` when unknown."""
@@ -318,7 +407,8 @@ class Scope:
 class ModelView:
     """A model read once: every scope, value, use and type (see the module's documentation).
 
-    Read it with :meth:`read`; it does not follow later changes to the protobuf. The view
+    Read it with :meth:`read`; it does not follow later changes to the protobuf made through
+    :class:`~splitops.onnx.model._edits.ModelEdits` (see :meth:`keep`). The view
     owns its scopes, and each scope its nodes and values; they point back to their owners
     weakly, so that a view holds no reference cycle and its memory (the protobuf's, which
     may hold gigabytes of weights) goes back as soon as the view is dropped, without waiting
@@ -327,11 +417,20 @@ class ModelView:
 
     model: ModelProto
     scopes: list[Scope] = field(default_factory=list)
-    #: Every name in use anywhere in the model, and the names given out since.
-    names: set[str] = field(default_factory=set)
     #: Per base name, the suffix that :meth:`fresh_name` tries next.
     _next: dict[str, int] = field(default_factory=dict)
     _by_key: dict[ScopeKey, Scope] = field(default_factory=dict)
+    #: The model inference typed, whose types the scopes take (``None``: their own), and
+    #: its graphs and function bodies by scope, each found from its parent's at the first
+    #: ask.
+    _typed: ModelProto | None = None
+    _typed_protos: dict[ScopeKey, GraphProto | FunctionProto | None] = field(default_factory=dict)
+    _names: set[str] | None = None
+    _linked: bool = False
+    #: What a name means (its value, or its type) from a scope where the scope itself does
+    #: not define it, by scope, once looked up: each scope of a deep nest looks no further
+    #: than its parent for a name its siblings looked up already.
+    _found: dict[tuple[bool, int, str], Any] = field(default_factory=dict)
 
     @property
     def ir_version(self) -> int:
@@ -341,23 +440,32 @@ class ModelView:
     def main(self) -> Scope:
         return self.scopes[0]
 
+    @property
+    def names(self) -> set[str]:
+        """Every name in use anywhere in the model, and the names given out since."""
+        if self._names is None:
+            self._names = set()
+            for scope in self.scopes:
+                _add_names(self._names, scope.proto)
+        return self._names
+
     @classmethod
     def read(cls, model: ModelProto, *, types: ModelProto | None = None) -> ModelView:
         """The view of ``model``; with ``types``, a copy of it with the same nodes that
-        inference typed (its types stand in for the model's own)."""
-        view = cls(model)
-        typed = _types_by_scope(types) if types is not None else None
+        inference typed (its types stand in for the model's own).
+
+        The scopes are found at once; what each holds is read at the first ask (see
+        :meth:`keep`).
+        """
+        view = cls(model, _typed=types)
+        owner = weakref.ref(view)
         by_key: dict[ScopeKey, Scope] = {}
         for body in iter_bodies(model):
             parent = by_key.get((body.root, body.path[:-1])) if body.path else None
-            scope = Scope(weakref.ref(view), body, None if parent is None else weakref.ref(parent))
-            scope.types = declared_types(body.proto) if typed is None else typed.get(scope.key, {})
-            by_key[scope.key] = scope
+            scope = Scope(owner, body, None if parent is None else weakref.ref(parent))
+            by_key[scope_key(body)] = scope
             view.scopes.append(scope)
-            view._define(scope)
         view._by_key = by_key
-        for scope in view.scopes:
-            view._link(scope)
         return view
 
     def scope_of(self, body: Body) -> Scope:
@@ -367,6 +475,9 @@ class ModelView:
     def split_nodes(self) -> Iterator[Node]:
         """Every Split and SplitToSequence node of the default domain, in model order."""
         for scope in self.scopes:
+            # A scope not read yet is read only where it holds one.
+            if scope._nodes is None and not any(map(is_split_node, scope.proto.node)):
+                continue
             for node in scope.nodes:
                 if node.is_split:
                     yield node
@@ -374,68 +485,151 @@ class ModelView:
     def fresh_name(self, base: str) -> str:
         """A name no value of the model has: ``base``, else ``base_1``, ``base_2``, ...; each
         base remembers where it stopped, so naming K values costs K steps, not K^2."""
+        names = self.names
         index = self._next.get(base, 0)
         name = base if index == 0 else f"{base}_{index}"
-        while name in self.names:
+        while name in names:
             index += 1
             name = f"{base}_{index}"
         self._next[base] = index + 1
-        self.names.add(name)
+        names.add(name)
         return name
 
+    def keep(self) -> None:
+        """Read now all that the view has not read yet of its model, which is about to
+        change (:meth:`ModelEdits.apply <splitops.onnx.model._edits.ModelEdits.apply>`
+        calls it): the view goes on telling the model as it was read. (The names in use
+        are read later where they are first asked: a name the edits wrote is in use too.)"""
+        keep_types = self._typed is None or self._typed is self.model
+        for scope in self.scopes:
+            _ = scope.values
+            if keep_types:
+                _ = scope.types
+
     def fed_inputs(self) -> list[ValueInfoProto]:
-        """The main graph's inputs that a caller must feed: those no initializer fills (one
-        that fills an input is a constant before IR 4, a default the caller may replace by
-        name from IR 4 on)."""
-        graph = self.model.graph
-        main = self.main
-        return [
-            entry
-            for entry in graph.input
-            if (value := main.values.get(entry.name)) is None or value.initializer is None
-        ]
+        """The main graph's inputs that a caller must feed (see :func:`fed_inputs`)."""
+        return fed_inputs(self.model.graph)
 
     # -- reading --
 
-    def _define(self, scope: Scope) -> None:
-        proto = scope.proto
-        values = scope.values
-        names = self.names
-        inputs = scope.input_names()
-        owner = weakref.ref(scope)
-        for name in inputs:
-            values[name] = Value(name, owner, is_input=True)
-        if isinstance(proto, GraphProto):
-            for tensor in proto.initializer:
-                found = values.get(tensor.name)
-                if found is None:
-                    values[tensor.name] = Value(tensor.name, owner, initializer=tensor)
+    def _link_all(self) -> None:
+        """Find every value's uses and the scopes it is an output of, once."""
+        if self._linked:
+            return
+        self._linked = True
+        for scope in self.scopes:
+            _link(scope)
+
+    def _outer(self, scope: Scope, name: str, *, types: bool) -> Any:
+        """What ``name`` means from ``scope``'s parent outwards: its value, or its type."""
+        found = self._found
+        passed = []
+        meaning = None
+        around = scope.parent
+        while around is not None:
+            key = (types, id(around), name)
+            if key in found:
+                meaning = found[key]
+                break
+            meaning = (around.types if types else around.values).get(name)
+            if meaning is not None:
+                break
+            passed.append(key)
+            around = around.parent
+        for key in passed:
+            found[key] = meaning
+        return meaning
+
+    def _types_of(self, scope: Scope) -> dict[str, TypeProto]:
+        """The types ``scope`` gives its values: those of its body in the typed model where
+        the view was read with one (none where that model lacks the body), else its own."""
+        typed = self._typed
+        if typed is None:
+            return declared_types(scope.proto)
+        proto = self._typed_proto(scope, typed)
+        return {} if proto is None else declared_types(proto)
+
+    def _typed_proto(self, scope: Scope, typed: ModelProto) -> GraphProto | FunctionProto | None:
+        """The graph or function body of ``typed`` where ``scope`` lies in the view's model
+        (the one :func:`~splitops.onnx.model._walk.iter_bodies` finds last at its key), or
+        ``None``: one step down from its parent's, rather than a walk over ``typed``."""
+        found = self._typed_protos
+        pending: list[Scope] = []
+        around: Scope | None = scope
+        while around is not None and around.key not in found:
+            pending.append(around)
+            around = around.parent
+        for below in reversed(pending):
+            root, path = below.key
+            proto: GraphProto | FunctionProto | None = None
+            if not path:
+                if root == "main":
+                    proto = typed.graph
                 else:
-                    found.initializer = tensor
-            names.update(entry.name for entry in proto.value_info)
-        nodes = scope.nodes
-        for index, proto_node in enumerate(proto.node):
-            node = Node(owner, index, proto_node)
-            nodes.append(node)
-            for name in proto_node.output:
-                if name:
-                    values[name] = Value(name, owner, node)
-            names.update(proto_node.input)
-        names.update(values)
-        names.update(scope.output_names())
-
-    def _link(self, scope: Scope) -> None:
-        for node in scope.nodes:
-            for name in dict.fromkeys(node.proto.input):
-                if name:
-                    found = scope.value(name)
-                    if found is not None:
-                        found.uses.append(node)
-        for name in scope.output_names():
-            found = scope.value(name)
-            if found is not None:
-                found._output_of.append(weakref.ref(scope))
+                    bodies = [f for f in typed.functions if function_label(f) == root]
+                    proto = bodies[-1] if bodies else None
+            else:
+                parent = below.parent
+                holder = None if parent is None else found[parent.key]
+                index, name, k = path[-1]
+                if holder is not None and index < len(holder.node):
+                    graphs = [
+                        graph
+                        for held_name, held_k, graph in graph_attributes(holder.node[index])
+                        if (held_name, held_k) == (name, k)
+                    ]
+                    proto = graphs[-1] if graphs else None
+            found[below.key] = proto
+        return found[scope.key]
 
 
-def _types_by_scope(model: ModelProto) -> dict[ScopeKey, dict[str, TypeProto]]:
-    return {scope_key(body): declared_types(body.proto) for body in iter_bodies(model)}
+def fed_inputs(graph: GraphProto) -> list[ValueInfoProto]:
+    """The inputs of ``graph`` (a model's main graph) that a caller must feed: those no
+    initializer fills (one that fills an input is a constant before IR 4, a default the
+    caller may replace by name from IR 4 on). A node's output of an input's name is no
+    initializer's.
+
+    >>> from onnx import TensorProto, helper
+    >>> x, w = (helper.make_tensor_value_info(n, TensorProto.FLOAT, [1]) for n in "xw")
+    >>> graph = helper.make_graph([], "g", [x, w], [x],
+    ...     initializer=[helper.make_tensor("w", TensorProto.FLOAT, [1], [0.5])])
+    >>> [entry.name for entry in fed_inputs(graph)]
+    ['x']
+    """
+    filled = {tensor.name for tensor in graph.initializer}
+    if filled:
+        filled.difference_update(name for node in graph.node for name in node.output if name)
+    return [entry for entry in graph.input if entry.name not in filled]
+
+
+def _add_names(names: set[str], proto: GraphProto | FunctionProto) -> None:
+    """Add the names ``proto`` uses to ``names``: its inputs, initializers, ``value_info``,
+    outputs, and its nodes' inputs and outputs."""
+    if isinstance(proto, GraphProto):
+        names.update(entry.name for entry in proto.input)
+        names.update(tensor.name for tensor in proto.initializer)
+        names.update(entry.name for entry in proto.value_info)
+        names.update(entry.name for entry in proto.output)
+    else:
+        names.update(proto.input)
+        names.update(proto.output)
+    for node in proto.node:
+        names.update(node.input)
+        names.update(name for name in node.output if name)
+
+
+def _link(scope: Scope) -> None:
+    for node in scope.nodes:
+        for name in dict.fromkeys(node.proto.input):
+            if name:
+                found = scope.value(name)
+                if found is None:
+                    continue
+                if found._uses is None:
+                    found._uses = [node]
+                else:
+                    found._uses.append(node)
+    for name in scope.output_names():
+        found = scope.value(name)
+        if found is not None:
+            found._output_of += (weakref.ref(scope),)

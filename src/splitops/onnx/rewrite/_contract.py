@@ -25,16 +25,24 @@ splitops.onnx.rewrite._contract.RewriteError: lowering changed the main graph's 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 import onnx
 from onnx import ModelProto, TypeProto, ValueInfoProto
 
 from ...core import SplitopsError
+from ..model._memory import types_only
 from ..model._node import node_label
 from ..model._types import dim_of, tensor_parts
-from ..model._view import ModelView, Scope
-from ..model._walk import SMALL_TENSOR, location, without_large_weights
+from ..model._view import ModelView, Scope, defined_names
+from ..model._walk import (
+    SMALL_TENSOR,
+    Body,
+    declared_types,
+    iter_bodies,
+    location,
+)
 
 __all__ = ["RewriteError", "check_fully", "check_rewrite"]
 
@@ -67,12 +75,12 @@ def check_rewrite(
         problem = check_fully(rewritten)
         if problem is not None and check_fully(original) is None:
             raise RewriteError(f"{what} wrote a model that onnx's full check refuses: {problem}.")
-    light = without_large_weights(rewritten)[0]
+    light = types_only(rewritten)
     try:
         after = onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=False)
     except (onnx.shape_inference.InferenceError, ValueError, TypeError, RuntimeError):
         return  # onnx cannot type it: the full check has said what it could
-    _check_types(before, ModelView.read(after, types=after), what)
+    _check_types(before, after, what)
 
 
 def _check_interface(original: ModelProto, rewritten: ModelProto, what: str) -> None:
@@ -103,25 +111,35 @@ def check_fully(model: ModelProto) -> str | None:
     try:
         for tensor in (t for t in model.graph.initializer if math.prod(t.dims) > SMALL_TENSOR):
             onnx.checker.check_tensor(tensor)
-        onnx.checker.check_model(without_large_weights(model)[0], full_check=True)
+        onnx.checker.check_model(types_only(model), full_check=True)
     # ValueError: onnx's C++ parser refuses what Python's protobuf accepted.
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, ValueError) as error:
         return " ".join(str(error).split())
     return None
 
 
-def _check_types(before: ModelView, after: ModelView, what: str) -> None:
-    """No value typed in both views may have contradicting types (element type, rank, or a
-    static length)."""
-    scopes = _unique_labels(after.scopes)
+def _check_types(before: ModelView, after: ModelProto, what: str) -> None:
+    """No value typed in ``before`` and by ``after`` (the rewritten model, typed by onnx)
+    may have contradicting types (element type, rank, or a static length).
+
+    Each scope of ``before`` is matched by its label with a graph of ``after``; of ``after``,
+    only each graph's own protobuf is read (the values it defines and the types it gives),
+    not a whole view.
+    """
+    graphs = _unique_labels(iter_bodies(after))
     for scope in _unique_labels(before.scopes).values():
-        other = scopes.get(scope.label)
+        other = graphs.get(scope.label)
         if other is None:
             continue
+        types = declared_types(other.proto)
+        defined = defined_names(other.proto)
         for name, value in scope.values.items():
-            if name not in other.values:
+            if name not in defined:
                 continue
-            contradiction = _contradiction(scope.types.get(name), other.types.get(name))
+            type_before, type_after = scope.types.get(name), types.get(name)
+            if type_before == type_after:
+                continue
+            contradiction = _contradiction(type_before, type_after)
             if contradiction is None:
                 continue
             producer = value.producer
@@ -135,9 +153,12 @@ def _check_types(before: ModelView, after: ModelView, what: str) -> None:
             )
 
 
-def _unique_labels(scopes: Sequence[Scope]) -> dict[str, Scope]:
+_Labelled = TypeVar("_Labelled", Scope, Body)
+
+
+def _unique_labels(scopes: Iterable[_Labelled]) -> dict[str, _Labelled]:
     """The scopes by label, leaving out labels that two scopes share (nodes of one name)."""
-    found: dict[str, Scope] = {}
+    found: dict[str, _Labelled] = {}
     shared: set[str] = set()
     for scope in scopes:
         if scope.label in found:

@@ -111,13 +111,12 @@ def convert_model(model: ModelProto, opset: int) -> ModelProto:
     converted = copy_model(model)
     # Every node is read at its own opset before onnx's inference sees the model: onnx 1.23
     # aborts the process on a Split-18 listing more outputs than num_outputs.
-    for body, _, node in split_sites(converted):
-        _read_source(body, node)
+    specs = [_read_source(body, node) for body, _, node in split_sites(converted)]
     typed = _infer_types(converted)
     view = ModelView.read(converted, types=typed)
     edits = ModelEdits(view)
-    for site in view.split_nodes():
-        spec = _read_source(site.scope.body, site.proto)
+    # The view finds the same nodes, in the same order.
+    for site, spec in zip(view.split_nodes(), specs, strict=True):
         nodes, dropped_input = _rewrite(site.scope, site.proto, spec, target, edits)
         edits.replace(site, nodes)
         if dropped_input is not None:
@@ -404,18 +403,20 @@ def _convert_function(function: FunctionProto, target: int) -> None:
 
 def _convert_with_parked_splits(model: ModelProto, target: int, where: str = "") -> ModelProto:
     """onnx.version_converter's conversion of ``model``, with the (already rewritten) Split
-    nodes parked in a private domain meanwhile so that it leaves them alone."""
-    parking = copy_model(model)
+    nodes parked in a private domain meanwhile so that it leaves them alone: in ``model``
+    itself (onnx reads a serialized copy), put back as they were once onnx has read it."""
     originals = []
-    for index, (_, node) in enumerate(split_nodes(parking)):
+    parked = []
+    for index, (_, node) in enumerate(split_nodes(model)):
         original = NodeProto()
         original.CopyFrom(node)
         originals.append(original)
+        parked.append(node)
         node.domain = _PENDING_DOMAIN
         node.name = f"{_PENDING_DOMAIN}.{index}"
-    parking.opset_import.append(helper.make_opsetid(_PENDING_DOMAIN, 1))
+    model.opset_import.append(helper.make_opsetid(_PENDING_DOMAIN, 1))
     try:
-        result = onnx.version_converter.convert_version(parking, target)
+        result = onnx.version_converter.convert_version(model, target)
     except MemoryError:
         raise
     except Exception as error:
@@ -423,6 +424,10 @@ def _convert_with_parked_splits(model: ModelProto, target: int, where: str = "")
             "onnx.version_converter could not convert the operators other than Split and "
             f"SplitToSequence{where} to opset {target}: {' '.join(str(error).split())}"
         ) from error
+    finally:
+        for node, original in zip(parked, originals, strict=True):
+            node.CopyFrom(original)
+        del model.opset_import[-1]
     for _, node in iter_nodes(iter_bodies(result)):
         if node.domain == _PENDING_DOMAIN:
             node.CopyFrom(originals[int(node.name.rsplit(".", 1)[1])])

@@ -93,11 +93,11 @@ from ...core import (
 from ..inference._engine import infer_model_and_nodes
 from ..model._edits import ModelEdits, given_sizes, remove_where, write_split_sizes
 from ..model._io import check_model_size
-from ..model._memory import copy_model
+from ..model._memory import copy_model, types_only
 from ..model._node import DEFAULT_DOMAINS, SplitNode, node_label, read_node
 from ..model._types import tensor_parts
 from ..model._view import ModelView, Node, Scope
-from ..model._walk import location, without_large_weights
+from ..model._walk import location
 from ._contract import check_rewrite
 from ._graph_sizes import CheckForm, GraphArithmetic, GraphBuilder
 
@@ -238,11 +238,12 @@ def lower_model_with_report(
     check_target(target)
     check_model_size(model)
     # Types only: the weights stay out of the inferred copy.
-    inferred, records = infer_model_and_nodes(without_large_weights(model)[0])
+    inferred, records = infer_model_and_nodes(types_only(model))
     for record in records:
         error = record.error
         if error is not None:
             raise error.in_context(f"{record.graph}: ") from record.problems[0][1]
+    del records  # what inference found of each node: no longer needed, and large
     lowered = copy_model(model)
     view = ModelView.read(lowered, types=inferred)
     plan = _Plan(view, target)

@@ -151,6 +151,9 @@ def check_portability(
     not_probed: list[tuple[str, str]] = []
     probed = 0
     parts_left = current_limits().max_model_parts
+    # Nodes alike (a model may hold one Split thousands of times, in every branch) are read
+    # and made into a probe once.
+    made: dict[tuple[Any, ...], tuple[int, _Probe | str, bytes]] = {}
     for site in view.split_nodes():
         body, node = site.scope, site.proto
         where = location(body.label, node_label(node))
@@ -159,13 +162,21 @@ def check_portability(
         if any(a.ref_attr_name for a in node.attribute):
             not_probed.append((where, "its attributes come from the call"))
             continue
-        spec = read_node(node, body.opset)
-        try:
-            probe = _Probe.of(site, model.ir_version)
-        except _NotProbedError as reason:
-            not_probed.append((where, str(reason)))
+        alike = _alike(site)
+        if alike is None or alike not in made:
+            since = read_node(node, body.opset).rule.since_version
+            try:
+                probe: _Probe | str = _Probe.of(site, model.ir_version)
+            except _NotProbedError as reason:
+                probe = str(reason)
+            key = probe.key() if isinstance(probe, _Probe) else b""
+            if alike is not None:
+                made[alike] = since, probe, key
+        else:
+            since, probe, key = made[alike]
+        if isinstance(probe, str):
+            not_probed.append((where, probe))
             continue
-        key = probe.key()
         if key not in found:
             if probe.parts > parts_left:
                 not_probed.append((where, _over_parts(probe.parts, parts_left)))
@@ -184,7 +195,7 @@ def check_portability(
                     body.label,
                     node_label(node),
                     node.op_type,
-                    spec.rule.since_version,
+                    since,
                     runtime,
                     behaviour,
                     lengths,
@@ -199,6 +210,28 @@ def check_portability(
 
 class _NotProbedError(Exception):
     """Why a node cannot be probed."""
+
+
+def _alike(site: Node) -> tuple[Any, ...] | None:
+    """What a Split node's probe is made of (the node, its opset, its input's type, its
+    constant sizes): nodes of one key have one probe. ``None`` for a SplitToSequence, whose
+    probe holds the nodes that read its sequence too."""
+    node, scope = site.proto, site.scope
+    if node.op_type != "Split":
+        return None
+    x = node.input[0]
+    sizes = None
+    if len(node.input) > 1 and node.input[1]:
+        value = scope.constant(node.input[1])
+        sizes = None if value is None else (value.dtype.str, value.shape, value.tobytes())
+    dims = scope.dims(x)
+    return (
+        node.SerializeToString(deterministic=True),
+        scope.opset,
+        scope.element(x),
+        None if dims is None else tuple(dims),
+        sizes,
+    )
 
 
 def _over_parts(parts: int, left: int) -> str:

@@ -59,7 +59,7 @@ from ..model._memory import reserve_memory, weight_bytes
 from ..model._node import read_node
 from ..model._node import run_node as _run_node
 from ..model._types import code_of_array, dtype_of_code, element_name, tensor_parts
-from ..model._view import ModelView
+from ..model._view import fed_inputs
 from ..model._walk import split_nodes
 from ._reference import bounded_run, reference_ops
 
@@ -163,7 +163,7 @@ class SplitopsRep(BackendRep):
             raise OtherOperatorError(
                 f"onnx.reference cannot prepare the model: {type(error).__name__}: {error}"
             ) from error
-        self.input_names = [entry.name for entry in ModelView.read(model).fed_inputs()]
+        self.input_names = [entry.name for entry in fed_inputs(model.graph)]
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Run on ``inputs``: a mapping by name, a sequence in graph-input order, or one array.
@@ -202,7 +202,7 @@ class OnnxruntimeRep(BackendRep):
 
         import_onnxruntime()
         self.model = model
-        self.input_names = [entry.name for entry in ModelView.read(model).fed_inputs()]
+        self.input_names = [entry.name for entry in fed_inputs(model.graph)]
         self.session: Any = None
         self.fallback: str | None = None
         self._reference: SplitopsRep | None = None
@@ -396,7 +396,7 @@ def check_feeds(model: ModelProto, feeds: Mapping[str, Any]) -> None:
     splitops.ModelInputError: input 'x': the model declares ..., but ... dim 1 must be 4.
     """
     declared = {entry.name: entry for entry in model.graph.input}
-    needed = [entry.name for entry in ModelView.read(model).fed_inputs()]
+    needed = [entry.name for entry in fed_inputs(model.graph)]
     unknown = sorted(set(feeds) - set(declared))
     if unknown:
         raise ModelInputError(f"the model has no input {unknown[0]!r}; its inputs are {needed}.")

@@ -25,11 +25,11 @@ collect_ignore = [module for name in MISSING for module in OPTIONAL_MODULES[name
 
 #: Tests whose work runs in processes of their own run first, while this process is still
 #: lean: their peaks add to its own, which grows as the suite imports torch, jax and
-#: onnxruntime, and CI holds the sum to 2 GB. Those measure memory (``test_memory``), run
-#: hostile files under a 4 GiB limit each, or run models on every runtime in its worker
-#: (``check --portability`` included).
+#: onnxruntime, and CI holds the sum to 2 GB. Those measure memory or run the benchmarks
+#: (``tests/perf``), run hostile files under a 4 GiB limit each, or run models on every
+#: runtime in its worker (``check --portability`` included).
 RUN_FIRST = (
-    "tests/perf/test_memory.py::",
+    "tests/perf/",
     "tests/cli/test_hostile_models.py::",
     "tests/onnx/test_portability.py::",
     "tests/onnx/test_lower_targets.py::",

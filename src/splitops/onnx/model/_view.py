@@ -66,7 +66,6 @@ from ._walk import (
     constant_value,
     declared_types,
     function_label,
-    graph_attributes,
     iter_bodies,
 )
 
@@ -262,7 +261,20 @@ class Scope:
     # Its nodes, values and types are read at the first ask: a tool that reads some scopes'
     # nodes only (the run's description of each split node) builds no more, and every
     # object a view holds costs the reading and Python's cycle collector alike.
-    __slots__ = ("__weakref__", "_nodes", "_parent", "_types", "_values", "_view", "body")
+    # What it needs of its Body, kept without the Body: the Body's tuple of the nodes that
+    # hold it would keep a protobuf object per level alive for every scope.
+    __slots__ = (
+        "__weakref__",
+        "_nodes",
+        "_parent",
+        "_types",
+        "_values",
+        "_view",
+        "key",
+        "label",
+        "opset",
+        "proto",
+    )
 
     def __init__(
         self,
@@ -271,7 +283,11 @@ class Scope:
         parent: weakref.ReferenceType[Scope] | None,
     ) -> None:
         self._view = view
-        self.body = body
+        self.label: str = body.label
+        self.proto: GraphProto | FunctionProto = body.proto
+        #: The default-domain opset its nodes run at; ``None`` when it imports none.
+        self.opset: int | None = body.opset
+        self.key: ScopeKey = scope_key(body)
         self._parent = parent
         self._nodes: list[Node] | None = None
         self._values: dict[str, Value] | None = None
@@ -331,24 +347,14 @@ class Scope:
         return None if self._parent is None else _alive(self._parent)
 
     @property
-    def label(self) -> str:
-        return self.body.label
-
-    @property
-    def proto(self) -> GraphProto | FunctionProto:
-        return self.body.proto
-
-    @property
-    def opset(self) -> int | None:
-        return self.body.opset
-
-    @property
-    def key(self) -> ScopeKey:
-        return scope_key(self.body)
+    def body(self) -> Body:
+        """Its graph or function body, where it lies (without the nodes that hold it)."""
+        root, path = self.key
+        return Body(self.label, self.proto, self.opset, root, path)
 
     @property
     def is_function(self) -> bool:
-        return self.body.is_function
+        return isinstance(self.proto, FunctionProto)
 
     def ancestors(self) -> Iterator[Scope]:
         """This scope, then each scope around it, outwards."""
@@ -573,14 +579,26 @@ class ModelView:
                 holder = None if parent is None else found[parent.key]
                 index, name, k = path[-1]
                 if holder is not None and index < len(holder.node):
-                    graphs = [
-                        graph
-                        for held_name, held_k, graph in graph_attributes(holder.node[index])
-                        if (held_name, held_k) == (name, k)
-                    ]
-                    proto = graphs[-1] if graphs else None
+                    proto = _held_graph(holder.node[index], name, k)
             found[below.key] = proto
         return found[scope.key]
+
+
+def _held_graph(node: NodeProto, name: str, k: int) -> GraphProto | None:
+    """The graph ``node`` holds under attribute ``name`` (in its ``g`` for ``k < 0``, else
+    at ``k`` in its ``graphs``), as :func:`~splitops.onnx.model._walk.graph_attributes`
+    finds it: by the field that holds it; the last such attribute where several share the
+    name."""
+    found = None
+    for attribute in node.attribute:
+        if attribute.name != name:
+            continue
+        if (k < 0 and attribute.HasField("g")) or 0 <= k < len(attribute.graphs):
+            found = attribute
+    if found is None:
+        return None
+    graph: GraphProto = found.g if k < 0 else found.graphs[k]
+    return graph
 
 
 def fed_inputs(graph: GraphProto) -> list[ValueInfoProto]:

@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import TypeVar
 
 import onnx
-from onnx import ModelProto, TypeProto, ValueInfoProto
+from onnx import FunctionProto, GraphProto, ModelProto, TypeProto, ValueInfoProto
 
 from ...core import SplitopsError
 from ..model._memory import types_only
@@ -38,7 +37,6 @@ from ..model._types import dim_of, tensor_parts
 from ..model._view import ModelView, Scope, defined_names
 from ..model._walk import (
     SMALL_TENSOR,
-    Body,
     declared_types,
     iter_bodies,
     location,
@@ -126,13 +124,16 @@ def _check_types(before: ModelView, after: ModelProto, what: str) -> None:
     only each graph's own protobuf is read (the values it defines and the types it gives),
     not a whole view.
     """
-    graphs = _unique_labels(iter_bodies(after))
+    # Each graph of ``after`` by its label, None where two share it (nodes of one name).
+    graphs: dict[str, GraphProto | FunctionProto | None] = {}
+    for body in iter_bodies(after):
+        graphs[body.label] = None if body.label in graphs else body.proto
     for scope in _unique_labels(before.scopes).values():
         other = graphs.get(scope.label)
         if other is None:
             continue
-        types = declared_types(other.proto)
-        defined = defined_names(other.proto)
+        types = declared_types(other)
+        defined = defined_names(other)
         for name, value in scope.values.items():
             if name not in defined:
                 continue
@@ -153,12 +154,9 @@ def _check_types(before: ModelView, after: ModelProto, what: str) -> None:
             )
 
 
-_Labelled = TypeVar("_Labelled", Scope, Body)
-
-
-def _unique_labels(scopes: Iterable[_Labelled]) -> dict[str, _Labelled]:
+def _unique_labels(scopes: Iterable[Scope]) -> dict[str, Scope]:
     """The scopes by label, leaving out labels that two scopes share (nodes of one name)."""
-    found: dict[str, _Labelled] = {}
+    found: dict[str, Scope] = {}
     shared: set[str] = set()
     for scope in scopes:
         if scope.label in found:

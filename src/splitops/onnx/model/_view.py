@@ -66,6 +66,7 @@ from ._walk import (
     constant_value,
     declared_types,
     function_label,
+    held_graph,
     iter_bodies,
 )
 
@@ -579,26 +580,9 @@ class ModelView:
                 holder = None if parent is None else found[parent.key]
                 index, name, k = path[-1]
                 if holder is not None and index < len(holder.node):
-                    proto = _held_graph(holder.node[index], name, k)
+                    proto = held_graph(holder.node[index], name, k)
             found[below.key] = proto
         return found[scope.key]
-
-
-def _held_graph(node: NodeProto, name: str, k: int) -> GraphProto | None:
-    """The graph ``node`` holds under attribute ``name`` (in its ``g`` for ``k < 0``, else
-    at ``k`` in its ``graphs``), as :func:`~splitops.onnx.model._walk.graph_attributes`
-    finds it: by the field that holds it; the last such attribute where several share the
-    name."""
-    found = None
-    for attribute in node.attribute:
-        if attribute.name != name:
-            continue
-        if (k < 0 and attribute.HasField("g")) or 0 <= k < len(attribute.graphs):
-            found = attribute
-    if found is None:
-        return None
-    graph: GraphProto = found.g if k < 0 else found.graphs[k]
-    return graph
 
 
 def fed_inputs(graph: GraphProto) -> list[ValueInfoProto]:

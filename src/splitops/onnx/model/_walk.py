@@ -251,11 +251,30 @@ def _graphs_below(proto: GraphProto | FunctionProto) -> Iterator[GraphProto | Fu
 
 
 def graph_at(proto: GraphProto | FunctionProto, path: Iterable[Step]) -> GraphProto | FunctionProto:
-    """The graph that ``path`` leads to below ``proto`` (``proto`` itself for no steps)."""
+    """The graph that ``path`` leads to below ``proto`` (``proto`` itself for no steps); a
+    ``KeyError`` where a step names no graph."""
     for index, name, k in path:
-        attribute = next(a for a in proto.node[index].attribute if a.name == name)
-        proto = attribute.g if k < 0 else attribute.graphs[k]
+        held = held_graph(proto.node[index], name, k)
+        if held is None:
+            raise KeyError((index, name, k))
+        proto = held
     return proto
+
+
+def held_graph(node: NodeProto, name: str, k: int) -> GraphProto | None:
+    """The graph ``node`` holds under attribute ``name`` (in its ``g`` for ``k < 0``, else
+    at ``k`` in its ``graphs``), as :func:`graph_attributes` finds it: by the field that
+    holds it; the last such attribute where several share the name."""
+    found = None
+    for attribute in node.attribute:
+        if attribute.name != name:
+            continue
+        if (k < 0 and attribute.HasField("g")) or 0 <= k < len(attribute.graphs):
+            found = attribute
+    if found is None:
+        return None
+    graph: GraphProto = found.g if k < 0 else found.graphs[k]
+    return graph
 
 
 def iter_nodes(bodies: Iterable[Body]) -> Iterator[tuple[Body, NodeProto]]:

@@ -31,8 +31,8 @@ collect_ignore = [module for name in MISSING for module in OPTIONAL_MODULES[name
 RUN_FIRST = (
     "tests/perf/",
     "tests/cli/test_hostile_models.py::",
-    "tests/onnx/test_portability.py::",
-    "tests/onnx/test_lower_targets.py::",
+    "tests/onnx/run/test_portability.py::",
+    "tests/onnx/rewrite/test_lower_targets.py::",
     "tests/cli/test_lower_command.py::",
     "tests/cli/test_real_use.py::",
 )

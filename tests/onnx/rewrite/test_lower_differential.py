@@ -32,7 +32,7 @@ import onnx
 import pytest
 from onnx import ModelProto, TensorProto, helper
 from onnx.reference import ReferenceEvaluator
-from tests.onnx.test_ort_differential import (
+from tests.onnx.run.test_ort_differential import (
     CASES,
     Case,
     assert_identical,
@@ -248,7 +248,7 @@ _OTHER = os.environ.get("SPLITOPS_OTHER_ORT_PYTHON")
     "python -m venv /tmp/ort131 && /tmp/ort131/bin/pip install onnxruntime==1.31.1 && echo "
     "\"import site; site.addsitedir('$PWD/.venv/lib/python3.11/site-packages')\" > "
     "/tmp/ort131/lib/python3.11/site-packages/zz.pth, then "
-    "SPLITOPS_OTHER_ORT_PYTHON=/tmp/ort131/bin/python pytest tests/onnx/test_lower_differential.py",
+    "SPLITOPS_OTHER_ORT_PYTHON=/tmp/ort131/bin/python pytest tests/onnx/rewrite/test_lower_differential.py",
 )
 def test_the_other_onnxruntime_release() -> None:
     """This file again, under the interpreter ``SPLITOPS_OTHER_ORT_PYTHON`` names: one with
@@ -265,7 +265,7 @@ def test_the_other_onnxruntime_release() -> None:
         [_OTHER, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k", "not other"],
         capture_output=True,
         text=True,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[3],
         env={k: v for k, v in os.environ.items() if k != "SPLITOPS_OTHER_ORT_PYTHON"},
         timeout=1800,
         check=False,

@@ -382,7 +382,7 @@ def test_torch_chunk_uneven_on_a_static_axis_exported_lowered_and_optimized() ->
 def test_torch_chunk_along_the_dynamic_batch_lowered_then_optimized() -> None:
     """torch.chunk of the dynamic batch into 2: a chunk length computed at run time, each
     part a Slice. onnxscript 0.7.2's constant folding fails on the SplitToSequence itself
-    (the reason tests/onnx/test_torch_export.py exports it unoptimized); lowered first, the
+    (the reason tests/onnx/run/test_torch_export.py exports it unoptimized); lowered first, the
     model optimizes, and onnxruntime gives torch's outputs at even and uneven batches."""
     torch = pytest.importorskip("torch")
 

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .cases import GROUPS
 from .machine import describe
+from .measured import Measured
 from .targets import Target
 from .units import format_time, human_bytes
-
-if TYPE_CHECKING:
-    from .suite import Measured
 
 __all__ = ["markdown", "tables", "write"]
 

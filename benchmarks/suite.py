@@ -20,7 +20,6 @@ import statistics
 import time
 import timeit
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ import numpy as np
 from . import checks as checks_module
 from . import targets
 from .cases import Case, cpu_cases, gpu_cases, make_input
+from .measured import Measured
 from .peers import CPU_PEERS, SPLITOPS, Peer
 
 __all__ = ["Measured", "main"]
@@ -48,20 +48,6 @@ THREAD_CALLS, QUICK_THREAD_CALLS = 20_000, 500
 
 #: The quick run, in this process: a fixed number of loops, one value after one warmup.
 QUICK_PYPERF_ARGS = ["--worker", "--loops=5", "--warmups=1", "--values=1"]
-
-
-@dataclass
-class Measured:
-    """Everything a run found: checks, medians and values per case and peer."""
-
-    cases: list[Case]
-    peers: dict[str, list[Peer]]  # case id -> the peers run on it, splitops first
-    checks: dict[str, dict[str, str]] = field(default_factory=dict)  # "ok" or what differs
-    medians: dict[str, dict[str, float]] = field(default_factory=dict)  # seconds
-    values: dict[str, dict[str, list[float]]] = field(default_factory=dict)
-
-    def median(self, case_id: str, peer: str) -> float | None:
-        return self.medians.get(case_id, {}).get(peer)
 
 
 # Preparing and timing one (case, peer) ----------------------------------------------------

@@ -13,12 +13,10 @@ load changes between moments, and only the paired ratio cancels it, so the verdi
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .measured import Measured
 from .units import format_time
-
-if TYPE_CHECKING:
-    from .suite import Measured
 
 __all__ = ["Pair", "Target", "evaluate", "pairs"]
 

@@ -31,27 +31,31 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .inference._check import check_model
-    from .inference._diagnostics import Diagnostic
-    from .inference._engine import infer_shapes
-    from .model._describe import (
+    from .inference import Diagnostic, check_model, infer_shapes
+    from .model import (
+        ModelView,
         SplitOutputRow,
+        default_opset,
         describe_array,
         describe_split_nodes,
         describe_type,
+        load_model,
+        run_node,
+        save_model,
+        split_nodes,
         split_output_rows,
     )
-    from .model._io import load_model, save_model
-    from .model._node import run_node
-    from .model._view import ModelView
-    from .model._walk import default_opset, split_nodes
-    from .rewrite._convert import convert_model
-    from .rewrite._ir_pass import LowerSplits
-    from .rewrite._lower import Lowering, lower_model, lower_model_with_report
-    from .run._feeds import load_npy, model_feeds, write_arrays
-    from .run._ort import session_version
-    from .run._portability import Departure, Portability, check_portability
-    from .run._reference import reference_ops
+    from .rewrite import Lowering, LowerSplits, convert_model, lower_model, lower_model_with_report
+    from .run import (
+        Departure,
+        Portability,
+        check_portability,
+        load_npy,
+        model_feeds,
+        reference_ops,
+        session_version,
+        write_arrays,
+    )
 
 __all__ = [
     "Departure",
@@ -83,29 +87,39 @@ __all__ = [
     "write_arrays",
 ]
 
-#: Where each name lives, by module (below this package).
+#: Where each name lives, by sub-package (each exports it from its face).
 _MODULES = {
-    "inference._check": ["check_model"],
-    "inference._diagnostics": ["Diagnostic"],
-    "inference._engine": ["infer_shapes"],
-    "model._describe": [
+    "inference": ["Diagnostic", "check_model", "infer_shapes"],
+    "model": [
+        "ModelView",
         "SplitOutputRow",
+        "default_opset",
         "describe_array",
         "describe_split_nodes",
         "describe_type",
+        "load_model",
+        "run_node",
+        "save_model",
+        "split_nodes",
         "split_output_rows",
     ],
-    "model._io": ["load_model", "save_model"],
-    "model._node": ["run_node"],
-    "model._view": ["ModelView"],
-    "model._walk": ["default_opset", "split_nodes"],
-    "rewrite._convert": ["convert_model"],
-    "rewrite._ir_pass": ["LowerSplits"],
-    "rewrite._lower": ["Lowering", "lower_model", "lower_model_with_report"],
-    "run._feeds": ["load_npy", "model_feeds", "write_arrays"],
-    "run._ort": ["session_version"],
-    "run._portability": ["Departure", "Portability", "check_portability"],
-    "run._reference": ["reference_ops"],
+    "rewrite": [
+        "LowerSplits",
+        "Lowering",
+        "convert_model",
+        "lower_model",
+        "lower_model_with_report",
+    ],
+    "run": [
+        "Departure",
+        "Portability",
+        "check_portability",
+        "load_npy",
+        "model_feeds",
+        "reference_ops",
+        "session_version",
+        "write_arrays",
+    ],
 }
 _LAZY = {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names}
 

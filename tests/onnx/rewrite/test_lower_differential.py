@@ -247,8 +247,8 @@ _OTHER = os.environ.get("SPLITOPS_OTHER_ORT_PYTHON")
     reason="set SPLITOPS_OTHER_ORT_PYTHON to a Python with another onnxruntime release, e.g. "
     "python -m venv /tmp/ort131 && /tmp/ort131/bin/pip install onnxruntime==1.31.1 && echo "
     "\"import site; site.addsitedir('$PWD/.venv/lib/python3.11/site-packages')\" > "
-    "/tmp/ort131/lib/python3.11/site-packages/zz.pth, then "
-    "SPLITOPS_OTHER_ORT_PYTHON=/tmp/ort131/bin/python pytest tests/onnx/rewrite/test_lower_differential.py",
+    "/tmp/ort131/lib/python3.11/site-packages/zz.pth, then SPLITOPS_OTHER_ORT_PYTHON="
+    "/tmp/ort131/bin/python pytest tests/onnx/rewrite/test_lower_differential.py",
 )
 def test_the_other_onnxruntime_release() -> None:
     """This file again, under the interpreter ``SPLITOPS_OTHER_ORT_PYTHON`` names: one with

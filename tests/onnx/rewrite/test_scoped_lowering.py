@@ -20,6 +20,13 @@ of these families:
 - ``function``: model-local functions holding a Split or a SplitToSequence with a Constant
   named like a main-graph value (``k``), called from the main graph beside a main-graph
   Split of the same node name.
+- ``overloads``: two overloads of one model-local function (one domain and name, overloads
+  ``a`` and ``b``) whose bodies define the same value and node names and cut them otherwise,
+  called side by side; half of them with two ``If`` nodes named ``choose`` and ``/choose``
+  too, whose branches are scopes of one label (``main/choose.then_branch``) that cut
+  otherwise. onnx.reference runs one overload's body for every
+  call, so their oracle is onnxruntime on the original
+  (:func:`test_onnx_reference_runs_one_overload_for_every_call` pins why).
 - ``initializer-input``: a split initializer ``s`` also listed in ``graph.input``. At IR 4
   and later it is a default the caller may override: each model runs with the default and
   with overrides. At IR 3 every initializer must be a graph input, and it is a constant:
@@ -336,6 +343,9 @@ class Scoped:
     model: ModelProto
     feeds: tuple[tuple[str, dict[str, Any]], ...]
     peer_limits: tuple[tuple[str, str], ...] = ()
+    #: Whose outputs of the original are the oracle: splitops' reference engine, or
+    #: onnxruntime where onnx.reference computes the original otherwise.
+    oracle: str = "splitops"
 
     def __str__(self) -> str:
         return self.name
@@ -749,6 +759,80 @@ def functions(i: int) -> Scoped:
     return Scoped(f"{name}-{i:02d}", model, feeds_for(data))
 
 
+def overloads(i: int) -> Scoped:
+    rng = random.Random(f"overloads-{i}")
+    tag = ("f32", "i64")[i % 2]
+    symbolic = i // 2 % 2 == 1
+    same_label = i // 4 % 2 == 1
+    element = ELEMENTS[tag][0]
+    # onnxruntime, the oracle here, refuses a Split-18 listing fewer outputs than num_outputs.
+    options: list[Form] = [("sizes", s) for s in SIZES[2]] + [("num", 2)]
+    # Overload a's num_outputs is rewritten by every target (its axis is unknown in the body).
+    forms = (("num", 2), rng.choice(options))
+    functions = []
+    for overload, form in zip("ab", forms, strict=True):
+        # Bodies of other lengths and values (b negates): an edit placed by index in the other
+        # body would land on another node.
+        scope = split_scope("v" if overload == "a" else "w", element, form, 2, name="cut")
+        if overload == "b":
+            scope.nodes.insert(0, helper.make_node("Neg", ["v"], ["w"], name="negate"))
+        functions.append(
+            helper.make_function(
+                LOCAL,
+                "Cut",
+                ["v"],
+                [v.name for v in scope.outputs],
+                scope.nodes,
+                [helper.make_opsetid("", 18)],
+                overload=overload,
+            )
+        )
+    nodes: list[NodeProto] = []
+    results: list[onnx.ValueInfoProto] = []
+    for overload in "ab":
+        named = outer_outputs(scope, f"{overload}_")
+        nodes.append(
+            helper.make_node(
+                "Cut",
+                ["x"],
+                [v.name for v in named],
+                domain=LOCAL,
+                overload=overload,
+                name=f"call_{overload}",
+            )
+        )
+        results += named
+    flags: list[str] = []
+    if same_label:
+        flags = ["c"]
+        for which in range(2):
+            then, other = rng.sample(options, 2)
+            branches = (
+                split_scope("x", element, then, 2, name="cut", prefix=f"t{which}_"),
+                split_scope("x", element, other, 2, name="cut", prefix=f"e{which}_"),
+            )
+            outs = [info(f"if{which}_{k}", element, [None, 2]) for k in range(2)]
+            for branch in branches:
+                branch.outputs = [info(v.name, element, [None, 2]) for v in branch.outputs]
+            # "choose" and "/choose": two names, one label (a leading slash is dropped).
+            nodes.append(if_node("c", branches, outs, name="/choose" if which else "choose"))
+            results += outs
+    data = Data(tag, symbolic, pick_lengths(rng, symbolic, forms, 2) if symbolic else (6,))
+    model = model_of(
+        nodes,
+        [info("x", element, data.dims), *(info(f, BOOL, []) for f in flags)],
+        results,
+        opset=18,
+        functions=functions,
+        ir_version=10,
+    )
+    detail = f"{forms[0][0]}{forms[0][1]}-{forms[1][0]}{forms[1][1]}"
+    name = f"overloads-{data.text()}-{detail}{'-same-label-ifs' if same_label else ''}"
+    return Scoped(
+        f"{name.replace(' ', '')}-{i:02d}", model, feeds_for(data, flags), oracle="onnxruntime"
+    )
+
+
 def initializer_inputs(i: int) -> Scoped:
     """A split initializer ``s`` also listed as a graph input; see the module docstring."""
     rng = random.Random(f"initializer-input-{i}")
@@ -926,6 +1010,7 @@ FAMILIES: list[tuple[Callable[[int], Scoped], int]] = [
     (loops, 24),
     (nested, 16),
     (functions, 12),
+    (overloads, 8),
     (initializer_inputs, 32),
     (unused_sequences, 12),
 ]
@@ -943,9 +1028,12 @@ PAIRS = [
 
 @functools.cache
 def oracle(name: str, label: str) -> tuple[np.ndarray[Any, Any], ...]:
-    """What the ORIGINAL model computes: the reference engine, Split on splitops."""
+    """What the ORIGINAL model computes: the reference engine, Split on splitops (or
+    onnxruntime, where the case says so)."""
     case = BY_NAME[name]
     feeds = dict(case.feeds)[label]
+    if case.oracle == "onnxruntime":
+        return tuple(np.asarray(v) for v in run_on("onnxruntime", case.model, feeds))
     return tuple(np.asarray(v) for v in splitops.backend.run_model(case.model, feeds))
 
 
@@ -1069,6 +1157,8 @@ def test_the_generator_reaches_every_scope_and_element_type() -> None:
         "loop-Split-",
         "nested-",
         "function-",
+        "overloads-",
+        "-same-label-ifs",
         "initializer-input-ir3-opset1",
         "initializer-input-ir3-opset7",
         "initializer-input-ir4",
@@ -1136,7 +1226,7 @@ def test_lowering_keeps_what_each_scope_computes(name: str, target: str) -> None
         return
     limits = dict(case.peer_limits)
     skipped = []
-    for peer in PEERS:
+    for peer in PEERS if case.oracle == "splitops" else (case.oracle,):
         try:
             runner = session(model) if peer == "onnxruntime" else ReferenceEvaluator(model)
         except Exception as error:  # the peer's own classes
@@ -1193,3 +1283,17 @@ def test_a_peer_is_skipped_only_where_it_refuses_the_original() -> None:
     assert refused >= listed, sorted(listed - refused)
     assert {name for name, _ in listed} == {n for n in BY_NAME if "opset1-" in n}
     assert len(listed) <= 8
+
+
+def test_onnx_reference_runs_one_overload_for_every_call() -> None:
+    """Why the ``overloads`` cases take onnxruntime as their oracle and leave onnx.reference
+    out: on every such original, onnx.reference's outputs differ from onnxruntime's."""
+    cases = [case for case in CASES if case.oracle == "onnxruntime"]
+    assert cases
+    for case in cases:
+        label, feeds = case.feeds[0]
+        reference = run_on("onnx.reference", case.model, feeds)
+        assert any(
+            np.asarray(a).tobytes() != b.tobytes() or np.shape(a) != b.shape
+            for a, b in zip(reference, oracle(case.name, label), strict=True)
+        ), case.name

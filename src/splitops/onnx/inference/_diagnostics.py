@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from ..model._walk import location
+from ..model import location
 
 __all__ = ["Diagnostic"]
 

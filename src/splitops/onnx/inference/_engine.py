@@ -104,49 +104,48 @@ from ...core import (
     opset_rule,
     plan_sequence_parts,
 )
-from ..model._describe import SplitOutputDescription, describe_type
-from ..model._io import check_node_count
-from ..model._node import (
+from ..model import (
     DEFAULT_DOMAINS,
     SPLIT_OPS,
+    Body,
+    FunctionId,
+    ScopeKey,
     SplitNode,
-    is_split_node,
-    node_error,
-    node_label,
-    read_node,
-)
-from ..model._types import (
+    SplitOutputDescription,
+    Step,
+    check_node_count,
     conflicts,
+    constant_initializers,
+    constant_value,
     declared_type,
+    describe_type,
     dim_of,
     dim_params,
     element_of_code,
+    function_body,
+    graph_at,
+    graph_attributes,
     has_negative_dim,
     has_type,
+    is_large_weight,
+    is_split_node,
+    iter_nodes,
+    main_body,
     named_placeholders,
+    node_error,
+    node_label,
+    node_subgraphs,
+    operator_schema,
+    read_node,
     refined_type,
     rename_all,
     rename_in_place,
     renamed,
     says_more,
+    subgraph_label,
     tensor_parts,
     union_type,
     unnamed_placeholders,
-)
-from ..model._view import constant_initializers
-from ..model._walk import (
-    Body,
-    Step,
-    constant_value,
-    function_body,
-    graph_at,
-    graph_attributes,
-    is_large_weight,
-    iter_nodes,
-    main_body,
-    node_subgraphs,
-    operator_schema,
-    subgraph_label,
     with_subgraphs,
     without_large_weights,
 )
@@ -232,6 +231,10 @@ class SplitNodeInference:
     #: Whether the node lies inside a branch of an If, which may never run: a branch for
     #: other input shapes may hold nodes that are invalid for these ones.
     in_branch: bool = False
+    #: Its identity: the scope it lies in (see :data:`~splitops.onnx.model.ScopeKey`) and its
+    #: index there. ``graph`` and ``label`` are for people: two nodes may share both.
+    scope: ScopeKey = (None, ())
+    index: int = 0
 
     @property
     def label(self) -> str:
@@ -360,7 +363,7 @@ class _Inferred:
     @property
     def records(self) -> list[SplitNodeInference]:
         main = main_body(self.model)
-        found = [_record(site, outcome) for site, outcome in self.own]
+        found = [_record(site, outcome, None) for site, outcome in self.own]
         for function in self.model.functions:
             places = self.functions.get(_function_key(function), {})
             bodies = {
@@ -371,7 +374,7 @@ class _Inferred:
                 in_branch = any(_is_branch(p) for p in body.parents)
                 node = body.proto.node[index]
                 site = _Site(body.label, where, index, node, body.opset, in_branch)
-                found.append(_record(site, _merge(list(outcomes.values()))))
+                found.append(_record(site, _merge(list(outcomes.values())), body.root))
         return found
 
 
@@ -1696,9 +1699,16 @@ def _size_dim(size: Any, params: DimParams) -> _Dim:
 # --- names and text -------------------------------------------------------------------
 
 
-def _record(site: _Site, outcome: _Outcome) -> SplitNodeInference:
+def _record(site: _Site, outcome: _Outcome, root: FunctionId | None) -> SplitNodeInference:
     return SplitNodeInference(
-        site.label, site.node, site.opset or 0, outcome.outputs, outcome.problems, site.in_branch
+        site.label,
+        site.node,
+        site.opset or 0,
+        outcome.outputs,
+        outcome.problems,
+        site.in_branch,
+        (root, site.where),
+        site.position,
     )
 
 

@@ -45,8 +45,7 @@ from typing import Any
 import numpy as np
 from onnx import NodeProto, TensorProto, helper
 
-from ..model._node import DEFAULT_DOMAINS
-from ..model._walk import SMALL_TENSOR, constant_value
+from ..model import DEFAULT_DOMAINS, SMALL_TENSOR, constant_value
 from ._number_types import NumberType, Rounded, number_type
 from ._symbolic import sympy
 
@@ -650,8 +649,12 @@ def _range(call: _Call) -> Value | None:
     count = _range_count(number, start, limit, delta)
     if not isinstance(count, int) or count > MAX_ITEMS:
         return None
-    if number.is_float and not _exact_steps(number, start, delta, count):
-        return None
+    if number.is_float:
+        # Every step is exact in the type (checked here), so the items are plain numbers:
+        # they are no dims, and no int64 bound applies to them.
+        if not _exact_steps(number, start, delta, count):
+            return None
+        return Value.of([start + delta * i for i in range(count)], number.code)
     return Value.of([_int64(start + delta * i) for i in range(count)], number.code)
 
 

@@ -51,7 +51,8 @@ from onnx import (
 
 from ...core import SplitSource, opset_rule, read_sizes
 from ._node import DEFAULT_DOMAINS, SplitNode
-from ._view import ModelView, Node, Scope, ScopeKey, Value
+from ._view import ModelView, Node, Scope, Value
+from ._walk import ScopeKey, Step
 
 __all__ = [
     "ModelEdits",
@@ -139,6 +140,18 @@ class ModelEdits:
                 remove_where(proto.initializer, partial(_named, names))
                 remove_where(proto.value_info, partial(_named, names))
                 proto.initializer.extend(self._initializers.get(key, ()))
+
+    def key_after(self, key: ScopeKey) -> ScopeKey:
+        """Where the scope ``key`` of the view lies once the edits are applied: each step
+        down moves by the nodes that replaced those before its holder (a holder of graphs
+        is never replaced itself)."""
+        root, path = key
+        moved: list[Step] = []
+        for depth, (index, name, k) in enumerate(path):
+            replaced = self._replaced.get((root, path[:depth]), {})
+            shift = sum(len(nodes) - 1 for at, nodes in replaced.items() if at < index)
+            moved.append((index + shift, name, k))
+        return root, tuple(moved)
 
     def _drop_unread(self) -> None:
         """Mark each value given to :meth:`drop` that nothing reads after the edits: its

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import array_api_compat
 from onnx import AttributeProto, NodeProto, helper
@@ -43,7 +43,6 @@ from ...core import (
     sequence_sizes,
     split_sizes,
 )
-from ...core._planner import D
 
 __all__ = [
     "DEFAULT_DOMAINS",
@@ -56,6 +55,9 @@ __all__ = [
     "run_node",
     "run_read_node",
 ]
+
+#: A dim of the arithmetic a node is planned in (an int, or a symbolic one).
+D = TypeVar("D")
 
 #: The names of ONNX's own operator domain.
 DEFAULT_DOMAINS = frozenset({"", "ai.onnx"})

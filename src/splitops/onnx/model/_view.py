@@ -63,9 +63,10 @@ from ._node import DEFAULT_DOMAINS, is_split_node
 from ._types import dim_of, tensor_parts
 from ._walk import (
     Body,
+    ScopeKey,
     constant_value,
     declared_types,
-    function_label,
+    function_id,
     held_graph,
     iter_bodies,
 )
@@ -79,18 +80,7 @@ __all__ = [
     "defined_names",
     "fed_inputs",
     "is_overridable",
-    "scope_key",
 ]
-
-#: Where a scope lies in its model, whatever the labels of its nodes: the root ("main" or a
-#: function's label) and the steps down to it.
-ScopeKey = tuple[str, tuple[tuple[int, str, int], ...]]
-
-
-def scope_key(body: Body) -> ScopeKey:
-    """The key of ``body``'s scope: unique in a model (labels need not be: two nodes may
-    share a name)."""
-    return body.root, body.path
 
 
 def is_overridable(ir_version: int, graph_inputs: Iterable[str], name: str) -> bool:
@@ -288,7 +278,7 @@ class Scope:
         self.proto: GraphProto | FunctionProto = body.proto
         #: The default-domain opset its nodes run at; ``None`` when it imports none.
         self.opset: int | None = body.opset
-        self.key: ScopeKey = scope_key(body)
+        self.key: ScopeKey = body.key
         self._parent = parent
         self._nodes: list[Node] | None = None
         self._values: dict[str, Value] | None = None
@@ -356,13 +346,6 @@ class Scope:
     @property
     def is_function(self) -> bool:
         return isinstance(self.proto, FunctionProto)
-
-    def ancestors(self) -> Iterator[Scope]:
-        """This scope, then each scope around it, outwards."""
-        scope: Scope | None = self
-        while scope is not None:
-            yield scope
-            scope = scope.parent
 
     def value(self, name: str) -> Value | None:
         """The value ``name`` means here: this scope's own, else an ancestor's."""
@@ -470,14 +453,15 @@ class ModelView:
         for body in iter_bodies(model):
             parent = by_key.get((body.root, body.path[:-1])) if body.path else None
             scope = Scope(owner, body, None if parent is None else weakref.ref(parent))
-            by_key[scope_key(body)] = scope
+            by_key[body.key] = scope
             view.scopes.append(scope)
         view._by_key = by_key
         return view
 
-    def scope_of(self, body: Body) -> Scope:
-        """The scope of ``body`` (a body of this view's model)."""
-        return self._by_key[scope_key(body)]
+    def scope(self, key: ScopeKey) -> Scope | None:
+        """The scope whose identity is ``key`` (see
+        :data:`~splitops.onnx.model._walk.ScopeKey`), or ``None``."""
+        return self._by_key.get(key)
 
     def split_nodes(self) -> Iterator[Node]:
         """Every Split and SplitToSequence node of the default domain, in model order."""
@@ -570,10 +554,10 @@ class ModelView:
             root, path = below.key
             proto: GraphProto | FunctionProto | None = None
             if not path:
-                if root == "main":
+                if root is None:
                     proto = typed.graph
                 else:
-                    bodies = [f for f in typed.functions if function_label(f) == root]
+                    bodies = [f for f in typed.functions if function_id(f) == root]
                     proto = bodies[-1] if bodies else None
             else:
                 parent = below.parent

@@ -2,7 +2,10 @@
 Loop, Scan, at any depth) and model-local functions, each with the opset its nodes run at.
 
 Locations are written as :class:`~splitops.Diagnostic` writes them: ``main``,
-``main/loop_1.body``, ``function:domain.name``.
+``main/loop_1.body``, ``function:domain.name`` (``function:domain.name:overload`` for an
+overload). A location is for people; a scope's identity is its :data:`ScopeKey`: the
+function it lies in, by :data:`FunctionId` (``None`` for the main graph), and the steps down
+to it.
 
 >>> from onnx import TensorProto, helper
 >>> body = helper.make_graph([helper.make_node("Split", ["x"], ["a"])], "body", [], [])
@@ -43,6 +46,8 @@ from ._types import has_type, tensor_problem
 __all__ = [
     "SMALL_TENSOR",
     "Body",
+    "FunctionId",
+    "ScopeKey",
     "Step",
     "constant_value",
     "copy_without",
@@ -50,6 +55,7 @@ __all__ = [
     "default_opset",
     "expanded_node_count",
     "function_body",
+    "function_id",
     "function_label",
     "graph_at",
     "graph_attributes",
@@ -85,6 +91,15 @@ def location(graph: str, node: str) -> str:
 #: attribute's ``graphs``, or -1 for its ``g``).
 Step = tuple[int, str, int]
 
+#: A model-local function as ONNX calls it: (domain, name, overload). Two overloads of one
+#: function are two functions; a label (:func:`function_label`) only prints.
+FunctionId = tuple[str, str, str]
+
+#: Where a scope lies in its model, whatever the labels of its nodes: the function it lies
+#: in (``None`` for the main graph) and the steps down to it. Unique in a model, where labels
+#: need not be (two nodes may share a name).
+ScopeKey = tuple[FunctionId | None, tuple[Step, ...]]
+
 
 @dataclass(frozen=True)
 class Body:
@@ -94,9 +109,9 @@ class Body:
     proto: GraphProto | FunctionProto
     #: The default-domain opset its nodes run at; ``None`` when it imports none.
     opset: int | None
-    #: The label of the scope it belongs to: ``main`` or a function's label. Value names are
-    #: unique within a scope (subgraphs may not shadow outer names).
-    root: str = "main"
+    #: The function it belongs to (``None``: the main graph). Value names are unique within
+    #: one (subgraphs may not shadow outer names).
+    root: FunctionId | None = None
     #: Where it lies below the scope's own graph or function body (see :func:`graph_at`).
     path: tuple[Step, ...] = ()
     #: The nodes that hold it, outermost first: an If, Loop, Scan, ... per step of ``path``.
@@ -105,6 +120,11 @@ class Body:
     @property
     def is_function(self) -> bool:
         return isinstance(self.proto, FunctionProto)
+
+    @property
+    def key(self) -> ScopeKey:
+        """Its identity in the model (see :data:`ScopeKey`)."""
+        return self.root, self.path
 
 
 def default_opset(opset_imports: Iterable[OperatorSetIdProto]) -> int | None:
@@ -130,9 +150,20 @@ def operator_schema(op: str, version: int, domain: str = "") -> onnx.defs.OpSche
         return None
 
 
+def function_id(function: FunctionProto) -> FunctionId:
+    """What a call names to run ``function``: its domain, name and overload."""
+    return function.domain, function.name, function.overload
+
+
 def function_label(function: FunctionProto) -> str:
-    """Where a model-local function's nodes live: ``function:domain.name``."""
-    return f"function:{function.domain}.{function.name}"
+    """Where a model-local function's nodes live, for people: ``function:domain.name``, and
+    ``function:domain.name:overload`` for an overload.
+
+    >>> function_label(helper.make_function("d", "F", [], [], [], [], overload="fast"))
+    'function:d.F:fast'
+    """
+    label = f"function:{function.domain}.{function.name}"
+    return f"{label}:{function.overload}" if function.overload else label
 
 
 def main_body(model: ModelProto) -> Body:
@@ -144,8 +175,8 @@ def function_body(function: FunctionProto, model_opset: int | None = None) -> Bo
     """A model-local function's body; its nodes run at the function's own default opset,
     else at the model's (``model_opset``)."""
     own = default_opset(function.opset_import)
-    label = function_label(function)
-    return Body(label, function, model_opset if own is None else own, root=label)
+    opset = model_opset if own is None else own
+    return Body(function_label(function), function, opset, root=function_id(function))
 
 
 def iter_bodies(model: ModelProto) -> Iterator[Body]:

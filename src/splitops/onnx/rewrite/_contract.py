@@ -25,21 +25,24 @@ splitops.onnx.rewrite._contract.RewriteError: lowering changed the main graph's 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import onnx
-from onnx import FunctionProto, GraphProto, ModelProto, TypeProto, ValueInfoProto
+from onnx import ModelProto, TypeProto, ValueInfoProto
 
 from ...core import SplitopsError
-from ..model._memory import types_only
-from ..model._node import node_label
-from ..model._types import dim_of, tensor_parts
-from ..model._view import ModelView, Scope, defined_names
-from ..model._walk import (
+from ..model import (
     SMALL_TENSOR,
+    ModelEdits,
+    ModelView,
     declared_types,
+    defined_names,
+    dim_of,
     iter_bodies,
     location,
+    node_label,
+    tensor_parts,
+    types_only,
 )
 
 __all__ = ["RewriteError", "check_fully", "check_rewrite"]
@@ -55,6 +58,7 @@ def check_rewrite(
     what: str,
     *,
     before: ModelView,
+    edits: ModelEdits | None = None,
     full_check: bool = True,
 ) -> None:
     """:class:`RewriteError` unless ``rewritten`` keeps the promises of a rewrite of
@@ -66,7 +70,9 @@ def check_rewrite(
     - no value that both models hold is typed by onnx's inference of the result in a way
       that contradicts its type before (element type, rank, a static length): no rewritten
       node computes other sizes than the planner's, wherever they are known. onnx's C++
-      pass types the result: it is fast, and it is not splitops' own reading.
+      pass types the result: it is fast, and it is not splitops' own reading. Each scope
+      of ``before`` is compared with the graph that lies where ``edits`` (the rewrite's)
+      moved it, by identity, never by label.
     """
     _check_interface(original, rewritten, what)
     if full_check:
@@ -74,11 +80,24 @@ def check_rewrite(
         if problem is not None and check_fully(original) is None:
             raise RewriteError(f"{what} wrote a model that onnx's full check refuses: {problem}.")
     light = types_only(rewritten)
+    if light.ir_version < 4 and light.graph.initializer:
+        # Before IR 4 every initializer is a constant, and onnx's pass ignores one that is
+        # not also listed as an input (onnxruntime does not): read at IR 4, where such an
+        # initializer is a constant to onnx too.
+        light = _at_ir4(light)
     try:
         after = onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=False)
     except (onnx.shape_inference.InferenceError, ValueError, TypeError, RuntimeError):
         return  # onnx cannot type it: the full check has said what it could
-    _check_types(before, after, what)
+    _check_types(before, after, what, edits)
+
+
+def _at_ir4(model: ModelProto) -> ModelProto:
+    """A copy of ``model`` (holding no large weight) that claims IR version 4."""
+    copy = ModelProto()
+    copy.CopyFrom(model)
+    copy.ir_version = 4
+    return copy
 
 
 def _check_interface(original: ModelProto, rewritten: ModelProto, what: str) -> None:
@@ -116,20 +135,17 @@ def check_fully(model: ModelProto) -> str | None:
     return None
 
 
-def _check_types(before: ModelView, after: ModelProto, what: str) -> None:
+def _check_types(before: ModelView, after: ModelProto, what: str, edits: ModelEdits | None) -> None:
     """No value typed in ``before`` and by ``after`` (the rewritten model, typed by onnx)
     may have contradicting types (element type, rank, or a static length).
 
-    Each scope of ``before`` is matched by its label with a graph of ``after``; of ``after``,
-    only each graph's own protobuf is read (the values it defines and the types it gives),
-    not a whole view.
+    Each scope of ``before`` is matched with the graph of ``after`` at its identity, moved
+    by ``edits``; of ``after``, only each graph's own protobuf is read (the values it
+    defines and the types it gives), not a whole view.
     """
-    # Each graph of ``after`` by its label, None where two share it (nodes of one name).
-    graphs: dict[str, GraphProto | FunctionProto | None] = {}
-    for body in iter_bodies(after):
-        graphs[body.label] = None if body.label in graphs else body.proto
-    for scope in _unique_labels(before.scopes).values():
-        other = graphs.get(scope.label)
+    graphs = {body.key: body.proto for body in iter_bodies(after)}
+    for scope in before.scopes:
+        other = graphs.get(scope.key if edits is None else edits.key_after(scope.key))
         if other is None:
             continue
         types = declared_types(other)
@@ -152,17 +168,6 @@ def _check_types(before: ModelView, after: ModelProto, what: str) -> None:
             raise RewriteError(
                 f"{what} changed what {where} computes: {name!r} is {contradiction}."
             )
-
-
-def _unique_labels(scopes: Iterable[Scope]) -> dict[str, Scope]:
-    """The scopes by label, leaving out labels that two scopes share (nodes of one name)."""
-    found: dict[str, Scope] = {}
-    shared: set[str] = set()
-    for scope in scopes:
-        if scope.label in found:
-            shared.add(scope.label)
-        found[scope.label] = scope
-    return {label: scope for label, scope in found.items() if label not in shared}
 
 
 def _contradiction(before: TypeProto | None, after: TypeProto | None) -> str | None:

@@ -28,7 +28,6 @@ splitops.SplitError: main: node 's' (Split): Split-18 num_outputs=3 cuts an axis
 
 from __future__ import annotations
 
-import math
 import re
 import warnings
 from collections.abc import Iterator
@@ -39,7 +38,6 @@ from onnx import (
     FunctionProto,
     ModelProto,
     NodeProto,
-    TensorProto,
     TypeProto,
     helper,
 )
@@ -59,23 +57,34 @@ from ...core import (
     plan_sequence_parts,
     split_sizes,
 )
-from ..model._edits import ModelEdits, given_sizes, remove_where, write_split_sizes
-from ..model._io import check_model_size
-from ..model._memory import copy_model, reserve_memory, weight_bytes
-from ..model._node import DEFAULT_DOMAINS, SplitNode, is_split_node, node_error, read_node
-from ..model._types import element_of_code
-from ..model._view import ModelView, Scope
-from ..model._walk import (
-    SMALL_TENSOR,
+from ..inference import infer_model_and_nodes
+from ..model import (
+    DEFAULT_DOMAINS,
     Body,
+    ModelEdits,
+    ModelView,
+    Scope,
+    SplitNode,
+    check_model_size,
+    copy_model,
     default_opset,
+    element_of_code,
+    function_id,
     function_label,
+    given_sizes,
+    is_split_node,
     iter_bodies,
     iter_nodes,
+    node_error,
     operator_schema,
+    read_node,
+    remove_where,
+    reserve_memory,
     split_nodes,
     split_sites,
-    without_large_weights,
+    types_only,
+    weight_bytes,
+    write_split_sizes,
 )
 from ._contract import check_fully, check_rewrite
 
@@ -126,7 +135,7 @@ def convert_model(model: ModelProto, opset: int) -> ModelProto:
     for _, node in split_nodes(converted):
         read_node(node, target)
     _check_converted(model, converted, target)
-    check_rewrite(model, converted, "conversion", before=view, full_check=False)
+    check_rewrite(model, converted, "conversion", before=view, edits=edits, full_check=False)
     return converted
 
 
@@ -162,18 +171,15 @@ _Rewrite = tuple[list[NodeProto], "str | None"]
 
 
 def _infer_types(model: ModelProto) -> ModelProto:
-    """``model`` after onnx shape inference (or without its large weights, when inference
-    fails). Without data propagation, which allocates per item of every 1-d tensor of known
-    length (see :func:`splitops.onnx.inference._engine._onnx_pass`)."""
-    light = without_large_weights(model)[0]
+    """``model`` typed by splitops' inference, the one that lowering, the checker and the
+    portability probes read (onnx's own pass misreads some models: at IR 3 it ignores an
+    initializer that is not listed as an input); ``model``'s own types where another
+    operator fails that inference, for conversion leaves other operators as they are."""
+    light = types_only(model)
     try:
-        return onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=False)
-    except Exception:  # any inference failure just leaves the types unknown
+        return infer_model_and_nodes(light)[0]
+    except OtherOperatorError:
         return light
-
-
-def _large_initializers(model: ModelProto) -> Iterator[TensorProto]:
-    return (t for t in model.graph.initializer if math.prod(t.dims) > SMALL_TENSOR)
 
 
 def _equal_parts_give(sizes: tuple[int, ...], dim: int, outputs: int, target: int) -> bool:
@@ -358,9 +364,9 @@ def _dim_text(type_proto: TypeProto | None, axis: int) -> str:
 def _convert_other_ops(model: ModelProto, target: int) -> None:
     changed = {body.root for body, _ in _changed_ops(model, target)}
     for function in model.functions:
-        if function_label(function) in changed:
+        if function_id(function) in changed:
             _convert_function(function, target)
-    if "main" in changed:
+    if None in changed:
         functions = list(model.functions)
         result = _convert_with_parked_splits(model, target)
         reserve_memory(weight_bytes(result))

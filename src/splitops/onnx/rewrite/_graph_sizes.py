@@ -42,8 +42,7 @@ from typing import Any, Literal
 import numpy as np
 from onnx import NodeProto, TensorProto, helper, numpy_helper
 
-from ..model._edits import ModelEdits
-from ..model._view import Scope
+from ..model import ModelEdits, Scope
 
 __all__ = ["CHECK_FORMS", "CheckForm", "GraphArithmetic", "GraphBuilder"]
 

@@ -90,14 +90,25 @@ from ...core import (
     sequence_sizes,
     split_part_sizes,
 )
-from ..inference._engine import infer_model_and_nodes
-from ..model._edits import ModelEdits, given_sizes, remove_where, write_split_sizes
-from ..model._io import check_model_size
-from ..model._memory import copy_model, types_only
-from ..model._node import DEFAULT_DOMAINS, SplitNode, node_label, read_node
-from ..model._types import tensor_parts
-from ..model._view import ModelView, Node, Scope
-from ..model._walk import location
+from ..inference import infer_model_and_nodes
+from ..model import (
+    DEFAULT_DOMAINS,
+    ModelEdits,
+    ModelView,
+    Node,
+    Scope,
+    SplitNode,
+    check_model_size,
+    copy_model,
+    given_sizes,
+    location,
+    node_label,
+    read_node,
+    remove_where,
+    tensor_parts,
+    types_only,
+    write_split_sizes,
+)
 from ._contract import check_rewrite
 from ._graph_sizes import CheckForm, GraphArithmetic, GraphBuilder
 
@@ -252,7 +263,7 @@ def lower_model_with_report(
     plan.edits.apply()
     if not plan.forms.sequences:
         _refuse_sequences(lowered, target)
-    check_rewrite(model, lowered, "lowering", before=view)
+    check_rewrite(model, lowered, "lowering", before=view, edits=plan.edits)
     return lowered, plan.report
 
 

@@ -4,4 +4,43 @@ the inputs a model is fed and the ``.npy`` files a run reads and writes (``_feed
 portability probes that run each node on the installed runtimes (``_portability``). All of
 them run nodes through the one reading of a node (:mod:`splitops.onnx.model`), so that
 every engine computes what the planner says.
+
+What this face exports is what the other sub-packages of :mod:`splitops.onnx` use; its
+modules are private to it (an import-linter contract checks it).
 """
+
+from ._feeds import (
+    load_npy,
+    model_feeds,
+    write_arrays,
+)
+from ._ort import session_version
+from ._portability import (
+    Departure,
+    Portability,
+    check_portability,
+)
+from ._reference import reference_ops
+from ._runtimes import (
+    RUNTIMES,
+    Runtime,
+    RuntimeWorkers,
+    installed_runtimes,
+    runtime_named,
+)
+
+__all__ = [
+    "RUNTIMES",
+    "Departure",
+    "Portability",
+    "Runtime",
+    "RuntimeWorkers",
+    "check_portability",
+    "installed_runtimes",
+    "load_npy",
+    "model_feeds",
+    "reference_ops",
+    "runtime_named",
+    "session_version",
+    "write_arrays",
+]

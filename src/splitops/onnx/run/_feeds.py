@@ -27,9 +27,7 @@ from onnx import ValueInfoProto
 
 from ..._files import make_folder, replacing
 from ...core import ModelInputError, current_limits
-from ..model._describe import describe_type
-from ..model._types import dtype_of_code, element_name, widened
-from ..model._view import ModelView
+from ..model import ModelView, describe_type, dtype_of_code, element_name, widened
 from .backend import check_feeds
 
 __all__ = ["load_npy", "model_feeds", "write_arrays"]

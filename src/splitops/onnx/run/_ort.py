@@ -16,8 +16,7 @@ from typing import Any
 import numpy as np
 from onnx import ModelProto, TensorProto, numpy_helper
 
-from ..model._memory import reserve_memory, weight_bytes
-from ..model._types import code_of_array, dtype_of_code
+from ..model import code_of_array, dtype_of_code, reserve_memory, weight_bytes
 
 __all__ = [
     "INSTALL",

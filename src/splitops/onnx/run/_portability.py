@@ -32,12 +32,18 @@ import onnx
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
 from ...core import Rule, SplitError, current_limits, drops_axis, normalize_axis
-from ..inference._engine import infer_model_and_nodes
-from ..model._node import SplitNode, node_label, read_node
-from ..model._types import element_of_code, numpy_dtype
-from ..model._view import ModelView, Node
-from ..model._walk import location
-from ..rewrite._lower import SequenceReader, Target, lower_model, sequence_readers
+from ..inference import infer_model_and_nodes
+from ..model import (
+    ModelView,
+    Node,
+    SplitNode,
+    element_of_code,
+    location,
+    node_label,
+    numpy_dtype,
+    read_node,
+)
+from ..rewrite import SequenceReader, Target, lower_model, sequence_readers
 from ._runtimes import RUNTIMES, Runtime, RuntimeWorkers
 from .backend import SplitopsRep
 
@@ -143,7 +149,7 @@ def check_portability(
             rule=Rule.ARGUMENT,
         )
     inferred, records = infer_model_and_nodes(model)
-    invalid = {(r.graph, node_label(r.node)) for r in records if r.problems}
+    invalid = {(r.scope, r.index) for r in records if r.problems}
     view = ModelView.read(model, types=inferred)
     probing = _runtimes(workers, asked)
     found: dict[bytes, list[tuple[str, str, bool, tuple[int, ...], str]]] = {}
@@ -157,7 +163,7 @@ def check_portability(
     for site in view.split_nodes():
         body, node = site.scope, site.proto
         where = location(body.label, node_label(node))
-        if (body.label, node_label(node)) in invalid or body.opset is None:
+        if (body.key, site.index) in invalid or body.opset is None:
             continue
         if any(a.ref_attr_name for a in node.attribute):
             not_probed.append((where, "its attributes come from the call"))

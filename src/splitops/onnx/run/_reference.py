@@ -25,7 +25,7 @@ from onnx import NodeProto, helper
 from onnx.reference.op_run import OpRun
 
 from ...core import Rule, SplitError, current_limits
-from ..model._node import SplitNode, node_label, read_node, run_read_node
+from ..model import SplitNode, node_label, read_node, run_read_node
 
 __all__ = ["bounded_run", "reference_ops"]
 

@@ -54,13 +54,19 @@ from ...core import (
     SplitError,
     SplitopsError,
 )
-from ..model._describe import describe_type
-from ..model._memory import reserve_memory, weight_bytes
-from ..model._node import read_node
-from ..model._node import run_node as _run_node
-from ..model._types import code_of_array, dtype_of_code, element_name, tensor_parts
-from ..model._view import fed_inputs
-from ..model._walk import split_nodes
+from ..model import (
+    code_of_array,
+    describe_type,
+    dtype_of_code,
+    element_name,
+    fed_inputs,
+    read_node,
+    reserve_memory,
+    split_nodes,
+    tensor_parts,
+    weight_bytes,
+)
+from ..model import run_node as _run_node
 from ._reference import bounded_run, reference_ops
 
 __all__ = [
@@ -197,7 +203,7 @@ class OnnxruntimeRep(BackendRep):
         session_options: Any = None,
         providers: Sequence[str] | None = None,
     ) -> None:
-        from ..rewrite._lower import lower_model
+        from ..rewrite import lower_model
         from ._ort import import_onnxruntime, make_session, needs_raw_values
 
         import_onnxruntime()

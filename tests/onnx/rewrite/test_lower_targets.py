@@ -33,6 +33,52 @@ def test_every_target_has_its_forms() -> None:
     assert FORMS["portable"].check == "none"
 
 
+def _symbolic_split(outputs: int, num_outputs: int) -> ModelProto:
+    names = [f"p{i}" for i in range(outputs)]
+    node = helper.make_node("Split", ["x"], names, axis=1, num_outputs=num_outputs, name="cut")
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", F, [2, "N"])],
+        [helper.make_tensor_value_info(n, F, None) for n in names],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize(
+    ("target", "outputs", "form"),
+    [
+        ("tract", 3, "kept-at-run-time"),
+        ("tract", 2, "slices-per-part"),  # fewer outputs listed than num_outputs
+        ("tvm", 3, "kept-at-run-time"),
+        ("portable", 3, "slices-per-part"),
+        ("openvino", 3, "slices-per-part"),
+        ("onnxruntime", 3, "computed-sizes"),
+    ],
+)
+def test_the_first_split_form_that_applies_lowers_the_node_and_writes_its_row(
+    target: str, outputs: int, form: str
+) -> None:
+    """A target's Split forms are an ordered list: each form before the one that lowers the
+    node says why it does not apply, and the report row is the applying form's."""
+    from splitops.onnx.model import ModelView, SplitSite
+    from splitops.onnx.rewrite._lower import Plan
+
+    model = _symbolic_split(outputs, 3)
+    view = ModelView.read(model)
+    site = SplitSite.read(next(view.split_nodes()))
+    plan = Plan(view, target)  # type: ignore[arg-type]
+    checks = [(f.name, f.check(plan, site)) for f in FORMS[target].split]  # type: ignore[index]
+    first = next(name for name, why_not in checks if why_not is None)
+    assert first == form
+    before = checks[: [name for name, _ in checks].index(first)]
+    assert before
+    assert all(why_not for _, why_not in before), before
+    _, report = lower_model_with_report(model, target=target)  # type: ignore[arg-type]
+    done = next(f for f in FORMS[target].split if f.name == form)  # type: ignore[index]
+    assert str(report[0]).endswith(done.rewrite(Plan(view, target), site).detail)  # type: ignore[arg-type]
+
+
 def test_sizes_are_computed_once_per_symbolic_length_in_a_scope() -> None:
     model = _chain(20, 3)
     lowered = splitops.lower_model(model, target="onnxruntime")

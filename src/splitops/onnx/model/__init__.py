@@ -46,6 +46,7 @@ from ._node import (
     run_node,
     run_read_node,
 )
+from ._site import SplitSite
 from ._types import (
     code_of_array,
     conflicts,
@@ -121,6 +122,7 @@ __all__ = [
     "SplitNode",
     "SplitOutputDescription",
     "SplitOutputRow",
+    "SplitSite",
     "Step",
     "Value",
     "check_model_size",

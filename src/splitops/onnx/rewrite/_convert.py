@@ -52,7 +52,6 @@ from ...core import (
     SplitSource,
     SplitTypeError,
     check_element_type,
-    normalize_axis,
     opset_rule,
     plan_sequence_parts,
     split_sizes,
@@ -65,13 +64,13 @@ from ..model import (
     ModelView,
     Scope,
     SplitNode,
+    SplitSite,
     check_model_size,
     copy_model,
     default_opset,
     element_of_code,
     function_id,
     function_label,
-    given_sizes,
     is_split_node,
     iter_bodies,
     iter_nodes,
@@ -125,11 +124,11 @@ def convert_model(model: ModelProto, opset: int) -> ModelProto:
     view = ModelView.read(converted, types=typed)
     edits = ModelEdits(view)
     # The view finds the same nodes, in the same order.
-    for site, spec in zip(view.split_nodes(), specs, strict=True):
-        nodes, dropped_input = _rewrite(site.scope, site.proto, spec, target, edits)
-        edits.replace(site, nodes)
+    for node, _ in zip(view.split_nodes(), specs, strict=True):
+        nodes, dropped_input = _rewrite(SplitSite.read(node), target, edits)
+        edits.replace(node, nodes)
         if dropped_input is not None:
-            edits.drop(site.scope.value(dropped_input))
+            edits.drop(node.scope.value(dropped_input))
     edits.apply()
     _convert_other_ops(converted, target)
     for _, node in split_nodes(converted):
@@ -224,61 +223,42 @@ def _read_source(body: Body, node: NodeProto) -> SplitNode:
         return read_node(node, body.opset)
 
 
-def _rewrite(
-    scope: Scope,
-    node: NodeProto,
-    spec: SplitNode,
-    target: int,
-    edits: ModelEdits,
-) -> _Rewrite:
-    with _at(scope.body, node):
-        element = scope.element(node.input[0])
-        if spec.op == "SplitToSequence":
+def _rewrite(site: SplitSite, target: int, edits: ModelEdits) -> _Rewrite:
+    try:
+        element = site.element
+        if site.spec.op == "SplitToSequence":
             rule = opset_rule("SplitToSequence", target)
             if element is not None:
                 check_element_type(element_of_code(element), rule)
-            _check_sequence_sizes(scope, spec, node.input[0])
-            return [node], None
-        return _rewrite_split(scope, node, spec, target, edits, element)
+            if site.length is not None:
+                site.part_sizes()  # a SplitError where the spec rejects them
+            else:
+                _check_sequence_split(site)
+            return [site.proto], None
+        return _rewrite_split(site, target, edits, element)
+    except SplitError as error:
+        raise site.error(error) from error
 
 
-def _check_sequence_sizes(scope: Scope, spec: SplitNode, data: str) -> None:
-    """A SplitToSequence's constant sizes, checked as execution would check them (against the
-    axis length where it is static): a node broken at its own opset stops the conversion, as
-    a chunk length of 0, which kills onnxruntime 1.31, must."""
-    value = None if spec.split_input is None else scope.constant(spec.split_input)
-    dims = scope.dims(data)
-    axis = None if dims is None else normalize_axis(spec.axis, len(dims), spec.rule.name)
-    dim = None if dims is None or axis is None else dims[axis]
-    if dim is not None:
-        spec.part_sizes(dim, value)
-    else:
-        plan_sequence_parts(None, value, spec.rule, UNKNOWN_LENGTH)
+def _check_sequence_split(site: SplitSite) -> None:
+    """A SplitToSequence's constant split on an axis of unknown length, checked as execution
+    would check it: a node broken at its own opset stops the conversion, as a chunk length
+    of 0, which kills onnxruntime 1.31, must. (On a static axis, its part sizes check it.)"""
+    plan_sequence_parts(None, site.split_value, site.spec.rule, UNKNOWN_LENGTH)
 
 
 def _rewrite_split(
-    scope: Scope,
-    node: NodeProto,
-    spec: SplitNode,
-    target: int,
-    edits: ModelEdits,
-    element: int | None,
+    site: SplitSite, target: int, edits: ModelEdits, element: int | None
 ) -> _Rewrite:
     rule = opset_rule("Split", target)
     if element is not None:
         check_element_type(element_of_code(element), rule)
-    dims = scope.dims(node.input[0])
-    axis = spec.axis
-    if dims is not None:
-        axis = normalize_axis(spec.axis, len(dims), spec.rule.name)
-    dim = dims[axis] if dims is not None else None
-    sizes = given_sizes(scope, spec)
+    scope, node, spec = site.scope, site.proto, site.spec
+    axis, dim, sizes = site.axis, site.length, site.given_sizes
     outputs = list(spec.outputs)
     # The node's own sizes, checked at its own version: a node broken there stops the
     # conversion (equal parts of 4 into 3 at Split-13 must not become 2, 2, 0 at Split-18).
-    planned = (
-        None if dim is None or (spec.has_sizes and sizes is None) else spec.part_sizes(dim, sizes)
-    )
+    planned = site.part_sizes()
 
     new = NodeProto()
     new.CopyFrom(node)

@@ -81,14 +81,11 @@ import numpy as np
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
 from ...core import (
-    PartCount,
     Rule,
     SplitError,
     current_limits,
     drops_axis,
-    normalize_axis,
     sequence_sizes,
-    split_part_sizes,
 )
 from ..inference import infer_model_and_nodes
 from ..model import (
@@ -98,19 +95,33 @@ from ..model import (
     Node,
     Scope,
     SplitNode,
+    SplitSite,
     check_model_size,
     copy_model,
-    given_sizes,
     location,
     node_label,
-    read_node,
     remove_where,
-    tensor_parts,
     types_only,
     write_split_sizes,
 )
-from ._contract import check_rewrite
-from ._graph_sizes import CheckForm, GraphArithmetic, GraphBuilder
+from ._contract import RewriteError, check_rewrite
+from ._graph_sizes import CheckForm, GraphBuilder
+from ._split_forms import (
+    EXPLICIT_SIZES,
+    FOLD_STATIC_SIZES,
+    RUNTIME_SIZES_CHECKED,
+    UNSIZED,
+    ZERO_SIZES_AS_SLICES,
+    SplitForm,
+    axis_symbol,
+    checkable_length,
+    computed_part_sizes,
+    computed_sizes,
+    copy_without_split,
+    kept_at_run_time,
+    name_base,
+    slices_per_part,
+)
 
 __all__ = [
     "SEQUENCE_OPS",
@@ -125,20 +136,15 @@ __all__ = [
 
 Target = Literal["portable", "no-sequences", "onnxruntime", "openvino", "tract", "tvm"]
 
-#: A Split without sizes on an axis whose length is known only at run time becomes:
-#: ``sizes``, a Split whose sizes the graph computes by the planner's formula; ``slices``, a
-#: Slice per listed part, its bounds computed alike; or stays (``keep``) where the runtime
-#: computes the node as the spec says.
-DynamicSplit = Literal["sizes", "slices", "keep"]
-
 
 @dataclass(frozen=True)
 class Forms:
     """The forms one target's runtime computes as the spec says, as found by running them
     (``python -m benchmarks.portability``; the table is in docs/portability.md)."""
 
-    #: A Split-18 by ``num_outputs`` on an axis known only at run time.
-    dynamic_split: DynamicSplit
+    #: The forms of a Split, in order: the first that applies to a node lowers it
+    #: (:mod:`~splitops.onnx.rewrite._split_forms`).
+    split: tuple[SplitForm, ...]
     #: How the run-time checks fail where the spec rejects a length.
     check: CheckForm
     #: Whether a SplitToSequence whose sequence cannot be removed may stay.
@@ -146,12 +152,22 @@ class Forms:
     #: Whether a sequence that would take a Slice per part stays, where onnxruntime has a
     #: SplitToSequence kernel for its element type (fewer nodes for onnxruntime to run).
     onnxruntime_sequences: bool = False
-    #: Whether explicit sizes holding a 0 become a Slice per part.
-    zero_size_slices: bool = False
-    #: A Split into equal parts by output count (Split-2 to 13 without sizes) on an axis
-    #: known only at run time; ``None``: as ``dynamic_split``.
-    equal_parts: DynamicSplit | None = None
 
+
+def _split_forms(
+    *, zero_sizes: bool, num_outputs: Sequence[SplitForm], equal: Sequence[SplitForm]
+) -> tuple[SplitForm, ...]:
+    """A target's Split forms: explicit sizes (with ``zero_sizes``, those holding a 0 as a
+    Slice per part), sizes computed from static shapes folded, sizes given at run time
+    checked; then without sizes, one part, a static axis, before opset 13, and on an axis
+    known only at run time the target's own forms for ``num_outputs`` and equal parts."""
+    *explicit, kept = EXPLICIT_SIZES
+    zero = (ZERO_SIZES_AS_SLICES,) if zero_sizes else ()
+    sized = (*explicit, *zero, kept, FOLD_STATIC_SIZES, RUNTIME_SIZES_CHECKED)
+    return (*sized, *UNSIZED, *num_outputs, *equal)
+
+
+_SLICES = (slices_per_part("num_outputs"),)
 
 #: What lowering aims for, and the forms it picks for it (each measured on its runtime:
 #: docs/portability.md):
@@ -179,13 +195,50 @@ class Forms:
 #:   sequences (TVM cuts a sequence output wrong, and refuses ConcatFromSequence of one);
 #:   explicit sizes holding a 0 as a Slice per part (TVM's Split refuses them).
 FORMS: dict[Target, Forms] = {
-    "portable": Forms("slices", "none", zero_size_slices=True),
-    "no-sequences": Forms("slices", "none", sequences=False, zero_size_slices=True),
-    "onnxruntime": Forms("sizes", "reshape", onnxruntime_sequences=True, equal_parts="keep"),
-    "openvino": Forms("slices", "expand", sequences=False, equal_parts="keep"),
-    "tract": Forms("keep", "none", sequences=False),
+    "portable": Forms(
+        _split_forms(zero_sizes=True, num_outputs=_SLICES, equal=(slices_per_part("equal"),)),
+        "none",
+    ),
+    "no-sequences": Forms(
+        _split_forms(zero_sizes=True, num_outputs=_SLICES, equal=(slices_per_part("equal"),)),
+        "none",
+        sequences=False,
+    ),
+    "onnxruntime": Forms(
+        _split_forms(
+            zero_sizes=False,
+            num_outputs=(computed_sizes("num_outputs"),),
+            equal=(kept_at_run_time("equal"), computed_sizes("equal")),
+        ),
+        "reshape",
+        onnxruntime_sequences=True,
+    ),
+    "openvino": Forms(
+        _split_forms(
+            zero_sizes=False,
+            num_outputs=_SLICES,
+            equal=(kept_at_run_time("equal"), slices_per_part("equal")),
+        ),
+        "expand",
+        sequences=False,
+    ),
+    "tract": Forms(
+        _split_forms(
+            zero_sizes=False,
+            num_outputs=(kept_at_run_time("num_outputs"), *_SLICES),
+            equal=(kept_at_run_time("equal"), slices_per_part("equal")),
+        ),
+        "none",
+        sequences=False,
+    ),
     "tvm": Forms(
-        "keep", "expand-gather", sequences=False, zero_size_slices=True, equal_parts="slices"
+        _split_forms(
+            zero_sizes=True,
+            num_outputs=(kept_at_run_time("num_outputs"), *_SLICES),
+            equal=(slices_per_part("equal"),),
+        ),
+        "expand-gather",
+        sequences=False,
     ),
 }
 TARGETS: tuple[Target, ...] = tuple(FORMS)
@@ -257,7 +310,7 @@ def lower_model_with_report(
     del records  # what inference found of each node: no longer needed, and large
     lowered = copy_model(model)
     view = ModelView.read(lowered, types=inferred)
-    plan = _Plan(view, target)
+    plan = Plan(view, target)
     for node in list(view.split_nodes()):
         plan.lower(node)
     plan.edits.apply()
@@ -317,7 +370,7 @@ def check_target(target: object) -> None:
 
 
 @dataclass
-class _Plan:
+class Plan:
     view: ModelView
     target: Target
     edits: ModelEdits = field(init=False)
@@ -336,7 +389,7 @@ class _Plan:
         self.edits = ModelEdits(self.view)
         self.forms = FORMS[self.target]
 
-    def builder(self, scope: Scope, label: str) -> GraphBuilder:
+    def scope_builder(self, scope: Scope, label: str) -> GraphBuilder:
         """Nodes computing values in ``scope``, checked in the target's form."""
         return GraphBuilder(scope, self.edits, label, self.forms.check)
 
@@ -365,11 +418,11 @@ class _Plan:
         if any(a.ref_attr_name for a in proto.attribute):
             self.note(node, None, "unchanged", "its attributes come from the call")
             return
-        spec = read_node(proto, scope.opset)
-        if spec.op == "Split":
-            self._lower_split(node, spec)
+        site = SplitSite.read(node)
+        if site.spec.op == "Split":
+            self._lower_split(site)
         else:
-            _Sequence(self, node, spec).lower()
+            _Sequence(self, site).lower()
 
     def note(self, node: Node, spec: SplitNode | None, outcome: str, detail: str) -> None:
         """Report what became of a node."""
@@ -385,200 +438,58 @@ class _Plan:
 
     # --- Split ---------------------------------------------------------------------------
 
-    def _lower_split(self, node: Node, spec: SplitNode) -> None:
-        scope, proto = node.scope, node.proto
-        x = proto.input[0]
-        dims = scope.dims(x)
-        axis = spec.axis if dims is None else normalize_axis(spec.axis, len(dims), spec.op)
-        dim = _checkable_length(dims, axis)
-        opset = scope.opset or 0
-        if spec.has_sizes:
-            self._lower_explicit_split(node, spec)
+    def _lower_split(self, site: SplitSite) -> None:
+        node, spec = site.node, site.spec
+        reasons = []
+        for form in self.forms.split:
+            why_not = form.check(self, site)
+            if why_not is not None:
+                reasons.append(f"{form.name}: {why_not}")
+                continue
+            done = form.rewrite(self, site)
+            if done.nodes is not None:
+                self.edits.replace(node, done.nodes)
+            if done.drops_split:
+                self.drop_input(node, 1)
+            self.note(node, spec, done.outcome, done.detail)
             return
-        by_attribute = spec.rule.part_count is PartCount.NUM_OUTPUTS
-        count = spec.num_outputs if by_attribute else len(spec.outputs)
-        assert count is not None  # read_node and the check saw to it
-        how = f"num_outputs={count}" if by_attribute else f"{count} equal parts"
-        if count == 1:
-            identity = helper.make_node("Identity", [x], [spec.outputs[0]], name=proto.name)
-            self.edits.replace(node, [identity])
-            self.note(node, spec, "rewritten", f"{how} -> Identity (one part)")
-            return
-        if dim is not None:
-            sizes = spec.part_sizes(dim)
-            listed = _listed_sizes(sizes, len(spec.outputs))
-            new = self._new_split(proto, spec, len(listed))
-            constants = write_split_sizes(new, scope, opset, listed, self.edits, _label(proto))
-            self.edits.replace(node, [*constants, new])
-            self.note(node, spec, "rewritten", f"{how} -> split {list(listed)} (constant)")
-            return
-        if opset < 13:
-            self.note(
-                node,
-                spec,
-                "unchanged",
-                f"{how} on an axis of length known at run time: Split-{spec.rule.since_version} "
-                "takes sizes only as an attribute, and every runtime cuts equal parts alike",
-            )
-            return
-        forms = self.forms
-        outputs = len(spec.outputs)
-        form = forms.dynamic_split if by_attribute else forms.equal_parts or forms.dynamic_split
-        if form == "keep" and outputs == count:
-            self.note(
-                node,
-                spec,
-                "unchanged",
-                f"{how} on an axis of length known at run time: {self.target} computes it as "
-                "the spec says",
-            )
-            return
-        build = self.builder(scope, _label(proto))
-        symbol = _axis_symbol(scope, x, axis)
-        key = (scope.key, symbol, count, spec.rule.since_version)
+        raise RewriteError(  # every target's last forms apply to any valid node
+            f"{site.where}: no form of target {self.target!r} applies ({'; '.join(reasons)})."
+        )
+
+    def builder(self, site: SplitSite) -> GraphBuilder:
+        """Nodes computing values in ``site``'s scope, checked in the target's form."""
+        return self.scope_builder(site.scope, name_base(site.proto))
+
+    def computed_sizes(self, site: SplitSite, build: GraphBuilder) -> tuple[tuple[str, ...], bool]:
+        """The sizes of a Split without sizes, computed in the graph by ``build``; and whether
+        they are shared by the nodes of the scope that cut an axis of the same symbolic
+        length into as many parts (computed once for them all)."""
+        symbol = axis_symbol(site)
+        spec = site.spec
+        key = (
+            site.scope.key,
+            symbol,
+            spec.num_outputs or len(spec.outputs),
+            spec.rule.since_version,
+        )
         planned = self.shared.get(key) if symbol is not None else None
         if planned is None:
-            length = build.axis_length(x, spec.axis)
-            computed = split_part_sizes(length, None, count, spec.rule, GraphArithmetic(build))
-            planned = tuple(str(size) for size in computed)
+            planned = computed_part_sizes(site, build)
             if symbol is not None:
                 self.shared[key] = planned
-        # Two parts by num_outputs cannot be invalid (d - ceil(d/2) >= 0): nothing to check.
-        can_fail = not by_attribute or count > 2
-        unchecked = (
-            " (unchecked: an invalid length cuts parts)"
-            if forms.check == "none" and can_fail
-            else ""
-        )
-        if form == "sizes" or opset < 10:
-            parts = tuple(str(size) for size in _listed_in_graph(build, planned, outputs))
-            new = self._new_split(proto, spec, len(parts))
-            tensor = self.sizes.get(parts) if symbol is not None else None
-            if tensor is None:
-                tensor = build.sizes(parts)
-                if symbol is not None:
-                    self.sizes[parts] = tensor
-            new.input.append(tensor)
-            self.edits.replace(node, [*build.nodes, new])
-            self.note(node, spec, "rewritten", f"{how} -> split computed in the graph{unchecked}")
-            return
-        bounds = self.bounds.get(planned) if symbol is not None else None
-        if bounds is None:
-            bounds = _bounds(build, planned)
-            if symbol is not None:
-                self.bounds[planned] = bounds
-        where = build.ints([spec.axis])
-        slices = [
-            helper.make_node("Slice", [x, start, end, where], [output])
-            for output, (start, end) in zip(spec.outputs, bounds, strict=False)
-            if output
-        ]
-        self.edits.replace(node, [*build.nodes, *slices])
-        self.note(node, spec, "rewritten", f"{how} -> a Slice per part{unchecked}")
+        return planned, symbol is not None
 
-    def _lower_explicit_split(self, node: Node, spec: SplitNode) -> None:
-        scope, proto = node.scope, node.proto
-        if spec.rule.split_input_types is None and spec.split_input is not None:
-            # Split-1 reads sizes typed like the data: the attribute, where they are constant.
-            sizes = given_sizes(scope, spec)
-            if sizes is None:
-                self.note(node, spec, "unchanged", "Split-1 sizes known at run time")
-                return
-            new = _copy_without_split(proto)
-            new.attribute.append(helper.make_attribute("split", list(sizes)))
-            self.edits.replace(node, [new])
-            self.drop_input(node, 1)
-            self.note(node, spec, "rewritten", f"split input -> split={list(sizes)}")
-            return
-        given = given_sizes(scope, spec)
-        slices_allowed = (scope.opset or 0) >= 10 and self.forms.zero_size_slices
-        if given is not None and 0 in given and slices_allowed:
-            # TVM refuses a Split with a part of size 0 ("split_indices must be sorted").
-            build = self.builder(scope, _label(proto))
-            where, start, nodes = build.ints([spec.axis]), 0, []
-            for output, size in zip(spec.outputs, given, strict=True):
-                bounds = [build.ints([start]), build.ints([start + size])]
-                nodes.append(helper.make_node("Slice", [proto.input[0], *bounds, where], [output]))
-                start += size
-            self.edits.replace(node, [*build.nodes, *nodes])
-            if spec.split_input is not None:
-                self.drop_input(node, 1)
-            self.note(node, spec, "rewritten", f"split {list(given)} -> a Slice per part")
-            return
-        if spec.split_input is None or scope.constant(spec.split_input) is not None:
-            self.note(node, spec, "unchanged", "explicit sizes")
-            return
-        folded = _static_parts(scope, spec, proto.input[0])
-        if folded is not None:
-            # Sizes computed from static shapes (torch's tensor_split): a constant, which
-            # runtimes that refuse computed sizes (TVM) take.
-            new = _copy_without_split(proto)
-            constants = write_split_sizes(
-                new, scope, scope.opset or 0, folded, self.edits, _label(proto)
-            )
-            self.edits.replace(node, [*constants, new])
-            self.drop_input(node, 1)
-            self.note(node, spec, "rewritten", f"split computed from static shapes -> {folded}")
-            return
-        # Sizes given at run time: onnxruntime takes an empty split for an absent one.
-        build = self.builder(scope, _label(proto))
-        checked = build.add("Reshape", [spec.split_input, build.ints([len(spec.outputs)])], "split")
-        build.nodes[-1].name = self.view.fresh_name(f"{_label(proto)}/one_size_per_output")
-        new = NodeProto()
-        new.CopyFrom(proto)
-        new.input[1] = checked
-        self.edits.replace(node, [*build.nodes, new])
-        self.note(
-            node,
-            spec,
-            "rewritten",
-            "split input known at run time -> checked for one size per output",
-        )
-
-    def _new_split(self, proto: NodeProto, spec: SplitNode, parts: int) -> NodeProto:
+    def new_split(self, site: SplitSite, parts: int) -> NodeProto:
         """A copy of a Split node without its sizes, listing ``parts`` outputs: its own, then
         one unused output for the rest where it lists fewer than there are parts."""
-        new = _copy_without_split(proto)
-        rest = range(parts - len(spec.outputs))
-        label = _label(proto)
-        outputs = [*spec.outputs, *(self.view.fresh_name(f"{label}_rest") for _ in rest)]
+        new = copy_without_split(site.proto)
+        rest = range(parts - len(site.spec.outputs))
+        label = name_base(site.proto)
+        outputs = [*site.spec.outputs, *(self.view.fresh_name(f"{label}_rest") for _ in rest)]
         del new.output[:]
         new.output.extend(outputs)
         return new
-
-
-#: The longest axis whose Split onnx's own check takes: onnx 1.23's inference of Split reads
-#: the axis length as a 32-bit int, and refuses constant sizes on an axis of 2^31 or more
-#: (their sum against a length of -2^31). A longer axis is lowered as one whose length is
-#: known only at run time: the sizes computed in the graph.
-_LONGEST_CHECKED_AXIS = 2**31 - 1
-
-
-def _checkable_length(dims: Sequence[int | None] | None, axis: int) -> int | None:
-    """The static length of ``axis``, or ``None`` where it is unknown or too long for onnx's
-    check (:data:`_LONGEST_CHECKED_AXIS`)."""
-    length = None if dims is None else dims[axis]
-    return None if length is None or length > _LONGEST_CHECKED_AXIS else length
-
-
-def _label(node: NodeProto) -> str:
-    return node_label(node).strip("/").replace("/", "_") or "split"
-
-
-def _static_parts(scope: Scope, spec: SplitNode, x: str) -> list[int] | None:
-    """The size of every part of a Split whose outputs inference gives a static length on
-    the split axis, or ``None``."""
-    dims = scope.dims(x)
-    if dims is None:
-        return None
-    axis = normalize_axis(spec.axis, len(dims), spec.op)
-    sizes = []
-    for output in spec.outputs:
-        found = scope.dims(output) if output else None
-        if found is None or len(found) != len(dims) or found[axis] is None:
-            return None
-        sizes.append(int(found[axis]))  # type: ignore[arg-type]
-    return sizes
 
 
 def _count_constant(name: str, count: int) -> NodeProto:
@@ -586,61 +497,6 @@ def _count_constant(name: str, count: int) -> NodeProto:
     (onnx2tf) drop when it is also a graph output."""
     value = numpy_helper.from_array(np.array(count, dtype=np.int64), name)
     return helper.make_node("Constant", [], [name], value=value)
-
-
-def _axis_symbol(scope: Scope, x: str, axis: int) -> str | None:
-    """The symbolic length (a dim_param) that inference gives axis ``axis`` of ``x``, where
-    it gives one: nodes cutting axes of one such length share their computed sizes."""
-    _, dims = tensor_parts(scope.type_of(x))
-    if dims is None or not -len(dims) <= axis < len(dims):
-        return None
-    return dims[axis].dim_param or None
-
-
-def _bounds(build: GraphBuilder, sizes: Sequence[str]) -> list[tuple[str, str]]:
-    """The start and end of each part of ``sizes`` (``[1]`` values of the graph, one size for
-    all but the last, which may differ), one after another. Where the last size went
-    through a run-time check, every bound starts from ``last - last``, so that no part is
-    cut without the check, whether the last part is listed or not."""
-    first, last = sizes[0], sizes[-1]
-    guarded = build.check != "none" and last != first
-    start = build.add("Sub", [last, last], "zero") if guarded else build.ints([0])
-    bounds = []
-    for size in sizes:
-        end = build.add("Add", [start, size], "end")
-        bounds.append((start, end))
-        start = end
-    return bounds
-
-
-def _copy_without_split(node: NodeProto) -> NodeProto:
-    """A copy of a Split node that keeps only its data input and its axis."""
-    new = NodeProto()
-    new.CopyFrom(node)
-    del new.input[1:]
-    kept = [a for a in new.attribute if a.name == "axis"]
-    del new.attribute[:]
-    new.attribute.extend(kept)
-    return new
-
-
-def _listed_sizes(sizes: tuple[int, ...], listed: int) -> tuple[int, ...]:
-    """The sizes of the parts a node lists, and the rest as one more part when it lists fewer
-    parts than there are."""
-    if listed >= len(sizes):
-        return sizes
-    return (*sizes[:listed], sum(sizes[listed:]))
-
-
-def _listed_in_graph(build: GraphBuilder, planned: tuple[Any, ...], listed: int) -> tuple[Any, ...]:
-    """:func:`_listed_sizes` in the graph: the parts before the last are all ``ceil(d/n)``,
-    so the rest is the (checked) last part plus the unlisted parts before it."""
-    if listed >= len(planned):
-        return planned
-    chunk, last = planned[0], planned[-1]
-    between = build.add("Mul", [chunk, build.ints([len(planned) - 1 - listed])], "between")
-    rest = build.add("Add", [last, between], "rest")
-    return (*planned[:listed], rest)
 
 
 # --- SplitToSequence ---------------------------------------------------------------------
@@ -688,21 +544,17 @@ def sequence_readers(node: Node) -> tuple[list[SequenceReader], str | None]:
 class _Sequence:
     """The lowering of one SplitToSequence node."""
 
-    def __init__(self, plan: _Plan, node: Node, spec: SplitNode) -> None:
-        self.plan, self.node, self.spec = plan, node, spec
-        self.scope = scope = node.scope
-        self.proto = node.proto
-        self.x = node.proto.input[0]
-        self.sequence = node.proto.output[0]
-        dims = scope.dims(self.x)
-        self.rank = None if dims is None else len(dims)
-        self.axis = spec.axis if dims is None else normalize_axis(spec.axis, len(dims), spec.op)
-        self.dim = _checkable_length(dims, self.axis)
-        self.static_length = None if dims is None else dims[self.axis]
-        split = spec.split_input
-        self.split_element = None if split is None else scope.element(split)
-        self.split_value = None if split is None else scope.constant(split)
-        split_dims = None if split is None else scope.dims(split)
+    def __init__(self, plan: Plan, site: SplitSite) -> None:
+        self.plan, self.site, self.node, self.spec = plan, site, site.node, site.spec
+        self.scope, self.proto = site.scope, site.proto
+        self.x = site.data
+        self.sequence = site.proto.output[0]
+        self.rank, self.axis = site.rank, site.axis
+        self.dim = checkable_length(site)
+        self.static_length = site.length
+        self.split_element = site.split_element
+        self.split_value = site.split_value
+        split_dims = site.split_dims
         self.split_rank = None if split_dims is None else len(split_dims)
         if self.split_value is not None:
             self.split_rank = self.split_value.ndim
@@ -807,7 +659,7 @@ class _Sequence:
                 "nothing reads its sequence, but what the spec checks of its split at run time "
                 "depends on the split's rank, which is not known"
             )
-        shared = GraphBuilder(self.scope, self.plan.edits, _label(self.proto))
+        shared = GraphBuilder(self.scope, self.plan.edits, name_base(self.proto))
         _RuntimeParts(self, shared).check()
         self._replace(shared.nodes)
         self.note("removed", "nothing reads its sequence -> run-time checks of its split")
@@ -827,8 +679,8 @@ class _Sequence:
     ) -> None:
         """One Split cuts every part; each reader takes its part, or their count."""
         plan, scope = self.plan, self.scope
-        label = _label(self.proto)
-        build = plan.builder(scope, label)
+        label = name_base(self.proto)
+        build = plan.scope_builder(scope, label)
         squeeze = drops_axis(self.spec.split_input is not None, self.spec.keepdims)
         # A part read once by a SequenceAt that needs no Squeeze is written under its name.
         named: dict[int, str] = {}
@@ -855,7 +707,7 @@ class _Sequence:
         for reader in readers:
             out = reader.node.proto.output[0]
             op = reader.node.op_type
-            step = plan.builder(scope, _label(reader.node.proto))
+            step = plan.scope_builder(scope, name_base(reader.node.proto))
             if op == "SequenceAt":
                 assert reader.position is not None
                 part = outputs[reader.position % count]
@@ -895,10 +747,10 @@ class _Sequence:
         What the readers share (the axis length, the checked chunk length or sizes) is
         computed once, in the SplitToSequence's place."""
         plan, scope = self.plan, self.scope
-        shared = plan.builder(scope, _label(self.proto))
+        shared = plan.scope_builder(scope, name_base(self.proto))
         parts = _RuntimeParts(self, shared)
         for reader in readers:
-            step = plan.builder(scope, _label(reader.node.proto))
+            step = plan.scope_builder(scope, name_base(reader.node.proto))
             out = reader.node.proto.output[0]
             if reader.node.op_type == "ConcatFromSequence":
                 assert count is not None
@@ -941,7 +793,7 @@ class _Sequence:
         if chunk is not None and self.dim:
             sizes = sequence_sizes(self.dim, chunk, opset=self.spec.rule.since_version)
             self.plan.spend(self.node, len(sizes))
-            name = self.plan.view.fresh_name(f"{_label(self.proto)}_split")
+            name = self.plan.view.fresh_name(f"{name_base(self.proto)}_split")
             constants = self.plan.edits.int64_constant(self.scope, name, sizes)
             new.input[1] = name
             self.plan.drop_input(self.node, 1)

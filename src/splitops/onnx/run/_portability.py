@@ -31,12 +31,13 @@ import numpy as np
 import onnx
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
-from ...core import Rule, SplitError, current_limits, drops_axis, normalize_axis
+from ...core import Rule, SplitError, current_limits, drops_axis
 from ..inference import infer_model_and_nodes
 from ..model import (
     ModelView,
     Node,
     SplitNode,
+    SplitSite,
     element_of_code,
     location,
     node_label,
@@ -316,33 +317,30 @@ class _Probe:
     parts: int
 
     @classmethod
-    def of(cls, site: Node, ir_version: int) -> _Probe:
-        body, node = site.scope, site.proto
-        x = node.input[0]
-        element = body.element(x)
-        dims = body.dims(x)
-        if element is None or dims is None:
-            raise _NotProbedError("the type of its input is not known")
+    def of(cls, node: Node, ir_version: int) -> _Probe:
+        body = node.scope
         newest = onnx.defs.onnx_opset_version()
         if (body.opset or 0) > newest:
             raise _NotProbedError(
                 f"its opset {body.opset} is past the newest this onnx knows ({newest}), which "
                 "no installed runtime runs"
             )
-        spec = read_node(node, body.opset or 0)
-        axis = normalize_axis(spec.axis, len(dims), spec.op)
+        site = SplitSite.read(node)
+        x, spec, element, dims, axis = site.data, site.spec, site.element, site.dims, site.axis
+        if element is None or dims is None:
+            raise _NotProbedError("the type of its input is not known")
         initializers = []
-        split_value = None
+        split_value = site.split_value
         if spec.split_input is not None:
-            split_value = body.constant(spec.split_input)
             if split_value is None:
                 raise _NotProbedError("its sizes are known only at run time")
             initializers.append(numpy_helper.from_array(split_value, spec.split_input))
-        nodes, outputs = [node], _outputs(spec, element, len(dims))
+        node_proto = site.proto
+        nodes, outputs = [node_proto], _outputs(spec, element, len(dims))
         if spec.op == "SplitToSequence":
-            found, why = sequence_readers(site)
+            found, why = sequence_readers(node)
             if why is None:
-                nodes, outputs = _with_readers(node, found, element, len(dims), spec)
+                nodes, outputs = _with_readers(node_proto, found, element, len(dims), spec)
                 positions = {
                     r.node.proto.input[1]: r.position for r in found if r.position is not None
                 }
@@ -365,7 +363,8 @@ class _Probe:
             ir_version=max(ir_version, helper.find_min_ir_version_for(opsets)),
         )
         static = dims[axis]
-        lengths = (static,) if static is not None else _lengths(spec, split_value, len(node.output))
+        count = len(node_proto.output)
+        lengths = (static,) if static is not None else _lengths(spec, split_value, count)
         full = tuple(length if length is not None else OTHER_AXES for length in dims)
         _check_input_size(full, axis, max(lengths, default=0))
         parts = sum(_part_count(spec, split_value, length) for length in lengths)

@@ -1,0 +1,485 @@
+"""The forms a Split node may take when lowered, as rules: each says when it applies (and,
+when not, why not), what it builds, and the report row of what it did.
+
+A target's Split forms are an ordered list of these rules (``Forms.split`` in
+:mod:`~splitops.onnx.rewrite._lower`): the first that applies to a node rewrites it, or
+keeps it with its reason. Adding a runtime's form is adding a rule to its list, as
+onnxscript's rewriter gives each rule a ``check`` whose failure carries why.
+
+>>> [form.name for form in EXPLICIT_SIZES]
+['split-1-sizes-as-attribute', 'split-1-sizes-at-run-time', 'explicit-sizes']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from onnx import NodeProto, helper
+
+from ...core import PartCount, split_part_sizes
+from ..model import SplitSite, node_label, tensor_parts, write_split_sizes
+from ._graph_sizes import GraphArithmetic, GraphBuilder
+
+if TYPE_CHECKING:
+    from ._lower import Plan
+
+__all__ = [
+    "EXPLICIT_SIZES",
+    "FOLD_STATIC_SIZES",
+    "RUNTIME_SIZES_CHECKED",
+    "UNSIZED",
+    "ZERO_SIZES_AS_SLICES",
+    "Rewritten",
+    "SplitForm",
+    "axis_symbol",
+    "checkable_length",
+    "computed_part_sizes",
+    "computed_sizes",
+    "copy_without_split",
+    "kept_at_run_time",
+    "name_base",
+    "slices_per_part",
+]
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    """What a form made of a node: the nodes in its place (``None``: the node stays), and the
+    report row's outcome and detail."""
+
+    nodes: list[NodeProto] | None
+    detail: str
+    #: Whether the split input goes once nothing else reads it.
+    drops_split: bool = False
+
+    @property
+    def outcome(self) -> str:
+        return "unchanged" if self.nodes is None else "rewritten"
+
+
+class SplitForm:
+    """One form of a Split node: :meth:`check` says whether it applies to a site (``None``)
+    or why not; :meth:`rewrite` builds it."""
+
+    name = ""
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        raise NotImplementedError
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        raise NotImplementedError
+
+
+# --- explicit sizes ------------------------------------------------------------------------
+
+
+class _Split1SizesAsAttribute(SplitForm):
+    """Split-1's second input (sizes typed like the data), where it is constant: the
+    ``split`` attribute, which every runtime with Split-1 reads."""
+
+    name = "split-1-sizes-as-attribute"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        if not _split1_input(site):
+            return "not Split-1 sizes as an input"
+        return None if site.given_sizes is not None else "its sizes are known at run time"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        sizes = site.given_sizes
+        assert sizes is not None
+        new = copy_without_split(site.proto)
+        new.attribute.append(helper.make_attribute("split", list(sizes)))
+        return Rewritten([new], f"split input -> split={list(sizes)}", drops_split=True)
+
+
+class _Split1SizesAtRunTime(SplitForm):
+    name = "split-1-sizes-at-run-time"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        return None if _split1_input(site) else "not Split-1 sizes as an input"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        return Rewritten(None, "Split-1 sizes known at run time")
+
+
+class _ZeroSizesAsSlices(SplitForm):
+    """Constant sizes holding a 0: a Slice per part (TVM's Split refuses a part of size 0,
+    "split_indices must be sorted")."""
+
+    name = "zero-sizes-as-slices"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        given = site.given_sizes
+        if given is None or 0 not in given:
+            return "no constant size of 0"
+        return None if (site.scope.opset or 0) >= 10 else "Slice takes bounds as inputs from 10"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        given = site.given_sizes
+        assert given is not None
+        build = plan.builder(site)
+        where, start, nodes = build.ints([site.spec.axis]), 0, []
+        for output, size in zip(site.spec.outputs, given, strict=True):
+            bounds = [build.ints([start]), build.ints([start + size])]
+            nodes.append(helper.make_node("Slice", [site.data, *bounds, where], [output]))
+            start += size
+        detail = f"split {list(given)} -> a Slice per part"
+        return Rewritten([*build.nodes, *nodes], detail, drops_split=True)
+
+
+class _ExplicitSizesKept(SplitForm):
+    name = "explicit-sizes"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        if not site.spec.has_sizes:
+            return "no explicit sizes"
+        if site.spec.split_input is not None and site.split_value is None:
+            return "its sizes are known at run time"
+        return None
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        return Rewritten(None, "explicit sizes")
+
+
+class _FoldStaticSizes(SplitForm):
+    """Sizes computed from static shapes (torch's ``tensor_split``): a constant, which
+    runtimes that refuse computed sizes (TVM) take."""
+
+    name = "fold-static-sizes"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        if not site.spec.has_sizes or site.spec.split_input is None:
+            return "no sizes input"
+        return None if _static_parts(site) is not None else "its parts' lengths are not static"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        folded = _static_parts(site)
+        assert folded is not None
+        new = copy_without_split(site.proto)
+        opset = site.scope.opset or 0
+        constants = write_split_sizes(
+            new, site.scope, opset, folded, plan.edits, name_base(site.proto)
+        )
+        detail = f"split computed from static shapes -> {folded}"
+        return Rewritten([*constants, new], detail, drops_split=True)
+
+
+class _RuntimeSizesChecked(SplitForm):
+    """Sizes given at run time go through a Reshape to one size per output: onnxruntime
+    takes an empty split input for an absent one, and cuts equal parts."""
+
+    name = "run-time-sizes-checked"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        return None if site.spec.has_sizes else "no explicit sizes"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        spec = site.spec
+        assert spec.split_input is not None
+        build = plan.builder(site)
+        checked = build.add("Reshape", [spec.split_input, build.ints([len(spec.outputs)])], "split")
+        build.nodes[-1].name = plan.view.fresh_name(f"{name_base(site.proto)}/one_size_per_output")
+        new = NodeProto()
+        new.CopyFrom(site.proto)
+        new.input[1] = checked
+        detail = "split input known at run time -> checked for one size per output"
+        return Rewritten([*build.nodes, new], detail)
+
+
+# --- without sizes -------------------------------------------------------------------------
+
+
+class _OnePartAsIdentity(SplitForm):
+    name = "one-part-as-identity"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        return None if _count(site) == 1 else "more than one part"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        proto = site.proto
+        identity = helper.make_node("Identity", [site.data], [proto.output[0]], name=proto.name)
+        return Rewritten([identity], f"{_how(site)} -> Identity (one part)")
+
+
+class _ConstantSizesOnStaticAxis(SplitForm):
+    name = "constant-sizes-on-static-axis"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        return None if checkable_length(site) is not None else "the axis length is not static"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        length = checkable_length(site)
+        assert length is not None
+        listed = listed_sizes(site.spec.part_sizes(length), len(site.spec.outputs))
+        new = plan.new_split(site, len(listed))
+        opset = site.scope.opset or 0
+        constants = write_split_sizes(
+            new, site.scope, opset, listed, plan.edits, name_base(site.proto)
+        )
+        return Rewritten([*constants, new], f"{_how(site)} -> split {list(listed)} (constant)")
+
+
+class _EqualPartsBeforeOpset13(SplitForm):
+    name = "equal-parts-before-opset-13"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        return None if (site.scope.opset or 0) < 13 else "Split takes sizes as an input from 13"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        return Rewritten(
+            None,
+            f"{_how(site)} on an axis of length known at run time: "
+            f"Split-{site.spec.rule.since_version} takes sizes only as an attribute, and every "
+            "runtime cuts equal parts alike",
+        )
+
+
+#: By what a Split without sizes gives its part count: ``num_outputs`` (Split-18) or the
+#: number of outputs it lists (equal parts, before 18).
+PartsBy = Literal["num_outputs", "equal"]
+
+
+@dataclass(frozen=True)
+class _ForParts(SplitForm):
+    """A form for Splits whose parts come one way (:data:`PartsBy`) only."""
+
+    by: PartsBy
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        if _parts_by(site) != self.by:
+            return f"its parts are not by {self.by}"
+        return self._check(plan, site)
+
+    def _check(self, plan: Plan, site: SplitSite) -> str | None:
+        return None
+
+
+@dataclass(frozen=True)
+class _KeptAtRunTime(_ForParts):
+    """The node as it is, where the target's runtime computes it as the spec says."""
+
+    name = "kept-at-run-time"
+
+    def _check(self, plan: Plan, site: SplitSite) -> str | None:
+        if len(site.spec.outputs) != _count(site):
+            return "it lists fewer outputs than parts"
+        return None
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        return Rewritten(
+            None,
+            f"{_how(site)} on an axis of length known at run time: {plan.target} computes it "
+            "as the spec says",
+        )
+
+
+@dataclass(frozen=True)
+class _ComputedSizes(_ForParts):
+    """The planner's sizes computed in the graph from ``Shape``, checked in the target's
+    form."""
+
+    name = "computed-sizes"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        build = plan.builder(site)
+        planned, shared = plan.computed_sizes(site, build)
+        outputs = len(site.spec.outputs)
+        parts = tuple(str(size) for size in _listed_in_graph(build, planned, outputs))
+        new = plan.new_split(site, len(parts))
+        tensor = plan.sizes.get(parts) if shared else None
+        if tensor is None:
+            tensor = build.sizes(parts)
+            if shared:
+                plan.sizes[parts] = tensor
+        new.input.append(tensor)
+        detail = f"{_how(site)} -> split computed in the graph{_unchecked(plan, site)}"
+        return Rewritten([*build.nodes, new], detail)
+
+
+@dataclass(frozen=True)
+class _SlicesPerPart(_ForParts):
+    """A Slice per listed part, its bounds computed in the graph from ``Shape`` (the forms
+    before it keep every Split before opset 13)."""
+
+    name = "slices-per-part"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        build = plan.builder(site)
+        planned, shared = plan.computed_sizes(site, build)
+        bounds = plan.bounds.get(planned) if shared else None
+        if bounds is None:
+            bounds = _bounds(build, planned)
+            if shared:
+                plan.bounds[planned] = bounds
+        where = build.ints([site.spec.axis])
+        slices = [
+            helper.make_node("Slice", [site.data, start, end, where], [output])
+            for output, (start, end) in zip(site.spec.outputs, bounds, strict=False)
+            if output
+        ]
+        detail = f"{_how(site)} -> a Slice per part{_unchecked(plan, site)}"
+        return Rewritten([*build.nodes, *slices], detail)
+
+
+def kept_at_run_time(by: PartsBy) -> SplitForm:
+    return _KeptAtRunTime(by)
+
+
+def computed_sizes(by: PartsBy) -> SplitForm:
+    return _ComputedSizes(by)
+
+
+def slices_per_part(by: PartsBy) -> SplitForm:
+    return _SlicesPerPart(by)
+
+
+#: The forms every target gives a Split with explicit sizes, but for those holding a 0
+#: (:data:`ZERO_SIZES_AS_SLICES`, which goes before the last of these).
+EXPLICIT_SIZES: tuple[SplitForm, ...] = (
+    _Split1SizesAsAttribute(),
+    _Split1SizesAtRunTime(),
+    _ExplicitSizesKept(),
+)
+ZERO_SIZES_AS_SLICES: SplitForm = _ZeroSizesAsSlices()
+FOLD_STATIC_SIZES: SplitForm = _FoldStaticSizes()
+RUNTIME_SIZES_CHECKED: SplitForm = _RuntimeSizesChecked()
+#: The forms every target gives a Split without sizes first.
+UNSIZED: tuple[SplitForm, ...] = (
+    _OnePartAsIdentity(),
+    _ConstantSizesOnStaticAxis(),
+    _EqualPartsBeforeOpset13(),
+)
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+
+def _split1_input(site: SplitSite) -> bool:
+    """Whether the node is a Split-1 given its sizes as its second input."""
+    return site.spec.rule.split_input_types is None and site.spec.split_input is not None
+
+
+def _parts_by(site: SplitSite) -> PartsBy:
+    if site.spec.rule.part_count is PartCount.NUM_OUTPUTS:
+        return "num_outputs"
+    return "equal"
+
+
+def _count(site: SplitSite) -> int:
+    """The number of parts of a Split without sizes."""
+    spec = site.spec
+    count = spec.num_outputs if _parts_by(site) == "num_outputs" else len(spec.outputs)
+    assert count is not None  # read_node and the check saw to it
+    return count
+
+
+def _how(site: SplitSite) -> str:
+    count = _count(site)
+    return f"num_outputs={count}" if _parts_by(site) == "num_outputs" else f"{count} equal parts"
+
+
+def _unchecked(plan: Plan, site: SplitSite) -> str:
+    # Two parts by num_outputs cannot be invalid (d - ceil(d/2) >= 0): nothing to check.
+    can_fail = _parts_by(site) == "equal" or _count(site) > 2
+    if plan.forms.check == "none" and can_fail:
+        return " (unchecked: an invalid length cuts parts)"
+    return ""
+
+
+def name_base(node: NodeProto) -> str:
+    """A base for the names of the values and nodes written for ``node``."""
+    return node_label(node).strip("/").replace("/", "_") or "split"
+
+
+#: The longest axis whose Split onnx's own check takes: onnx 1.23's inference of Split reads
+#: the axis length as a 32-bit int, and refuses constant sizes on an axis of 2^31 or more
+#: (their sum against a length of -2^31). A longer axis is lowered as one whose length is
+#: known only at run time: the sizes computed in the graph.
+_LONGEST_CHECKED_AXIS = 2**31 - 1
+
+
+def checkable_length(site: SplitSite) -> int | None:
+    """The static length of the split axis, or ``None`` where it is unknown or too long for
+    onnx's check (:data:`_LONGEST_CHECKED_AXIS`)."""
+    length = site.length
+    return None if length is None or length > _LONGEST_CHECKED_AXIS else length
+
+
+def axis_symbol(site: SplitSite) -> str | None:
+    """The symbolic length (a dim_param) that inference gives the split axis, where it gives
+    one: nodes cutting axes of one such length share their computed sizes."""
+    _, dims = tensor_parts(site.scope.type_of(site.data))
+    axis = site.axis
+    if dims is None or not -len(dims) <= axis < len(dims):
+        return None
+    return dims[axis].dim_param or None
+
+
+def computed_part_sizes(site: SplitSite, build: GraphBuilder) -> tuple[str, ...]:
+    """The planner's sizes of a Split without sizes, computed in the graph."""
+    length = build.axis_length(site.data, site.spec.axis)
+    rule = site.spec.rule
+    computed = split_part_sizes(length, None, _count(site), rule, GraphArithmetic(build))
+    return tuple(str(size) for size in computed)
+
+
+def copy_without_split(node: NodeProto) -> NodeProto:
+    """A copy of a Split node that keeps only its data input and its axis."""
+    new = NodeProto()
+    new.CopyFrom(node)
+    del new.input[1:]
+    kept = [a for a in new.attribute if a.name == "axis"]
+    del new.attribute[:]
+    new.attribute.extend(kept)
+    return new
+
+
+def listed_sizes(sizes: tuple[int, ...], listed: int) -> tuple[int, ...]:
+    """The sizes of the parts a node lists, and the rest as one more part when it lists fewer
+    parts than there are."""
+    if listed >= len(sizes):
+        return sizes
+    return (*sizes[:listed], sum(sizes[listed:]))
+
+
+def _listed_in_graph(build: GraphBuilder, planned: tuple[Any, ...], listed: int) -> tuple[Any, ...]:
+    """:func:`listed_sizes` in the graph: the parts before the last are all ``ceil(d/n)``,
+    so the rest is the (checked) last part plus the unlisted parts before it."""
+    if listed >= len(planned):
+        return planned
+    chunk, last = planned[0], planned[-1]
+    between = build.add("Mul", [chunk, build.ints([len(planned) - 1 - listed])], "between")
+    rest = build.add("Add", [last, between], "rest")
+    return (*planned[:listed], rest)
+
+
+def _bounds(build: GraphBuilder, sizes: Sequence[str]) -> list[tuple[str, str]]:
+    """The start and end of each part of ``sizes`` (``[1]`` values of the graph, one size for
+    all but the last, which may differ), one after another. Where the last size went
+    through a run-time check, every bound starts from ``last - last``, so that no part is
+    cut without the check, whether the last part is listed or not."""
+    first, last = sizes[0], sizes[-1]
+    guarded = build.check != "none" and last != first
+    start = build.add("Sub", [last, last], "zero") if guarded else build.ints([0])
+    bounds = []
+    for size in sizes:
+        end = build.add("Add", [start, size], "end")
+        bounds.append((start, end))
+        start = end
+    return bounds
+
+
+def _static_parts(site: SplitSite) -> list[int] | None:
+    """The size of every part of a Split whose outputs inference gives a static length on
+    the split axis, or ``None``."""
+    if site.dims is None:
+        return None
+    sizes = []
+    for output in site.spec.outputs:
+        found = site.scope.dims(output) if output else None
+        if found is None or len(found) != len(site.dims) or found[site.axis] is None:
+            return None
+        sizes.append(int(found[site.axis]))  # type: ignore[arg-type]
+    return sizes

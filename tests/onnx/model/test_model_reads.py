@@ -18,7 +18,7 @@ import splitops
 from splitops import backend
 from splitops.onnx.model import _io, _view
 from splitops.onnx.model._view import ModelView
-from splitops.onnx.rewrite import _contract, _lower
+from splitops.onnx.rewrite import _contract, _rewrite
 from splitops.onnx.run import _portability
 
 #: Ifs nested 3 deep, both branches of each holding the If below: 8 Splits, 15 graphs.
@@ -99,7 +99,7 @@ def test_load_model_tells_text_that_is_not_utf8_as_the_field_by_field_check_does
 def test_lowering_reads_one_view_and_runs_onnx_full_check_once(calls: _Calls) -> None:
     calls(_view.ModelView, "read")
     calls(_contract, "check_fully")
-    calls(_lower, "check_rewrite")
+    calls(_rewrite, "check_rewrite")
     splitops.lower_model(_tree())
     assert calls.seen == Counter({"read": 1, "check_fully": 1, "check_rewrite": 1})
 

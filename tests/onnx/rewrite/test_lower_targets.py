@@ -61,13 +61,13 @@ def test_the_first_split_form_that_applies_lowers_the_node_and_writes_its_row(
 ) -> None:
     """A target's Split forms are an ordered list: each form before the one that lowers the
     node says why it does not apply, and the report row is the applying form's."""
-    from splitops.onnx.model import ModelView, SplitSite
+    from splitops.onnx.model import ModelEdits, ModelView, SplitSite
     from splitops.onnx.rewrite._lower import Plan
 
     model = _symbolic_split(outputs, 3)
     view = ModelView.read(model)
     site = SplitSite.read(next(view.split_nodes()))
-    plan = Plan(view, target)  # type: ignore[arg-type]
+    plan = Plan(view, target, ModelEdits(view))  # type: ignore[arg-type]
     checks = [(f.name, f.check(plan, site)) for f in FORMS[target].split]  # type: ignore[index]
     first = next(name for name, why_not in checks if why_not is None)
     assert first == form
@@ -76,7 +76,7 @@ def test_the_first_split_form_that_applies_lowers_the_node_and_writes_its_row(
     assert all(why_not for _, why_not in before), before
     _, report = lower_model_with_report(model, target=target)  # type: ignore[arg-type]
     done = next(f for f in FORMS[target].split if f.name == form)  # type: ignore[index]
-    assert str(report[0]).endswith(done.rewrite(Plan(view, target), site).detail)  # type: ignore[arg-type]
+    assert str(report[0]).endswith(done.rewrite(Plan(view, target, ModelEdits(view)), site).detail)  # type: ignore[arg-type]
 
 
 def test_sizes_are_computed_once_per_symbolic_length_in_a_scope() -> None:

@@ -65,8 +65,6 @@ from ..model import (
     Scope,
     SplitNode,
     SplitSite,
-    check_model_size,
-    copy_model,
     default_opset,
     element_of_code,
     function_id,
@@ -86,6 +84,7 @@ from ..model import (
     write_split_sizes,
 )
 from ._contract import check_fully, check_rewrite
+from ._rewrite import Rewrite
 
 __all__ = ["convert_model"]
 
@@ -115,27 +114,45 @@ def convert_model(model: ModelProto, opset: int) -> ModelProto:
             rule=Rule.OPSET,
             hint="Add an opset import for the domain ''.",
         )
-    check_model_size(model)
-    converted = copy_model(model)
-    # Every node is read at its own opset before onnx's inference sees the model: onnx 1.23
-    # aborts the process on a Split-18 listing more outputs than num_outputs.
-    specs = [_read_source(body, node) for body, _, node in split_sites(converted)]
-    typed = _infer_types(converted)
-    view = ModelView.read(converted, types=typed)
-    edits = ModelEdits(view)
-    # The view finds the same nodes, in the same order.
-    for node, _ in zip(view.split_nodes(), specs, strict=True):
-        nodes, dropped_input = _rewrite(SplitSite.read(node), target, edits)
-        edits.replace(node, nodes)
-        if dropped_input is not None:
-            edits.drop(node.scope.value(dropped_input))
-    edits.apply()
-    _convert_other_ops(converted, target)
-    for _, node in split_nodes(converted):
-        read_node(node, target)
-    _check_converted(model, converted, target)
-    check_rewrite(model, converted, "conversion", before=view, edits=edits, full_check=False)
-    return converted
+    return _Convert(target)(model)
+
+
+class _Convert(Rewrite):
+    """The conversion to opset ``target`` as a
+    :class:`~splitops.onnx.rewrite._rewrite.Rewrite`."""
+
+    what = "conversion"
+
+    def __init__(self, target: int) -> None:
+        self.target = target
+
+    def requires(self, model: ModelProto) -> None:
+        super().requires(model)
+        # Every node is read at its own opset before onnx's inference sees the model: onnx
+        # 1.23 aborts the process on a Split-18 listing more outputs than num_outputs.
+        for body, _, node in split_sites(model):
+            _read_source(body, node)
+
+    def types(self, model: ModelProto) -> ModelProto:
+        return _infer_types(model)
+
+    def plan(self, view: ModelView, edits: ModelEdits) -> None:
+        for node in view.split_nodes():
+            nodes, dropped_input = _rewrite(SplitSite.read(node), self.target, edits)
+            edits.replace(node, nodes)
+            if dropped_input is not None:
+                edits.drop(node.scope.value(dropped_input))
+
+    def finish(self, model: ModelProto) -> None:
+        _convert_other_ops(model, self.target)
+        for _, node in split_nodes(model):
+            read_node(node, self.target)
+
+    def ensures(
+        self, original: ModelProto, result: ModelProto, view: ModelView, edits: ModelEdits
+    ) -> None:
+        _check_converted(original, result, self.target)
+        check_rewrite(original, result, self.what, before=view, edits=edits, full_check=False)
 
 
 def _check_converted(model: ModelProto, converted: ModelProto, target: int) -> None:

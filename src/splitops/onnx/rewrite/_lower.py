@@ -96,16 +96,15 @@ from ..model import (
     Scope,
     SplitNode,
     SplitSite,
-    check_model_size,
-    copy_model,
     location,
     node_label,
     remove_where,
     types_only,
     write_split_sizes,
 )
-from ._contract import RewriteError, check_rewrite
+from ._contract import RewriteError
 from ._graph_sizes import CheckForm, GraphBuilder
+from ._rewrite import Rewrite
 from ._split_forms import (
     EXPLICIT_SIZES,
     FOLD_STATIC_SIZES,
@@ -299,25 +298,40 @@ def lower_model_with_report(
     model: ModelProto, *, target: Target = "portable"
 ) -> tuple[ModelProto, list[Lowering]]:
     """:func:`lower_model`, and what it did to each node."""
-    check_target(target)
-    check_model_size(model)
-    # Types only: the weights stay out of the inferred copy.
-    inferred, records = infer_model_and_nodes(types_only(model))
-    for record in records:
-        error = record.error
-        if error is not None:
-            raise error.in_context(f"{record.graph}: ") from record.problems[0][1]
-    del records  # what inference found of each node: no longer needed, and large
-    lowered = copy_model(model)
-    view = ModelView.read(lowered, types=inferred)
-    plan = Plan(view, target)
-    for node in list(view.split_nodes()):
-        plan.lower(node)
-    plan.edits.apply()
-    if not plan.forms.sequences:
-        _refuse_sequences(lowered, target)
-    check_rewrite(model, lowered, "lowering", before=view, edits=plan.edits)
-    return lowered, plan.report
+    lowering = Lower(target)
+    return lowering(model), lowering.report
+
+
+class Lower(Rewrite):
+    """The lowering for ``target`` as a :class:`~splitops.onnx.rewrite._rewrite.Rewrite`;
+    :attr:`report` tells what became of each node of the last model it lowered."""
+
+    what = "lowering"
+
+    def __init__(self, target: Target) -> None:
+        check_target(target)
+        self.target: Target = target
+        self.report: list[Lowering] = []
+        self._forms = FORMS[target]
+
+    def types(self, model: ModelProto) -> ModelProto:
+        # Types only: the weights stay out of the inferred copy.
+        inferred, records = infer_model_and_nodes(types_only(model))
+        for record in records:
+            error = record.error
+            if error is not None:
+                raise error.in_context(f"{record.graph}: ") from record.problems[0][1]
+        return inferred
+
+    def plan(self, view: ModelView, edits: ModelEdits) -> None:
+        plan = Plan(view, self.target, edits)
+        for node in list(view.split_nodes()):
+            plan.lower(node)
+        self.report = plan.report
+
+    def finish(self, model: ModelProto) -> None:
+        if not self._forms.sequences:
+            _refuse_sequences(model, self.target)
 
 
 #: The operators that make, read or hold sequences.
@@ -371,9 +385,12 @@ def check_target(target: object) -> None:
 
 @dataclass
 class Plan:
+    """The lowering's plan for one model: the edits of its nodes, in a target's forms, and
+    what became of each node."""
+
     view: ModelView
     target: Target
-    edits: ModelEdits = field(init=False)
+    edits: ModelEdits
     report: list[Lowering] = field(default_factory=list)
     #: The parts written so far by rewrites that write one value (or more) per part.
     parts: int = 0
@@ -386,7 +403,6 @@ class Plan:
     bounds: dict[tuple[str, ...], list[tuple[str, str]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.edits = ModelEdits(self.view)
         self.forms = FORMS[self.target]
 
     def scope_builder(self, scope: Scope, label: str) -> GraphBuilder:

@@ -26,7 +26,7 @@ from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
 from splitops import infer_shapes
 from splitops.onnx.inference._number_types import number_type
-from splitops.onnx.inference._values import Value, from_array, propagate
+from splitops.onnx.inference._values import Items, from_array, propagate
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 SIZES = [(2, 5), (3, 7), (2, 9), (3, 12)]
@@ -271,7 +271,7 @@ def _ours(node: NodeProto, arrays: list[np.ndarray[Any, Any]], opset: int = 18) 
     return found
 
 
-def _same(found: Value, expected: Any) -> None:
+def _same(found: Items, expected: Any) -> None:
     expected = np.asarray(expected)
     assert found.shape == expected.shape
     assert np.array_equal(np.asarray(found.host(), dtype=np.float64), expected.astype(np.float64))
@@ -370,7 +370,7 @@ def test_symbolic_division_is_exact_or_unknown(
     numerator: Any, op: str, divisor: int, extra: dict[str, int]
 ) -> None:
     node = helper.make_node(op, ["a", "b"], ["c"], **extra)
-    found = propagate(node, 18, [Value.of(numerator), Value.of(divisor)])
+    found = propagate(node, 18, [Items.of(numerator), Items.of(divisor)])
     assert found is not None
     (item,) = found.flat()
     for s in range(25):
@@ -390,7 +390,7 @@ def test_a_dim_cast_to_a_type_that_may_not_hold_it_is_unknown(numerator: Any, to
     # int32 from 2**31, uint64 every negative value). A bool is certain only where the
     # value's truth is.
     node = helper.make_node("Cast", ["a"], ["c"], to=to)
-    found = propagate(node, 21, [Value.of(numerator)])
+    found = propagate(node, 21, [Items.of(numerator)])
     assert found is not None
     (item,) = found.flat()
     if to == TensorProto.INT64:
@@ -417,7 +417,7 @@ def test_division_of_a_dim_is_floor_where_the_quotient_cannot_be_negative(
     op: str, numerator: Any, divisor: int, expected: Any
 ) -> None:
     node = helper.make_node(op, ["a", "b"], ["c"])
-    found = propagate(node, 18, [Value.of(numerator), Value.of(divisor)])
+    found = propagate(node, 18, [Items.of(numerator), Items.of(divisor)])
     assert found is not None
     assert found.flat() == [expected]
 

@@ -155,7 +155,7 @@ from ._values import (
     READS_SHAPES,
     SHAPE_OPS,
     VALUE_OPS,
-    Value,
+    Items,
     from_array,
     propagate,
 )
@@ -594,7 +594,7 @@ class _Graph:
     #: nodes after them came from something splitops found impossible.
     loose: set[str] = field(default_factory=set)
     #: The values followed, by name (``None``: a constant that is not followed).
-    values: dict[str, Value | None] = field(default_factory=dict)
+    values: dict[str, Items | None] = field(default_factory=dict)
     #: The outcome of each of its Split and SplitToSequence nodes, by the node's index, and
     #: the graphs its nodes hold (by the node's index, in order).
     outcomes: list[tuple[int, _Outcome]] = field(default_factory=list)
@@ -642,7 +642,7 @@ class _Graph:
         graph = self._owner(name)
         return graph is not None and name in graph.loose
 
-    def value_of(self, name: str) -> Value | None:
+    def value_of(self, name: str) -> Items | None:
         """The value followed for ``name``: a constant, or one computed by earlier nodes."""
         graph: _Graph | None = self
         while graph is not None:
@@ -664,7 +664,7 @@ class _Graph:
         return [d if d is None or isinstance(d, int) else read(d) for d in map(dim_of, dims)]
 
 
-def _constant(tensor: TensorProto) -> Value | None:
+def _constant(tensor: TensorProto) -> Items | None:
     """An initializer's value, or ``None`` when it is large or not at hand."""
     if np.prod(tensor.dims, dtype=np.int64) > MAX_ITEMS:
         return None
@@ -984,7 +984,7 @@ class _Pass:
 
     def _follow(
         self, graph: _Graph, node: NodeProto, changed: bool
-    ) -> tuple[Value | None, list[Any] | None]:
+    ) -> tuple[Items | None, list[Any] | None]:
         """``node``'s value, and the dims of its output when splitops works them out
         (:data:`SHAPE_OPS`), else ``None``. A Concat's dims are worked out where onnx's may
         fall short: an input ``changed`` from onnx's type, or a name on the axis."""
@@ -1227,7 +1227,7 @@ def _shape_type(dims: list[Any], elem: int, params: DimParams) -> TypeProto | No
     )
 
 
-def _tensor(value: Value | None, type_proto: TypeProto, name: str) -> TensorProto | None:
+def _tensor(value: Items | None, type_proto: TypeProto, name: str) -> TensorProto | None:
     """A concrete value as a ``TensorProto`` of its type, for onnx's inference."""
     elem, _ = tensor_parts(type_proto)
     if value is None or not elem or not value.concrete:
@@ -1340,7 +1340,7 @@ class _NoScope:
     def type_of(self, name: str) -> TypeProto | None:
         return None
 
-    def value_of(self, name: str) -> Value | None:
+    def value_of(self, name: str) -> Items | None:
         return None
 
 
@@ -1601,7 +1601,7 @@ class _Derived:
     """What a node's inputs decide of it: its value, the dims splitops works out, and
     onnx's inference of its outputs (by position; ``None`` until asked)."""
 
-    value: Value | None
+    value: Items | None
     shape: list[Any] | None
     inferred: list[TypeProto | None] | None = None
     #: The type of those dims, by element type.

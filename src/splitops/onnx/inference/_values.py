@@ -6,7 +6,7 @@ through the operators below, so that a Split or SplitToSequence fed by them gets
 are expressions of the input's dims (``floor(seq/3)``), and a Reshape, Expand, Range, Tile
 or ConstantOfShape fed by them gets its output's dims (:func:`value_shape`).
 
-A :class:`Value` holds the items of one tensor in a numpy array of objects, and its element
+A :class:`Items` holds the items of one tensor in a numpy array of objects, and its element
 type. An item is a number (a Python int, or a float holding the number of its float type
 exactly), a sympy expression of dim names, or ``None`` for an item nobody knows (an unknown
 dim read by ``Shape``). Each operator computes as the runtimes do in that type
@@ -25,12 +25,12 @@ guess:
 >>> from splitops.onnx.inference._symbolic import dim_symbol
 >>> n = dim_symbol("seq")
 >>> shape = propagate(helper.make_node("Shape", ["x"], ["s"]), 18, [None], [[2, n, 12]])
->>> length = propagate(helper.make_node("Gather", ["s", "i"], ["g"]), 18, [shape, Value.of(1)])
->>> propagate(helper.make_node("Div", ["g", "k"], ["d"]), 18, [length, Value.of(3)])
-Value(floor(seq/3))
->>> wide = Value.of([300, 258])
+>>> length = propagate(helper.make_node("Gather", ["s", "i"], ["g"]), 18, [shape, Items.of(1)])
+>>> propagate(helper.make_node("Div", ["g", "k"], ["d"]), 18, [length, Items.of(3)])
+Items(floor(seq/3))
+>>> wide = Items.of([300, 258])
 >>> propagate(helper.make_node("Cast", ["w"], ["c"], to=TensorProto.UINT8), 18, [wide])
-Value([44, 2], uint8)
+Items([44, 2], uint8)
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ __all__ = [
     "READS_SHAPES",
     "SHAPE_OPS",
     "VALUE_OPS",
-    "Value",
+    "Items",
     "from_array",
     "propagate",
     "value_shape",
@@ -76,7 +76,7 @@ _INT64_LOW, _INT64_HIGH = -(2**63), 2**63 - 1
 
 
 @dataclass(frozen=True, eq=False)
-class Value:
+class Items:
     """The items of a tensor (an object array of its shape) and its element type (a
     ``TensorProto`` code of a type :func:`number_type` knows)."""
 
@@ -84,7 +84,7 @@ class Value:
     elem: int = _INT64
 
     @classmethod
-    def of(cls, items: Any, elem: int = _INT64) -> Value:
+    def of(cls, items: Any, elem: int = _INT64) -> Items:
         """A value from nested lists (or one item) of numbers, sympy expressions or ``None``.
         The numbers must be ones the type holds."""
         return cls(_objects(items, float_type=elem in _FLOAT_CODES), elem)
@@ -130,8 +130,8 @@ class Value:
     def __repr__(self) -> str:
         inner = self.host()
         if self.elem == _INT64:
-            return f"Value({inner})"
-        return f"Value({inner}, {helper.tensor_dtype_to_np_dtype(self.elem)})"
+            return f"Items({inner})"
+        return f"Items({inner}, {helper.tensor_dtype_to_np_dtype(self.elem)})"
 
 
 _FLOAT_CODES = frozenset(
@@ -207,7 +207,7 @@ class _Call:
 
     node: NodeProto
     opset: int
-    inputs: Sequence[Value | None]
+    inputs: Sequence[Items | None]
     shapes: Sequence[Sequence[Any] | None] = ()
 
     @property
@@ -221,7 +221,7 @@ class _Call:
                 return helper.get_attribute_value(attribute)
         return default
 
-    def value(self, index: int) -> Value | None:
+    def value(self, index: int) -> Items | None:
         return self.inputs[index] if index < len(self.inputs) else None
 
     def ints(self, index: int) -> list[int] | None:
@@ -231,7 +231,7 @@ class _Call:
             return None
         return [int(item) for item in value.flat()]
 
-    def alike(self, count: int | None = None) -> list[Value] | None:
+    def alike(self, count: int | None = None) -> list[Items] | None:
         """The first ``count`` inputs (all by default), all known and of one element type
         (as every operator here requires of them), or ``None``."""
         values = list(self.inputs if count is None else self.inputs[:count])
@@ -241,7 +241,7 @@ class _Call:
         return found if all(v.elem == found[0].elem for v in found) else None
 
 
-def _broadcast(values: Sequence[Value], function: Callable[..., Any], elem: int) -> Value | None:
+def _broadcast(values: Sequence[Items], function: Callable[..., Any], elem: int) -> Items | None:
     """``function`` on the items of ``values``, broadcast; a value of element type ``elem``."""
     try:
         shape = np.broadcast_shapes(*(v.shape for v in values))
@@ -249,7 +249,7 @@ def _broadcast(values: Sequence[Value], function: Callable[..., Any], elem: int)
         return None
     if math.prod(shape) > MAX_ITEMS:
         return None
-    return Value(_map(function, *(v.items for v in values)), elem)
+    return Items(_map(function, *(v.items for v in values)), elem)
 
 
 #: An operator on the numbers of one type, and the same on int64 expressions.
@@ -263,12 +263,12 @@ def _elementwise(
     *,
     takes: Callable[[NumberType], bool] = lambda t: t.computes,
     gives_bool: bool = False,
-) -> Callable[[_Call], Value | None]:
+) -> Callable[[_Call], Items | None]:
     """An elementwise operator of inputs of one type: ``on_numbers(type, *numbers)`` where
     all items are numbers, ``on_expressions(*items)`` where some are int64 expressions;
     ``None`` for a type it does not ``take``."""
 
-    def apply(call: _Call) -> Value | None:
+    def apply(call: _Call) -> Items | None:
         values = call.alike()
         if values is None:
             return None
@@ -292,10 +292,10 @@ def _elementwise(
     return apply
 
 
-def _variadic(operator: Callable[[_Call], Value | None]) -> Callable[[_Call], Value | None]:
+def _variadic(operator: Callable[[_Call], Items | None]) -> Callable[[_Call], Items | None]:
     """A variadic operator (Min, Max) as its binary one, folded over the inputs."""
 
-    def apply(call: _Call) -> Value | None:
+    def apply(call: _Call) -> Items | None:
         if not call.inputs:
             return None
         if len(call.inputs) == 1:
@@ -384,7 +384,7 @@ def _remainder(a: Any, b: Any, fmod: bool) -> Any:
     return sympy.Mod(a, b)
 
 
-def _mod(call: _Call) -> Value | None:
+def _mod(call: _Call) -> Items | None:
     fmod = bool(call.attribute("fmod", 0))
     operator = _elementwise(
         lambda t, a, b: t.mod(a, b, fmod=fmod), lambda a, b: _remainder(a, b, fmod)
@@ -392,7 +392,7 @@ def _mod(call: _Call) -> Value | None:
     return operator(call)
 
 
-def _bit_shift(call: _Call) -> Value | None:
+def _bit_shift(call: _Call) -> Items | None:
     left = call.attribute("direction", b"") in (b"LEFT", "LEFT")
     operator = _elementwise(
         lambda t, a, b: t.shift(a, b, left=left), takes=lambda t: t.is_integer and not t.signed
@@ -406,12 +406,12 @@ def _equal(a: Any, b: Any) -> Any:
     return None if difference.is_zero is None else int(bool(difference.is_zero))
 
 
-def _constant(call: _Call) -> Value | None:
+def _constant(call: _Call) -> Items | None:
     array = constant_value(call.node)
     return None if array is None else from_array(array)
 
 
-def from_array(array: np.ndarray[Any, Any]) -> Value | None:
+def from_array(array: np.ndarray[Any, Any]) -> Items | None:
     """A numpy array as a value, or ``None`` for a large one or one of a type whose values
     are not followed (strings, complex numbers, 4-bit types)."""
     if not _small(array.shape):
@@ -425,16 +425,16 @@ def from_array(array: np.ndarray[Any, Any]) -> Value | None:
         return None
     if number.is_float:
         # float64 holds every number of every float format exactly.
-        return Value(_objects(array.astype(np.float64).tolist(), float_type=True), elem)
-    return Value(_objects(array.tolist()), elem)
+        return Items(_objects(array.astype(np.float64).tolist(), float_type=True), elem)
+    return Items(_objects(array.tolist()), elem)
 
 
-def _shape(call: _Call) -> Value | None:
+def _shape(call: _Call) -> Items | None:
     if call.dims is None:
         return None
     rank = len(call.dims)
     start, end = call.attribute("start", 0), call.attribute("end", rank)
-    return Value.of(list(call.dims)[slice(*_clamped(start, end, rank))])
+    return Items.of(list(call.dims)[slice(*_clamped(start, end, rank))])
 
 
 def _clamped(start: int, end: int, rank: int) -> tuple[int, int]:
@@ -444,20 +444,20 @@ def _clamped(start: int, end: int, rank: int) -> tuple[int, int]:
     return clamp(start), clamp(end)
 
 
-def _size(call: _Call) -> Value | None:
+def _size(call: _Call) -> Items | None:
     dims = call.dims
     if dims is None or any(d is None for d in dims):
         return None
     if all(type(d) is int for d in dims):
-        return Value.of(math.prod(dims))
-    return Value.of(_int64(sympy.Mul(*dims)))
+        return Items.of(math.prod(dims))
+    return Items.of(_int64(sympy.Mul(*dims)))
 
 
-def _identity(call: _Call) -> Value | None:
+def _identity(call: _Call) -> Items | None:
     return call.value(0)
 
 
-def _gather(call: _Call) -> Value | None:
+def _gather(call: _Call) -> Items | None:
     data, indices = call.value(0), call.ints(1)
     index_value = call.value(1)
     if data is None or indices is None or index_value is None or not data.shape:
@@ -469,10 +469,10 @@ def _gather(call: _Call) -> Value | None:
     if any(not -length <= i < length for i in indices):
         return None
     taken = np.take(data.items, np.reshape(indices, index_value.shape), axis=axis)
-    return Value(_objects(taken), data.elem)
+    return Items(_objects(taken), data.elem)
 
 
-def _slice(call: _Call) -> Value | None:
+def _slice(call: _Call) -> Items | None:
     data = call.value(0)
     if data is None:
         return None
@@ -495,7 +495,7 @@ def _slice(call: _Call) -> Value | None:
         if step == 0 or not -rank <= axis < rank:
             return None
         items = np.take(items, _slice_indices(start, end, step, items.shape[axis]), axis=axis)
-    return Value(_objects(items), data.elem)
+    return Items(_objects(items), data.elem)
 
 
 def _slice_indices(start: int, end: int, step: int, length: int) -> list[int]:
@@ -509,7 +509,7 @@ def _slice_indices(start: int, end: int, step: int, length: int) -> list[int]:
     return list(range(start, end, step))
 
 
-def _concat(call: _Call) -> Value | None:
+def _concat(call: _Call) -> Items | None:
     values = call.alike()
     if values is None:
         return None
@@ -518,7 +518,7 @@ def _concat(call: _Call) -> Value | None:
         joined = np.concatenate([v.items for v in values], axis=axis)
     except (ValueError, np.exceptions.AxisError):
         return None
-    return Value(_objects(joined), values[0].elem)
+    return Items(_objects(joined), values[0].elem)
 
 
 def _axes(call: _Call) -> list[int] | None:
@@ -529,7 +529,7 @@ def _axes(call: _Call) -> list[int] | None:
     return call.ints(1) if len(call.node.input) > 1 and call.node.input[1] else None
 
 
-def _unsqueeze(call: _Call) -> Value | None:
+def _unsqueeze(call: _Call) -> Items | None:
     data, axes = call.value(0), _axes(call)
     if data is None or axes is None:
         return None
@@ -540,10 +540,10 @@ def _unsqueeze(call: _Call) -> Value | None:
     items = data.items
     for axis in positions:
         items = np.expand_dims(items, axis)
-    return Value(items, data.elem)
+    return Items(items, data.elem)
 
 
-def _squeeze(call: _Call) -> Value | None:
+def _squeeze(call: _Call) -> Items | None:
     data = call.value(0)
     if data is None:
         return None
@@ -556,10 +556,10 @@ def _squeeze(call: _Call) -> Value | None:
     if any(not 0 <= a < rank or data.shape[a] != 1 for a in chosen):
         return None
     squeezed = np.squeeze(data.items, axis=tuple(chosen)) if chosen else np.squeeze(data.items)
-    return Value(_objects(squeezed), data.elem)
+    return Items(_objects(squeezed), data.elem)
 
 
-def _reshape(call: _Call) -> Value | None:
+def _reshape(call: _Call) -> Items | None:
     data, shape = call.value(0), call.ints(1)
     if data is None or shape is None:
         return None
@@ -569,12 +569,12 @@ def _reshape(call: _Call) -> Value | None:
         for i, size in enumerate(shape)
     ]
     try:
-        return Value(data.items.reshape(target), data.elem)
+        return Items(data.items.reshape(target), data.elem)
     except ValueError:
         return None
 
 
-def _cast(call: _Call) -> Value | None:
+def _cast(call: _Call) -> Items | None:
     data, to = call.value(0), call.attribute("to")
     target = None if to is None else number_type(to)
     if data is None or target is None:
@@ -592,10 +592,10 @@ def _cast(call: _Call) -> Value | None:
         zero = sympy.sympify(x).is_zero
         return None if zero is None else int(not zero)
 
-    return Value(_map(item, data.items), target.code)
+    return Items(_map(item, data.items), target.code)
 
 
-def _where(call: _Call) -> Value | None:
+def _where(call: _Call) -> Items | None:
     condition, chosen, other = (call.value(k) for k in range(3))
     if condition is None or chosen is None or other is None:
         return None
@@ -641,7 +641,7 @@ def _range_count(number: NumberType, start: Any, limit: Any, delta: Any) -> Any:
     return count if max(math.ceil(float(span) / float(delta)), 0) == count else None
 
 
-def _range(call: _Call) -> Value | None:
+def _range(call: _Call) -> Items | None:
     found = _range_scalars(call)
     if found is None:
         return None
@@ -654,8 +654,8 @@ def _range(call: _Call) -> Value | None:
         # they are no dims, and no int64 bound applies to them.
         if not _exact_steps(number, start, delta, count):
             return None
-        return Value.of([start + delta * i for i in range(count)], number.code)
-    return Value.of([_int64(start + delta * i) for i in range(count)], number.code)
+        return Items.of([start + delta * i for i in range(count)], number.code)
+    return Items.of([_int64(start + delta * i) for i in range(count)], number.code)
 
 
 def _exact_steps(number: NumberType, start: float, delta: float, count: int) -> bool:
@@ -670,25 +670,25 @@ def _exact_steps(number: NumberType, start: float, delta: float, count: int) -> 
     return True
 
 
-def _fill(call: _Call) -> Value | None:
+def _fill(call: _Call) -> Items | None:
     """ConstantOfShape's fill value (float32 0 by default)."""
     tensor = call.attribute("value")
     if tensor is None:
-        return Value.of(0.0, TensorProto.FLOAT)
+        return Items.of(0.0, TensorProto.FLOAT)
     array = constant_value(tensor)
     if array is None or array.size != 1:
         return None
     return from_array(array.reshape(()))
 
 
-def _constant_of_shape(call: _Call) -> Value | None:
+def _constant_of_shape(call: _Call) -> Items | None:
     shape, fill = call.ints(0), _fill(call)
     if shape is None or fill is None or any(s < 0 for s in shape) or math.prod(shape) > MAX_ITEMS:
         return None
-    return Value(np.full(shape, fill.items[()], dtype=object), fill.elem)
+    return Items(np.full(shape, fill.items[()], dtype=object), fill.elem)
 
 
-def _expand(call: _Call) -> Value | None:
+def _expand(call: _Call) -> Items | None:
     data, shape = call.value(0), call.ints(1)
     if data is None or shape is None:
         return None
@@ -698,10 +698,10 @@ def _expand(call: _Call) -> Value | None:
         return None
     if math.prod(target) > MAX_ITEMS:
         return None
-    return Value(np.broadcast_to(data.items, target).copy(), data.elem)
+    return Items(np.broadcast_to(data.items, target).copy(), data.elem)
 
 
-def _tile(call: _Call) -> Value | None:
+def _tile(call: _Call) -> Items | None:
     data, repeats = call.value(0), call.ints(1)
     if (
         data is None
@@ -712,7 +712,7 @@ def _tile(call: _Call) -> Value | None:
         return None
     if data.items.size * math.prod(repeats) > MAX_ITEMS:
         return None
-    return Value(np.tile(data.items, repeats), data.elem)
+    return Items(np.tile(data.items, repeats), data.elem)
 
 
 def _signed_or_float(number: NumberType) -> bool:
@@ -728,7 +728,7 @@ def _comparable(number: NumberType) -> bool:
 
 
 #: The operators whose value is followed, by op type (ONNX's own domain).
-VALUE_OPS: dict[str, Callable[[_Call], Value | None]] = {
+VALUE_OPS: dict[str, Callable[[_Call], Items | None]] = {
     "Constant": _constant,
     "Identity": _identity,
     "Shape": _shape,
@@ -764,9 +764,9 @@ VALUE_OPS: dict[str, Callable[[_Call], Value | None]] = {
 def propagate(
     node: NodeProto,
     opset: int,
-    inputs: Sequence[Value | None],
+    inputs: Sequence[Items | None],
     shapes: Sequence[Sequence[Any] | None] = (),
-) -> Value | None:
+) -> Items | None:
     """The value of ``node``'s first output from the values of its inputs (``shapes``: its
     inputs' shapes as items, for Shape and Size), or ``None`` when it is not followed."""
     operator = VALUE_OPS.get(node.op_type) if node.domain in DEFAULT_DOMAINS else None
@@ -929,7 +929,7 @@ READS_SHAPES = frozenset({"Shape", "Size", "Reshape", "Expand", "Tile", "Concat"
 def value_shape(
     node: NodeProto,
     opset: int,
-    inputs: Sequence[Value | None],
+    inputs: Sequence[Items | None],
     shapes: Sequence[Sequence[Any] | None],
 ) -> list[Any] | None:
     """The dims of ``node``'s first output as items, decided by the values (or shapes) of

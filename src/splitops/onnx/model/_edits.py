@@ -52,7 +52,7 @@ from onnx import (
 from ...core import SplitSource, opset_rule, read_sizes
 from ._node import DEFAULT_DOMAINS, SplitNode
 from ._view import ModelView, Node, Scope, Value
-from ._walk import ScopeKey, Step
+from ._walk import ScopeKey
 
 __all__ = [
     "ModelEdits",
@@ -77,6 +77,9 @@ class ModelEdits:
     _initializers: dict[ScopeKey, list[TensorProto]] = field(default_factory=dict)
     _dropped: list[Value] = field(default_factory=list)
     _forgotten: list[Value] = field(default_factory=list)
+    #: What :meth:`key_after` found, and the shifts of each edited scope's nodes.
+    _moved: dict[ScopeKey, ScopeKey] = field(default_factory=dict)
+    _shifts: dict[ScopeKey, list[tuple[int, int]]] = field(default_factory=dict)
 
     def replace(self, node: Node, nodes: Sequence[NodeProto]) -> None:
         """Put ``nodes`` (none to remove it) in the place of ``node``."""
@@ -144,14 +147,25 @@ class ModelEdits:
     def key_after(self, key: ScopeKey) -> ScopeKey:
         """Where the scope ``key`` of the view lies once the edits are applied: each step
         down moves by the nodes that replaced those before its holder (a holder of graphs
-        is never replaced itself)."""
+        is never replaced itself). Each key is worked out once, from its parent's."""
+        found = self._moved.get(key)
+        if found is not None:
+            return found
         root, path = key
-        moved: list[Step] = []
-        for depth, (index, name, k) in enumerate(path):
-            replaced = self._replaced.get((root, path[:depth]), {})
-            shift = sum(len(nodes) - 1 for at, nodes in replaced.items() if at < index)
-            moved.append((index + shift, name, k))
-        return root, tuple(moved)
+        if not path:
+            found = key
+        else:
+            _, parent_path = self.key_after((root, path[:-1]))
+            index, name, k = path[-1]
+            shifts = self._shifts.get((root, path[:-1]))
+            if shifts is None:
+                replaced = self._replaced.get((root, path[:-1]), {})
+                shifts = sorted((at, len(nodes) - 1) for at, nodes in replaced.items())
+                self._shifts[(root, path[:-1])] = shifts
+            shift = sum(by for at, by in shifts if at < index)
+            found = root, (*parent_path, (index + shift, name, k))
+        self._moved[key] = found
+        return found
 
     def _drop_unread(self) -> None:
         """Mark each value given to :meth:`drop` that nothing reads after the edits: its

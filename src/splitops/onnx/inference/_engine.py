@@ -127,7 +127,6 @@ from ..model import (
     graph_attributes,
     has_negative_dim,
     has_type,
-    is_large_weight,
     is_split_node,
     iter_nodes,
     main_body,
@@ -474,9 +473,7 @@ def _onnx_infers(model: ModelProto) -> ModelProto:
     onnx is given the model with its large weights set aside as typed inputs (their values
     are never followed), and the weights are put back, in their order, into what it returns.
     """
-    light, added = model, list[str]()  # a model without large weights goes as it is
-    if any(is_large_weight(tensor) for tensor in model.graph.initializer):
-        light, added = without_large_weights(model)
+    light, added = without_large_weights(model)
     try:
         base = onnx.shape_inference.infer_shapes(light, data_prop=False)
     # onnx 1.23 raises ValueError ("Invalid tensor data type 0") for an If whose branches

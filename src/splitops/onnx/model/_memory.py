@@ -16,12 +16,11 @@ MemoryError: cannot have 4611686018427387904 more bytes of memory...
 
 from __future__ import annotations
 
-import math
 import mmap
 
 from onnx import ModelProto
 
-from ._walk import SMALL_TENSOR, without_large_weights
+from ._walk import without_large_weights
 
 __all__ = ["copy_model", "reserve_memory", "types_only", "weight_bytes"]
 
@@ -57,9 +56,7 @@ def types_only(model: ModelProto) -> ModelProto:
     >>> types_only(model) is model
     True
     """
-    if any(math.prod(tensor.dims) > SMALL_TENSOR for tensor in model.graph.initializer):
-        return without_large_weights(model)[0]
-    return model
+    return without_large_weights(model)[0]
 
 
 def copy_model(model: ModelProto) -> ModelProto:

@@ -475,13 +475,16 @@ def copy_without(message: _Message, field_name: str) -> _Message:
 
 
 def without_large_weights(model: ModelProto) -> tuple[ModelProto, list[str]]:
-    """A copy of ``model`` whose large initializers (of more than :data:`SMALL_TENSOR`
-    elements) are typed graph inputs instead, and the names of the inputs so added.
+    """A copy of ``model`` whose large initializers (:func:`is_large_weight`) are typed graph
+    inputs instead, and the names of the inputs so added; ``model`` itself, and no name,
+    where it holds no large weight (a copy would cost as much as the model).
 
     onnx's checker and shape inference copy a model they are given several times over
     (serialized, parsed, serialized back): given the weights, a model of 1 GiB of weights
     took 4 GiB of memory. Past 2 GB of weights, protobuf cannot serialize it at all.
     """
+    if not any(is_large_weight(tensor) for tensor in model.graph.initializer):
+        return model, []
     light = copy_without(model, "graph")
     light.graph.CopyFrom(copy_without(model.graph, "initializer"))
     inputs = {i.name for i in model.graph.input}

@@ -24,7 +24,6 @@ splitops.onnx.rewrite._contract.RewriteError: lowering changed the main graph's 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import onnx
@@ -32,12 +31,12 @@ from onnx import ModelProto, TypeProto, ValueInfoProto
 
 from ...core import SplitopsError
 from ..model import (
-    SMALL_TENSOR,
     ModelEdits,
     ModelView,
     declared_types,
     defined_names,
     dim_of,
+    is_large_weight,
     iter_bodies,
     location,
     node_label,
@@ -126,7 +125,7 @@ def check_fully(model: ModelProto) -> str | None:
     more for shape inference), which for a model of 1 GiB of weights took 4 GiB of memory.
     """
     try:
-        for tensor in (t for t in model.graph.initializer if math.prod(t.dims) > SMALL_TENSOR):
+        for tensor in filter(is_large_weight, model.graph.initializer):
             onnx.checker.check_tensor(tensor)
         onnx.checker.check_model(types_only(model), full_check=True)
     # ValueError: onnx's C++ parser refuses what Python's protobuf accepted.

@@ -193,16 +193,10 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:   (TVM needs a Slice's bounds of static length); no
 #:   sequences (TVM cuts a sequence output wrong, and refuses ConcatFromSequence of one);
 #:   explicit sizes holding a 0 as a Slice per part (TVM's Split refuses them).
+_PORTABLE = _split_forms(zero_sizes=True, num_outputs=_SLICES, equal=(slices_per_part("equal"),))
 FORMS: dict[Target, Forms] = {
-    "portable": Forms(
-        _split_forms(zero_sizes=True, num_outputs=_SLICES, equal=(slices_per_part("equal"),)),
-        "none",
-    ),
-    "no-sequences": Forms(
-        _split_forms(zero_sizes=True, num_outputs=_SLICES, equal=(slices_per_part("equal"),)),
-        "none",
-        sequences=False,
-    ),
+    "portable": Forms(_PORTABLE, "none"),
+    "no-sequences": Forms(_PORTABLE, "none", sequences=False),
     "onnxruntime": Forms(
         _split_forms(
             zero_sizes=False,

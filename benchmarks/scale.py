@@ -1,0 +1,166 @@
+"""``python -m benchmarks.scale``: the commands on models of tens of thousands of nodes, as
+ratios against onnx's own load, full check and shape inference, in one run.
+
+The model is Ifs nested ``depth`` deep whose both branches hold the If below, with a Split
+at every leaf (:func:`if_tree`): at depth 14, 32,767 graphs and 16,384 Splits. Each command
+runs as a whole process, as a user runs it, its peak memory read from the kernel
+(``wait4``); the peer is onnx's ``load_model``, ``check_model``
+with ``full_check=True`` and ``infer_shapes`` in one process. Rounds alternate the peer
+and each command; a cell is the median time, a ratio the median of the per-round ratios.
+
+Written to ``benchmarks/results/scale.md`` and ``scale.json`` (``--out`` names another
+folder; ``--quick``: depth 10, one round).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import onnx
+from onnx import TensorProto, helper
+
+from .machine import collect, describe
+
+RESULTS = Path(__file__).resolve().parent / "results"
+FLOAT = TensorProto.FLOAT
+
+#: The peer: onnx's own load, full check and inference of the file, in one process.
+ONNX_PEER = (
+    "import sys, onnx; m = onnx.load(sys.argv[1]); "
+    "onnx.checker.check_model(m, full_check=True); onnx.shape_inference.infer_shapes(m)"
+)
+
+#: Each command, and the bound on its ratio to the peer's time (memory for ``lower-peak``).
+COMMANDS = {
+    "check": (["check", "{model}"], 1.5),
+    "infer": (["infer", "{model}"], 2.0),
+    "lower": (["lower", "{model}", "-o", "{out}"], 3.0),
+}
+
+
+def if_tree(depth: int) -> onnx.ModelProto:
+    """Ifs nested ``depth`` deep whose both branches hold the If below, a Split of ``x`` (of
+    4 floats) at every leaf: 2^depth Splits, every branch alike, valid by onnx's full
+    check."""
+    part = [helper.make_tensor_value_info("a", FLOAT, [2])]
+    inner = helper.make_graph(
+        [helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="halves")],
+        "leaf",
+        [],
+        part,
+    )
+    for level in range(depth):
+        node = helper.make_node(
+            "If", ["c"], [f"o{level}"], then_branch=inner, else_branch=inner, name=f"if{level}"
+        )
+        out = [helper.make_tensor_value_info(f"o{level}", FLOAT, [2])]
+        inner = helper.make_graph([node], f"g{level}", [], out)
+    inputs = [
+        helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+        helper.make_tensor_value_info("x", FLOAT, [4]),
+    ]
+    graph = helper.make_graph(list(inner.node), "tree", inputs, list(inner.output))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def run(command: Sequence[str]) -> tuple[float, int, int]:
+    """Seconds, peak resident bytes and exit status of ``command`` as a whole process."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.stderr is not None:
+        process.stderr.close()
+    return seconds, usage.ru_maxrss * 1024, process.returncode
+
+
+def measure(model: Path, rounds: int, folder: Path) -> dict[str, dict[str, float]]:
+    """Per command (and the peer): the median seconds, the median ratio to the peer's time,
+    the peak memory and its ratio to the peer's."""
+    splitops = [sys.executable, "-m", "splitops"]
+    commands = {"onnx": [sys.executable, "-c", ONNX_PEER, str(model)]}
+    for name, (arguments, _) in COMMANDS.items():
+        filled = [a.format(model=model, out=folder / "lowered.onnx") for a in arguments]
+        commands[name] = [*splitops, *filled]
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    peaks: dict[str, list[int]] = {name: [] for name in commands}
+    for round_ in range(rounds):
+        for name, command in commands.items():
+            seconds, peak, status = run(command)
+            if status != 0:
+                raise SystemExit(f"{' '.join(command)} exited {status}")
+            times[name].append(seconds)
+            peaks[name].append(peak)
+        print(f"  round {round_ + 1}/{rounds}: " + ", ".join(
+            f"{n} {times[n][-1]:.2f} s" for n in commands), flush=True)  # fmt: skip
+    found = {}
+    for name in commands:
+        ratios = [t / p for t, p in zip(times[name], times["onnx"], strict=True)]
+        found[name] = {
+            "seconds": statistics.median(times[name]),
+            "ratio": statistics.median(ratios),
+            "peak_bytes": max(peaks[name]),
+            "peak_ratio": max(peaks[name]) / max(peaks["onnx"]),
+        }
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="depth 10 only, one round")
+    parser.add_argument("--out", type=Path, default=None, help="results folder")
+    parser.add_argument("--rounds", type=int, default=3)
+    options = parser.parse_args(argv)
+    depths = (10,) if options.quick else (14, 16)
+    rounds = 1 if options.quick else options.rounds
+    machine = collect()
+    print(describe(machine), flush=True)
+    rows = {}
+    with tempfile.TemporaryDirectory(prefix="splitops-scale-") as work:
+        folder = Path(work)
+        for depth in depths:
+            model = folder / f"if{depth}.onnx"
+            onnx.save(if_tree(depth), model)
+            print(f"Ifs nested {depth} deep ({model.stat().st_size / 1e6:.1f} MB):", flush=True)
+            rows[depth] = measure(model, rounds, folder)
+    out = options.out or (RESULTS / "quick" if options.quick else RESULTS)
+    out.mkdir(parents=True, exist_ok=True)
+    lines = [
+        "# Commands at scale",
+        "",
+        describe(machine),
+        "",
+        f"{rounds} rounds; whole processes; the peer is onnx's load, full check and shape "
+        "inference. A ratio is the command's over the peer's (time: median of the rounds; "
+        "memory: the largest peak of each).",
+        "",
+        "| model | command | time | x onnx | bound | peak memory | x onnx |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for depth, found in rows.items():
+        for name, row in found.items():
+            bound = "" if name == "onnx" else f"<= {COMMANDS[name][1]}"
+            lines.append(
+                f"| Ifs {depth} deep | {name} | {row['seconds']:.2f} s | {row['ratio']:.2f} | "
+                f"{bound} | {row['peak_bytes'] / 2**20:.0f} MiB | {row['peak_ratio']:.2f} |"
+            )
+    (out / "scale.md").write_text("\n".join(lines) + "\n")
+    document = {"machine": machine, "rounds": rounds, "rows": rows}
+    (out / "scale.json").write_text(json.dumps(document, indent=1) + "\n")
+    print("\n".join(lines[6:]))
+    print(f"Wrote scale.md, scale.json to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

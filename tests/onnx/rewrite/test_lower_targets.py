@@ -223,3 +223,50 @@ def test_each_runtime_runs_its_own_targets_lowered_splits_exactly(
     }.get(runtime, set())
     assert set(departing) <= allowed
     assert set(departing.values()) <= {"accepts"}
+
+
+def _omitting(outputs: list[str], opset: int) -> ModelProto:
+    """A Split of x (6 by 2, axis 0) into three parts that leaves outputs out."""
+    if opset >= 18:
+        node = helper.make_node("Split", ["x"], outputs, axis=0, num_outputs=3, name="cut")
+        initializers = []
+    else:
+        node = helper.make_node("Split", ["x", "k"], outputs, axis=0, name="cut")
+        initializers = [numpy_helper.from_array(np.array([1, 2, 3], np.int64), "k")]
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", F, [6, 2])],
+        [helper.make_tensor_value_info(n, F, [None, 2]) for n in outputs if n],
+        initializer=initializers,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("opset", [13, 18])
+@pytest.mark.parametrize("outputs", [["a", "", "b"], ["", "b", ""], ["a", "b", ""]])
+@pytest.mark.parametrize("runtime", ["onnxruntime", "tract"])
+def test_a_split_leaving_outputs_out_runs_on_the_runtimes_target(
+    runtime: str, outputs: list[str], opset: int
+) -> None:
+    """onnxruntime (1.31, 1.32) dies by SIGSEGV on a Split that leaves an output out, and
+    tract refuses it; their targets name each omitted output, which nothing reads. Each
+    runtime runs in a worker process of its own, so that a crash is that run's error."""
+    from splitops.onnx.run import RuntimeWorkers
+
+    found = runtime_named(runtime)
+    if not found.is_installed():
+        pytest.skip(f"{runtime} is not installed here")
+    model = _omitting(outputs, opset)
+    lowered, report = lower_model_with_report(model, target=found.target)
+    splits = [n for n in lowered.graph.node if n.op_type == "Split"]
+    assert all("" not in n.output for n in splits), [list(n.output) for n in splits]
+    assert [v.name for v in lowered.graph.output] == [n for n in outputs if n]
+    assert report[0].outcome == "rewritten"
+    x = np.arange(12, dtype=np.float32).reshape(6, 2)
+    expected = splitops.backend.run_model(model, {"x": x})
+    with RuntimeWorkers() as workers:
+        got = workers.run(found, lowered.SerializeToString(), {"x": x})
+    assert len(got) == len(expected)
+    for value, want in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(np.asarray(value), want, strict=True)

@@ -18,6 +18,9 @@ outputs:
   time keeps equal parts by output count, which every runtime computes alike.
 - **Split-1 with a constant second input** (sizes typed like the data): the ``split``
   attribute.
+- **A Split that leaves outputs out** (``["a", "", "b"]``), for the targets ``onnxruntime``
+  and ``tract``: each omitted output gets a name of its own, which nothing reads
+  (onnxruntime 1.31 and 1.32 die by SIGSEGV running such a node; tract refuses it).
 - **SplitToSequence whose sequence nothing reads**: removed, but what the spec checks of it
   at run time (a chunk length >= 1, sizes adding up to an axis known only then, the axis
   against a rank known only then) stays as run-time checks: onnx.reference and onnxruntime
@@ -116,6 +119,7 @@ from ._split_forms import (
     checkable_length,
     computed_part_sizes,
     computed_sizes,
+    copy_node,
     copy_without_split,
     kept_at_run_time,
     name_base,
@@ -151,6 +155,10 @@ class Forms:
     #: Whether a sequence that would take a Slice per part stays, where onnxruntime has a
     #: SplitToSequence kernel for its element type (fewer nodes for onnxruntime to run).
     onnxruntime_sequences: bool = False
+    #: Whether each output a Split leaves out (``["a", "", "b"]``) gets a name of its own,
+    #: which nothing reads: onnxruntime 1.31 and 1.32 die by SIGSEGV running such a node,
+    #: and tract refuses it ("Op says 3, node says 1").
+    names_omitted_outputs: bool = False
 
 
 def _split_forms(
@@ -180,14 +188,14 @@ _SLICES = (slices_per_part("num_outputs"),)
 #: - ``onnxruntime`` (the onnxruntime engine's): sizes computed in the graph, checked by a
 #:   Reshape (onnxruntime 1.31 fails uneven ``num_outputs``, 1.32 fewer listed parts);
 #:   equal parts by output count kept (1.31 and 1.32 cut and check them as the spec says);
-#:   sequences kept where onnxruntime has a kernel.
+#:   sequences kept where onnxruntime has a kernel; omitted outputs named.
 #: - ``openvino``: a Slice per part, checked by an Expand (OpenVINO's Split by
 #:   ``num_outputs`` wants the count to divide the axis); equal parts kept; no sequences
 #:   (OpenVINO refuses a sequence as an output, and ConcatFromSequence of one of unknown
 #:   length).
 #: - ``tract``: the node kept where tract computes it as the spec says (every part listed),
 #:   else a Slice per part, unchecked (tract loads no check form after a Slice's bounds are
-#:   added to); no sequences (tract has none).
+#:   added to); no sequences (tract has none); omitted outputs named.
 #: - ``tvm``: ``num_outputs`` kept where TVM computes it as the spec says, else (and equal
 #:   parts, which TVM does not check) a Slice per part checked by an Expand then a Gather
 #:   (TVM needs a Slice's bounds of static length); no
@@ -205,6 +213,7 @@ FORMS: dict[Target, Forms] = {
         ),
         "reshape",
         onnxruntime_sequences=True,
+        names_omitted_outputs=True,
     ),
     "openvino": Forms(
         _split_forms(
@@ -223,6 +232,7 @@ FORMS: dict[Target, Forms] = {
         ),
         "none",
         sequences=False,
+        names_omitted_outputs=True,
     ),
     "tvm": Forms(
         _split_forms(
@@ -457,15 +467,30 @@ class Plan:
                 reasons.append(f"{form.name}: {why_not}")
                 continue
             done = form.rewrite(self, site)
-            if done.nodes is not None:
-                self.edits.replace(node, done.nodes)
+            nodes, outcome, detail = done.nodes, done.outcome, done.detail
+            if self.forms.names_omitted_outputs and "" in site.proto.output:
+                if nodes is None:
+                    nodes, outcome = [copy_node(site.proto)], "rewritten"
+                    detail = f"omitted outputs named ({detail})"
+                self._name_omitted_outputs(site, nodes)
+            if nodes is not None:
+                self.edits.replace(node, nodes)
             if done.drops_split:
                 self.drop_input(node, 1)
-            self.note(node, spec, done.outcome, done.detail)
+            self.note(node, spec, outcome, detail)
             return
         raise RewriteError(  # every target's last forms apply to any valid node
             f"{site.where}: no form of target {self.target!r} applies ({'; '.join(reasons)})."
         )
+
+    def _name_omitted_outputs(self, site: SplitSite, nodes: list[NodeProto]) -> None:
+        """Give each output that a Split among ``nodes`` leaves out a fresh name."""
+        for new in nodes:
+            if new.op_type == "Split" and "" in new.output:
+                base = f"{name_base(site.proto)}_unused"
+                for index, name in enumerate(new.output):
+                    if not name:
+                        new.output[index] = self.view.fresh_name(base)
 
     def builder(self, site: SplitSite) -> GraphBuilder:
         """Nodes computing values in ``site``'s scope, checked in the target's form."""

@@ -37,6 +37,7 @@ __all__ = [
     "checkable_length",
     "computed_part_sizes",
     "computed_sizes",
+    "copy_node",
     "copy_without_split",
     "kept_at_run_time",
     "name_base",
@@ -181,8 +182,7 @@ class _RuntimeSizesChecked(SplitForm):
         build = plan.builder(site)
         checked = build.add("Reshape", [spec.split_input, build.ints([len(spec.outputs)])], "split")
         build.nodes[-1].name = plan.view.fresh_name(f"{name_base(site.proto)}/one_size_per_output")
-        new = NodeProto()
-        new.CopyFrom(site.proto)
+        new = copy_node(site.proto)
         new.input[1] = checked
         detail = "split input known at run time -> checked for one size per output"
         return Rewritten([*build.nodes, new], detail)
@@ -425,10 +425,15 @@ def computed_part_sizes(site: SplitSite, build: GraphBuilder) -> tuple[str, ...]
     return tuple(str(size) for size in computed)
 
 
-def copy_without_split(node: NodeProto) -> NodeProto:
-    """A copy of a Split node that keeps only its data input and its axis."""
+def copy_node(node: NodeProto) -> NodeProto:
     new = NodeProto()
     new.CopyFrom(node)
+    return new
+
+
+def copy_without_split(node: NodeProto) -> NodeProto:
+    """A copy of a Split node that keeps only its data input and its axis."""
+    new = copy_node(node)
     del new.input[1:]
     kept = [a for a in new.attribute if a.name == "axis"]
     del new.attribute[:]

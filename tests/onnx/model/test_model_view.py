@@ -207,6 +207,49 @@ def test_a_rewrite_that_changes_a_static_size_is_an_internal_error() -> None:
         check_rewrite(model, wrong, "lowering", before=before)
 
 
+def _info(name: str, dims: list[int | None]) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, F, dims)
+
+
+def test_the_contract_finds_a_wrong_size_in_a_branch_moved_by_the_edits() -> None:
+    """Edits that put nodes before an If move its branches (their index in the main graph
+    changes): the contract compares each edited scope with the graph where it now lies,
+    and names the branch's node whose sizes changed."""
+    branch = helper.make_graph(
+        [helper.make_node("Split", ["x"], ["a", "b"], axis=0, split=[2, 4], name="cut")],
+        "then",
+        [],
+        [helper.make_tensor_value_info("a", F, [None])],
+    )
+    nodes = [
+        helper.make_node("Neg", ["x"], ["y"], name="first"),
+        helper.make_node("If", ["c"], ["o"], then_branch=branch, else_branch=branch, name="pick"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, []), _info("x", [6])],
+        [_info("o", [None]), _info("y", [6])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    edited = ModelProto()
+    edited.CopyFrom(model)
+    view = ModelView.read(edited, types=onnx.shape_inference.infer_shapes(model))
+    edits = ModelEdits(view)
+    first = view.main.nodes[0]
+    edits.replace(first, [helper.make_node("Identity", ["x"], ["x2"]), first.proto])
+    branch_scope = next(s for s in view.scopes if s.label == "main/pick.then_branch")
+    wrong = helper.make_node("Split", ["x"], ["a", "b"], axis=0, split=[3, 3], name="cut")
+    edits.replace(branch_scope.nodes[0], [wrong])
+    edits.apply()
+    assert [n.op_type for n in edited.graph.node] == ["Identity", "Neg", "If"]
+    assert edits.key_after(branch_scope.key) == (None, ((2, "then_branch", -1),))
+    with pytest.raises(
+        RewriteError, match=r"main/pick.then_branch/cut computes: 'a' is 2 long on axis 0"
+    ):
+        check_rewrite(model, edited, "lowering", before=view, edits=edits)
+
+
 def test_lowering_keeps_an_input_that_only_an_unread_sequence_read_and_its_check() -> None:
     graph = helper.make_graph(
         [

@@ -144,6 +144,10 @@ class ModelEdits:
                 remove_where(proto.value_info, partial(_named, names))
                 proto.initializer.extend(self._initializers.get(key, ()))
 
+    def edited_scopes(self) -> list[Scope]:
+        """The scopes whose nodes, initializers or value_info the edits change."""
+        return list(self._scopes.values())
+
     def key_after(self, key: ScopeKey) -> ScopeKey:
         """Where the scope ``key`` of the view lies once the edits are applied: each step
         down moves by the nodes that replaced those before its holder (a holder of graphs

@@ -27,17 +27,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import onnx
-from onnx import ModelProto, TypeProto, ValueInfoProto
+from onnx import FunctionProto, GraphProto, ModelProto, TypeProto, ValueInfoProto
 
 from ...core import SplitopsError
 from ..model import (
+    FunctionId,
     ModelEdits,
     ModelView,
+    ScopeKey,
     declared_types,
     defined_names,
     dim_of,
+    function_id,
+    graph_at,
     is_large_weight,
-    iter_bodies,
     location,
     node_label,
     tensor_parts,
@@ -138,13 +141,17 @@ def _check_types(before: ModelView, after: ModelProto, what: str, edits: ModelEd
     """No value typed in ``before`` and by ``after`` (the rewritten model, typed by onnx)
     may have contradicting types (element type, rank, or a static length).
 
-    Each scope of ``before`` is matched with the graph of ``after`` at its identity, moved
-    by ``edits``; of ``after``, only each graph's own protobuf is read (the values it
-    defines and the types it gives), not a whole view.
+    The scopes compared are those ``edits`` changed (every scope without ``edits``): a
+    rewritten node that computes other sizes shows it in its own scope, where its outputs
+    keep their names, before any other scope reads them. Each is matched with the graph of
+    ``after`` at its identity, moved by ``edits``; of ``after``, only those graphs' own
+    protobufs are read (the values they define and the types they give), not a whole view.
     """
-    graphs = {body.key: body.proto for body in iter_bodies(after)}
-    for scope in before.scopes:
-        other = graphs.get(scope.key if edits is None else edits.key_after(scope.key))
+    functions = {function_id(f): f for f in after.functions}
+    scopes = before.scopes if edits is None else edits.edited_scopes()
+    for scope in scopes:
+        key = scope.key if edits is None else edits.key_after(scope.key)
+        other = _graph_at(after, functions, key)
         if other is None:
             continue
         types = declared_types(other)
@@ -167,6 +174,20 @@ def _check_types(before: ModelView, after: ModelProto, what: str, edits: ModelEd
             raise RewriteError(
                 f"{what} changed what {where} computes: {name!r} is {contradiction}."
             )
+
+
+def _graph_at(
+    model: ModelProto, functions: dict[FunctionId, FunctionProto], key: ScopeKey
+) -> GraphProto | FunctionProto | None:
+    """The graph or function body of ``model`` at ``key``, or ``None``."""
+    root, path = key
+    proto: GraphProto | FunctionProto | None = model.graph if root is None else functions.get(root)
+    if proto is None:
+        return None
+    try:
+        return graph_at(proto, path)
+    except (KeyError, IndexError):
+        return None
 
 
 def _contradiction(before: TypeProto | None, after: TypeProto | None) -> str | None:

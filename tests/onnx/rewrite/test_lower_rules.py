@@ -316,7 +316,7 @@ def test_one_part_becomes_an_identity() -> None:
     assert shapes(session(lowered).run(None, {"x": empty})) == [(2, 0)]
 
 
-def test_split1_sizes_from_a_constant_second_input_become_the_attribute() -> None:
+def _split1_model() -> ModelProto:
     node = helper.make_node("Split", ["x", "sizes"], ["a", "b"], axis=0)
     model = make(
         [node],
@@ -326,13 +326,37 @@ def test_split1_sizes_from_a_constant_second_input_become_the_attribute() -> Non
         initializers={"sizes": np.array([2.0, 3.0], np.float32)},
     )
     model.ir_version = 3
-    lowered = lower_model(model)
+    return model
+
+
+@pytest.mark.parametrize("target", ["openvino", "tract"])
+def test_split1_sizes_from_a_constant_second_input_become_the_attribute(target: str) -> None:
+    """OpenVINO and tract run Split-1: their targets keep it, its sizes as the attribute."""
+    lowered = lower_model(_split1_model(), target=target)  # type: ignore[arg-type]
     (split,) = lowered.graph.node
     assert list(split.input) == ["x"]
     assert helper.get_attribute_value(split.attribute[-1]) == [2, 3]
     assert not lowered.graph.initializer
     x = np.arange(5, dtype=np.float32)
     assert [p.tolist() for p in splitops.backend.run_model(lowered, [x])] == [[0, 1], [2, 3, 4]]
+
+
+@pytest.mark.parametrize("target", ["portable", "onnxruntime", "tvm"])
+def test_split1_of_static_sizes_becomes_a_slice_per_part_that_onnxruntime_runs(
+    target: str,
+) -> None:
+    """Neither onnxruntime nor onnx.reference has Split-1 (both refuse the original): the
+    other targets cut its parts with Slice-1, which both run."""
+    model = _split1_model()
+    with pytest.raises(Exception, match="Split"):
+        session(model)
+    lowered = lower_model(model, target=target)  # type: ignore[arg-type]
+    assert [n.op_type for n in lowered.graph.node] == ["Slice", "Slice"]
+    assert not lowered.graph.initializer
+    x = np.arange(5, dtype=np.float32)
+    assert [p.tolist() for p in session(lowered).run(None, {"x": x})] == [[0, 1], [2, 3, 4]]
+    reference = ReferenceEvaluator(lowered).run(None, {"x": x})
+    assert [np.asarray(p).tolist() for p in reference] == [[0, 1], [2, 3, 4]]
 
 
 def test_split2_equal_parts_on_a_static_axis_become_the_attribute() -> None:

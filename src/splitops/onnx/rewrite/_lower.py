@@ -16,7 +16,10 @@ outputs:
   part covering the whole axis becomes an ``Identity``. Before opset 13, where Split takes
   sizes as an attribute only, a static axis gets the attribute; an axis known only at run
   time keeps equal parts by output count, which every runtime computes alike.
-- **Split-1 with a constant second input** (sizes typed like the data): the ``split``
+- **Split-1 of static sizes** (given, or equal parts of a static axis): a ``Slice-1`` per
+  part, bounds as attributes, for every target but ``openvino`` and ``tract``, whose
+  runtimes alone run Split-1 (onnxruntime and onnx.reference have none). Elsewhere, a
+  Split-1 with a constant second input (sizes typed like the data): the ``split``
   attribute.
 - **A Split that leaves outputs out** (``["a", "", "b"]``), for the targets ``onnxruntime``
   and ``tract``: each omitted output gets a name of its own, which nothing reads
@@ -112,6 +115,7 @@ from ._split_forms import (
     EXPLICIT_SIZES,
     FOLD_STATIC_SIZES,
     RUNTIME_SIZES_CHECKED,
+    SPLIT1_AS_SLICES,
     UNSIZED,
     ZERO_SIZES_AS_SLICES,
     SplitForm,
@@ -162,15 +166,21 @@ class Forms:
 
 
 def _split_forms(
-    *, zero_sizes: bool, num_outputs: Sequence[SplitForm], equal: Sequence[SplitForm]
+    *,
+    split1_slices: bool = True,
+    zero_sizes: bool,
+    num_outputs: Sequence[SplitForm],
+    equal: Sequence[SplitForm],
 ) -> tuple[SplitForm, ...]:
-    """A target's Split forms: explicit sizes (with ``zero_sizes``, those holding a 0 as a
-    Slice per part), sizes computed from static shapes folded, sizes given at run time
+    """A target's Split forms: with ``split1_slices``, Split-1 of static sizes as Slices
+    (for runtimes without Split-1); explicit sizes (with ``zero_sizes``, those holding a 0
+    as a Slice per part), sizes computed from static shapes folded, sizes given at run time
     checked; then without sizes, one part, a static axis, before opset 13, and on an axis
     known only at run time the target's own forms for ``num_outputs`` and equal parts."""
     *explicit, kept = EXPLICIT_SIZES
+    split1 = (SPLIT1_AS_SLICES,) if split1_slices else ()
     zero = (ZERO_SIZES_AS_SLICES,) if zero_sizes else ()
-    sized = (*explicit, *zero, kept, FOLD_STATIC_SIZES, RUNTIME_SIZES_CHECKED)
+    sized = (*split1, *explicit, *zero, kept, FOLD_STATIC_SIZES, RUNTIME_SIZES_CHECKED)
     return (*sized, *UNSIZED, *num_outputs, *equal)
 
 
@@ -217,6 +227,7 @@ FORMS: dict[Target, Forms] = {
     ),
     "openvino": Forms(
         _split_forms(
+            split1_slices=False,
             zero_sizes=False,
             num_outputs=_SLICES,
             equal=(kept_at_run_time("equal"), slices_per_part("equal")),
@@ -226,6 +237,7 @@ FORMS: dict[Target, Forms] = {
     ),
     "tract": Forms(
         _split_forms(
+            split1_slices=False,
             zero_sizes=False,
             num_outputs=(kept_at_run_time("num_outputs"), *_SLICES),
             equal=(kept_at_run_time("equal"), slices_per_part("equal")),

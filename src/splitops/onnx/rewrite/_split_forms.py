@@ -29,6 +29,7 @@ __all__ = [
     "EXPLICIT_SIZES",
     "FOLD_STATIC_SIZES",
     "RUNTIME_SIZES_CHECKED",
+    "SPLIT1_AS_SLICES",
     "UNSIZED",
     "ZERO_SIZES_AS_SLICES",
     "Rewritten",
@@ -71,6 +72,50 @@ class SplitForm:
 
     def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
         raise NotImplementedError
+
+
+# --- Split-1 ---------------------------------------------------------------------------------
+
+
+class _Split1AsSlices(SplitForm):
+    """Split-1 of static sizes (given, or equal parts of a static axis): a Slice-1 per part,
+    its bounds as attributes. Neither onnxruntime nor onnx.reference has Split-1; every
+    runtime listed runs Slice-1 (OpenVINO and tract run Split-1 too)."""
+
+    name = "split-1-as-slices"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        if site.spec.rule.since_version != 1:
+            return "not Split-1"
+        if site.axis < 0:
+            return "its axis counts from the back of a rank that is not known"
+        return None if _split1_sizes(site) is not None else "its sizes are known at run time"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        sizes = _split1_sizes(site)
+        assert sizes is not None
+        slices, start = [], 0
+        for output, size in zip(site.spec.outputs, sizes, strict=False):
+            if output:
+                end = start + size
+                slices.append(
+                    helper.make_node(
+                        "Slice", [site.data], [output], axes=[site.axis], starts=[start], ends=[end]
+                    )
+                )
+            start += size
+        detail = f"Split-1 {list(sizes)} -> a Slice-1 per part"
+        return Rewritten(slices, detail, drops_split=site.spec.split_input is not None)
+
+
+def _split1_sizes(site: SplitSite) -> tuple[int, ...] | None:
+    """A Split-1's sizes, where they are static."""
+    if site.spec.has_sizes or site.spec.split_input is not None:
+        return site.given_sizes
+    return site.part_sizes()
+
+
+SPLIT1_AS_SLICES: SplitForm = _Split1AsSlices()
 
 
 # --- explicit sizes ------------------------------------------------------------------------

@@ -270,3 +270,53 @@ def test_a_split_leaving_outputs_out_runs_on_the_runtimes_target(
     assert len(got) == len(expected)
     for value, want in zip(got, expected, strict=True):
         np.testing.assert_array_equal(np.asarray(value), want, strict=True)
+
+
+def _sizes_from_shape() -> ModelProto:
+    """torch's tensor_split(2) of a run-time axis: the sizes computed from Shape."""
+
+    def ints(name: str, values: list[int]) -> onnx.NodeProto:
+        tensor = numpy_helper.from_array(np.array(values, np.int64))
+        return helper.make_node("Constant", [], [name], value=tensor)
+
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        ints("zero", [0]),
+        ints("one", [1]),
+        ints("two", [2]),
+        helper.make_node("Slice", ["shape", "zero", "one"], ["n"]),
+        helper.make_node("Div", ["n", "two"], ["half"]),
+        helper.make_node("Sub", ["n", "half"], ["rest"]),
+        helper.make_node("Concat", ["half", "rest"], ["s"], axis=0),
+        helper.make_node("Split", ["x", "s"], ["a", "b"], axis=0, name="cut"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, ["N", 2])],
+        [helper.make_tensor_value_info(n, F, [None, 2]) for n in "ab"],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("length", [6, 7])
+def test_sizes_computed_from_shape_become_slices_that_tract_runs(length: int) -> None:
+    """tract fails a Split whose sizes it cannot work out while loading ("Undetermined
+    symbol"); the tract target cuts each part with a Slice, which it runs, run live."""
+    from splitops.onnx.run import RuntimeRunError, RuntimeWorkers
+
+    tract = runtime_named("tract")
+    if not tract.is_installed():
+        pytest.skip("tract is not installed here")
+    model = _sizes_from_shape()
+    lowered, report = lower_model_with_report(model, target="tract")
+    assert "Split" not in _ops(lowered)
+    assert "a Slice per part" in report[0].detail
+    x = np.arange(2 * length, dtype=np.float32).reshape(length, 2)
+    expected = splitops.backend.run_model(model, {"x": x})
+    with RuntimeWorkers() as workers:
+        with pytest.raises(RuntimeRunError):
+            workers.run(tract, model.SerializeToString(), {"x": x})
+        got = workers.run(tract, lowered.SerializeToString(), {"x": x})
+    for value, want in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(np.asarray(value), want, strict=True)

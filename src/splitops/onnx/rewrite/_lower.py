@@ -114,6 +114,7 @@ from ._rewrite import Rewrite
 from ._split_forms import (
     EXPLICIT_SIZES,
     FOLD_STATIC_SIZES,
+    RUNTIME_SIZES_AS_SLICES,
     RUNTIME_SIZES_CHECKED,
     SPLIT1_AS_SLICES,
     UNSIZED,
@@ -168,6 +169,7 @@ class Forms:
 def _split_forms(
     *,
     split1_slices: bool = True,
+    runtime_sizes: SplitForm = RUNTIME_SIZES_CHECKED,
     zero_sizes: bool,
     num_outputs: Sequence[SplitForm],
     equal: Sequence[SplitForm],
@@ -175,12 +177,13 @@ def _split_forms(
     """A target's Split forms: with ``split1_slices``, Split-1 of static sizes as Slices
     (for runtimes without Split-1); explicit sizes (with ``zero_sizes``, those holding a 0
     as a Slice per part), sizes computed from static shapes folded, sizes given at run time
-    checked; then without sizes, one part, a static axis, before opset 13, and on an axis
-    known only at run time the target's own forms for ``num_outputs`` and equal parts."""
+    in the ``runtime_sizes`` form; then without sizes, one part, a static axis, before
+    opset 13, and on an axis known only at run time the target's own forms for
+    ``num_outputs`` and equal parts."""
     *explicit, kept = EXPLICIT_SIZES
     split1 = (SPLIT1_AS_SLICES,) if split1_slices else ()
     zero = (ZERO_SIZES_AS_SLICES,) if zero_sizes else ()
-    sized = (*split1, *explicit, *zero, kept, FOLD_STATIC_SIZES, RUNTIME_SIZES_CHECKED)
+    sized = (*split1, *explicit, *zero, kept, FOLD_STATIC_SIZES, runtime_sizes)
     return (*sized, *UNSIZED, *num_outputs, *equal)
 
 
@@ -205,7 +208,8 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:   length).
 #: - ``tract``: the node kept where tract computes it as the spec says (every part listed),
 #:   else a Slice per part, unchecked (tract loads no check form after a Slice's bounds are
-#:   added to); no sequences (tract has none); omitted outputs named.
+#:   added to); sizes given at run time as a Slice per part (tract fails such a Split); no
+#:   sequences (tract has none); omitted outputs named.
 #: - ``tvm``: ``num_outputs`` kept where TVM computes it as the spec says, else (and equal
 #:   parts, which TVM does not check) a Slice per part checked by an Expand then a Gather
 #:   (TVM needs a Slice's bounds of static length); no
@@ -238,6 +242,7 @@ FORMS: dict[Target, Forms] = {
     "tract": Forms(
         _split_forms(
             split1_slices=False,
+            runtime_sizes=RUNTIME_SIZES_AS_SLICES,
             zero_sizes=False,
             num_outputs=(kept_at_run_time("num_outputs"), *_SLICES),
             equal=(kept_at_run_time("equal"), slices_per_part("equal")),

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXPLICIT_SIZES",
     "FOLD_STATIC_SIZES",
+    "RUNTIME_SIZES_AS_SLICES",
     "RUNTIME_SIZES_CHECKED",
     "SPLIT1_AS_SLICES",
     "UNSIZED",
@@ -212,6 +213,40 @@ class _FoldStaticSizes(SplitForm):
         return Rewritten([*constants, new], detail, drops_split=True)
 
 
+class _RuntimeSizesAsSlices(SplitForm):
+    """Sizes given at run time (torch's ``tensor_split`` on a run-time axis): a Slice per
+    part, each part's end its start plus its size, one after another. tract fails a Split
+    whose sizes it cannot work out while loading ("Undetermined symbol"), and a CumSum of
+    the sizes; it runs these Slices. Unchecked: sizes that do not add up to the axis cut
+    parts instead of failing."""
+
+    name = "run-time-sizes-as-slices"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        spec = site.spec
+        if not spec.has_sizes or spec.split_input is None:
+            return "no sizes input"
+        return None if site.split_value is None else "its sizes are constant"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        spec = site.spec
+        assert spec.split_input is not None
+        build = plan.builder(site)
+        sizes = build.as_int64(spec.split_input, site.split_element)
+        where, start, slices = build.ints([spec.axis]), build.ints([0]), []
+        for index, output in enumerate(spec.outputs):
+            size = build.add("Slice", [sizes, build.ints([index]), build.ints([index + 1])], "size")
+            end = build.add("Add", [start, size], "end")
+            if output:
+                slices.append(helper.make_node("Slice", [site.data, start, end, where], [output]))
+            start = end
+        detail = (
+            "split input known at run time -> a Slice per part (unchecked: sizes that do not "
+            "add up to the axis cut parts)"
+        )
+        return Rewritten([*build.nodes, *slices], detail)
+
+
 class _RuntimeSizesChecked(SplitForm):
     """Sizes given at run time go through a Reshape to one size per output: onnxruntime
     takes an empty split input for an absent one, and cuts equal parts."""
@@ -390,6 +425,7 @@ EXPLICIT_SIZES: tuple[SplitForm, ...] = (
 ZERO_SIZES_AS_SLICES: SplitForm = _ZeroSizesAsSlices()
 FOLD_STATIC_SIZES: SplitForm = _FoldStaticSizes()
 RUNTIME_SIZES_CHECKED: SplitForm = _RuntimeSizesChecked()
+RUNTIME_SIZES_AS_SLICES: SplitForm = _RuntimeSizesAsSlices()
 #: The forms every target gives a Split without sizes first.
 UNSIZED: tuple[SplitForm, ...] = (
     _OnePartAsIdentity(),

@@ -24,6 +24,7 @@ from ._reference import reference_ops
 from ._runtimes import (
     RUNTIMES,
     Runtime,
+    RuntimeRunError,
     RuntimeWorkers,
     installed_runtimes,
     runtime_named,
@@ -34,6 +35,7 @@ __all__ = [
     "Departure",
     "Portability",
     "Runtime",
+    "RuntimeRunError",
     "RuntimeWorkers",
     "check_portability",
     "installed_runtimes",

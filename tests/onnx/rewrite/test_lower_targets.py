@@ -320,3 +320,34 @@ def test_sizes_computed_from_shape_become_slices_that_tract_runs(length: int) ->
         got = workers.run(tract, lowered.SerializeToString(), {"x": x})
     for value, want in zip(got, expected, strict=True):
         np.testing.assert_array_equal(np.asarray(value), want, strict=True)
+
+
+def test_the_tract_target_reports_constant_sizes_it_cannot_check_on_a_runtime_axis() -> None:
+    """tract cuts constant sizes [4, 4] from a run-time axis of 9 without an error, where the
+    spec rejects them (onnxruntime refuses): the tract target keeps the node, and its report
+    row says it is unchecked there. Run live on both runtimes."""
+    from splitops.onnx.run import RuntimeRunError, RuntimeWorkers
+
+    tract = runtime_named("tract")
+    if not tract.is_installed():
+        pytest.skip("tract is not installed here")
+    sizes = numpy_helper.from_array(np.array([4, 4], np.int64), "k")
+    graph = helper.make_graph(
+        [helper.make_node("Split", ["x", "k"], ["a", "b"], axis=0, name="cut")],
+        "g",
+        [helper.make_tensor_value_info("x", F, ["N"])],
+        [helper.make_tensor_value_info(n, F, [None]) for n in "ab"],
+        initializer=[sizes],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    _, report = lower_model_with_report(model, target="tract")
+    assert report[0].outcome == "unchanged"
+    assert "unchecked on tract" in report[0].detail
+    _, elsewhere = lower_model_with_report(model, target="portable")
+    assert elsewhere[0].detail == "explicit sizes"
+    x = {"x": np.arange(9, dtype=np.float32)}
+    with RuntimeWorkers() as workers:
+        cut = workers.run(tract, model.SerializeToString(), x)
+        with pytest.raises(RuntimeRunError):
+            workers.run(runtime_named("onnxruntime"), model.SerializeToString(), x)
+    assert [np.asarray(part).shape for part in cut] == [(4,), (4,)]

@@ -112,11 +112,11 @@ from ._contract import RewriteError
 from ._graph_sizes import CheckForm, GraphBuilder
 from ._rewrite import Rewrite
 from ._split_forms import (
-    EXPLICIT_SIZES,
     FOLD_STATIC_SIZES,
     RUNTIME_SIZES_AS_SLICES,
     RUNTIME_SIZES_CHECKED,
     SPLIT1_AS_SLICES,
+    SPLIT1_SIZES,
     UNSIZED,
     ZERO_SIZES_AS_SLICES,
     SplitForm,
@@ -126,6 +126,7 @@ from ._split_forms import (
     computed_sizes,
     copy_node,
     copy_without_split,
+    explicit_sizes_kept,
     kept_at_run_time,
     name_base,
     slices_per_part,
@@ -170,6 +171,7 @@ def _split_forms(
     *,
     split1_slices: bool = True,
     runtime_sizes: SplitForm = RUNTIME_SIZES_CHECKED,
+    checks_sum: bool = True,
     zero_sizes: bool,
     num_outputs: Sequence[SplitForm],
     equal: Sequence[SplitForm],
@@ -177,13 +179,14 @@ def _split_forms(
     """A target's Split forms: with ``split1_slices``, Split-1 of static sizes as Slices
     (for runtimes without Split-1); explicit sizes (with ``zero_sizes``, those holding a 0
     as a Slice per part), sizes computed from static shapes folded, sizes given at run time
-    in the ``runtime_sizes`` form; then without sizes, one part, a static axis, before
+    in the ``runtime_sizes`` form (``checks_sum``: whether the runtime checks that constant
+    sizes add up to a run-time axis); then without sizes, one part, a static axis, before
     opset 13, and on an axis known only at run time the target's own forms for
     ``num_outputs`` and equal parts."""
-    *explicit, kept = EXPLICIT_SIZES
+    kept = explicit_sizes_kept(checks_sum=checks_sum)
     split1 = (SPLIT1_AS_SLICES,) if split1_slices else ()
     zero = (ZERO_SIZES_AS_SLICES,) if zero_sizes else ()
-    sized = (*split1, *explicit, *zero, kept, FOLD_STATIC_SIZES, runtime_sizes)
+    sized = (*split1, *SPLIT1_SIZES, *zero, kept, FOLD_STATIC_SIZES, runtime_sizes)
     return (*sized, *UNSIZED, *num_outputs, *equal)
 
 
@@ -243,6 +246,7 @@ FORMS: dict[Target, Forms] = {
         _split_forms(
             split1_slices=False,
             runtime_sizes=RUNTIME_SIZES_AS_SLICES,
+            checks_sum=False,
             zero_sizes=False,
             num_outputs=(kept_at_run_time("num_outputs"), *_SLICES),
             equal=(kept_at_run_time("equal"), slices_per_part("equal")),

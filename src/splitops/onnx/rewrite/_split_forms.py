@@ -6,8 +6,8 @@ A target's Split forms are an ordered list of these rules (``Forms.split`` in
 keeps it with its reason. Adding a runtime's form is adding a rule to its list, as
 onnxscript's rewriter gives each rule a ``check`` whose failure carries why.
 
->>> [form.name for form in EXPLICIT_SIZES]
-['split-1-sizes-as-attribute', 'split-1-sizes-at-run-time', 'explicit-sizes']
+>>> [form.name for form in SPLIT1_SIZES]
+['split-1-sizes-as-attribute', 'split-1-sizes-at-run-time']
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ if TYPE_CHECKING:
     from ._lower import Plan
 
 __all__ = [
-    "EXPLICIT_SIZES",
     "FOLD_STATIC_SIZES",
     "RUNTIME_SIZES_AS_SLICES",
     "RUNTIME_SIZES_CHECKED",
     "SPLIT1_AS_SLICES",
+    "SPLIT1_SIZES",
     "UNSIZED",
     "ZERO_SIZES_AS_SLICES",
     "Rewritten",
@@ -41,6 +41,7 @@ __all__ = [
     "computed_sizes",
     "copy_node",
     "copy_without_split",
+    "explicit_sizes_kept",
     "kept_at_run_time",
     "name_base",
     "slices_per_part",
@@ -176,7 +177,13 @@ class _ZeroSizesAsSlices(SplitForm):
         return Rewritten([*build.nodes, *nodes], detail, drops_split=True)
 
 
+@dataclass(frozen=True)
 class _ExplicitSizesKept(SplitForm):
+    """Constant sizes stay. ``checks_sum``: whether the target's runtime fails where they do
+    not add up to an axis known only at run time (tract cuts [4, 4] from 9 without an
+    error, and no check form loads on tract)."""
+
+    checks_sum: bool = True
     name = "explicit-sizes"
 
     def check(self, plan: Plan, site: SplitSite) -> str | None:
@@ -187,7 +194,14 @@ class _ExplicitSizesKept(SplitForm):
         return None
 
     def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
-        return Rewritten(None, "explicit sizes")
+        if self.checks_sum or site.length is not None:
+            return Rewritten(None, "explicit sizes")
+        unchecked = "sizes that do not add up to the axis cut parts"
+        return Rewritten(None, f"explicit sizes (unchecked on {plan.target}: {unchecked})")
+
+
+def explicit_sizes_kept(*, checks_sum: bool) -> SplitForm:
+    return _ExplicitSizesKept(checks_sum)
 
 
 class _FoldStaticSizes(SplitForm):
@@ -415,13 +429,9 @@ def slices_per_part(by: PartsBy) -> SplitForm:
     return _SlicesPerPart(by)
 
 
-#: The forms every target gives a Split with explicit sizes, but for those holding a 0
-#: (:data:`ZERO_SIZES_AS_SLICES`, which goes before the last of these).
-EXPLICIT_SIZES: tuple[SplitForm, ...] = (
-    _Split1SizesAsAttribute(),
-    _Split1SizesAtRunTime(),
-    _ExplicitSizesKept(),
-)
+#: Split-1's sizes given as a second input (typed like the data), which a target keeps
+#: as Split-1: the attribute where they are constant, else as they are.
+SPLIT1_SIZES: tuple[SplitForm, ...] = (_Split1SizesAsAttribute(), _Split1SizesAtRunTime())
 ZERO_SIZES_AS_SLICES: SplitForm = _ZeroSizesAsSlices()
 FOLD_STATIC_SIZES: SplitForm = _FoldStaticSizes()
 RUNTIME_SIZES_CHECKED: SplitForm = _RuntimeSizesChecked()

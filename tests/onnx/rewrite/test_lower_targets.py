@@ -245,13 +245,14 @@ def _omitting(outputs: list[str], opset: int) -> ModelProto:
 
 @pytest.mark.parametrize("opset", [13, 18])
 @pytest.mark.parametrize("outputs", [["a", "", "b"], ["", "b", ""], ["a", "b", ""]])
-@pytest.mark.parametrize("runtime", ["onnxruntime", "tract"])
+@pytest.mark.parametrize("runtime", ["onnxruntime", "tract", "openvino"])
 def test_a_split_leaving_outputs_out_runs_on_the_runtimes_target(
     runtime: str, outputs: list[str], opset: int
 ) -> None:
     """onnxruntime (1.31, 1.32) dies by SIGSEGV on a Split that leaves an output out, and
-    tract refuses it; their targets name each omitted output, which nothing reads. Each
-    runtime runs in a worker process of its own, so that a crash is that run's error."""
+    tract refuses it; every target names each omitted output, which nothing reads (the
+    runtime's own target here, and portable on onnxruntime). Each runtime runs in a worker
+    process of its own, so that a crash is that run's error."""
     from splitops.onnx.run import RuntimeWorkers
 
     found = runtime_named(runtime)
@@ -265,11 +266,16 @@ def test_a_split_leaving_outputs_out_runs_on_the_runtimes_target(
     assert report[0].outcome == "rewritten"
     x = np.arange(12, dtype=np.float32).reshape(6, 2)
     expected = splitops.backend.run_model(model, {"x": x})
+    portable = splitops.lower_model(model, target="portable")
     with RuntimeWorkers() as workers:
         got = workers.run(found, lowered.SerializeToString(), {"x": x})
-    assert len(got) == len(expected)
-    for value, want in zip(got, expected, strict=True):
-        np.testing.assert_array_equal(np.asarray(value), want, strict=True)
+        on_onnxruntime = workers.run(
+            runtime_named("onnxruntime"), portable.SerializeToString(), {"x": x}
+        )
+    for outputs in (got, on_onnxruntime):
+        assert len(outputs) == len(expected)
+        for value, want in zip(outputs, expected, strict=True):
+            np.testing.assert_array_equal(np.asarray(value), want, strict=True)
 
 
 def _sizes_from_shape() -> ModelProto:

@@ -16,14 +16,14 @@ outputs:
   part covering the whole axis becomes an ``Identity``. Before opset 13, where Split takes
   sizes as an attribute only, a static axis gets the attribute; an axis known only at run
   time keeps equal parts by output count, which every runtime computes alike.
-- **Split-1 of static sizes** (given, or equal parts of a static axis): a ``Slice-1`` per
-  part, bounds as attributes, for every target but ``openvino`` and ``tract``, whose
-  runtimes alone run Split-1 (onnxruntime and onnx.reference have none). Elsewhere, a
-  Split-1 with a constant second input (sizes typed like the data): the ``split``
-  attribute.
-- **A Split that leaves outputs out** (``["a", "", "b"]``), for the targets ``onnxruntime``
-  and ``tract``: each omitted output gets a name of its own, which nothing reads
-  (onnxruntime 1.31 and 1.32 die by SIGSEGV running such a node; tract refuses it).
+- **Split-1 of static sizes** (given, or equal parts of a static axis), for the target
+  ``onnxruntime``: a ``Slice-1`` per part, bounds as attributes (onnxruntime has no
+  Split-1). Every other target keeps Split-1, which OpenVINO, tract and TVM run (TVM fails
+  Slice-1; onnx.reference has no Split-1 either), a constant second input (sizes
+  typed like the data) made the ``split`` attribute.
+- **A Split that leaves outputs out** (``["a", "", "b"]``): each omitted output gets a
+  name of its own, which nothing reads (onnxruntime 1.31 and 1.32 die by SIGSEGV running
+  such a node; tract refuses it).
 - **SplitToSequence whose sequence nothing reads**: removed, but what the spec checks of it
   at run time (a chunk length >= 1, sizes adding up to an axis known only then, the axis
   against a rank known only then) stays as run-time checks: onnx.reference and onnxruntime
@@ -161,15 +161,11 @@ class Forms:
     #: Whether a sequence that would take a Slice per part stays, where onnxruntime has a
     #: SplitToSequence kernel for its element type (fewer nodes for onnxruntime to run).
     onnxruntime_sequences: bool = False
-    #: Whether each output a Split leaves out (``["a", "", "b"]``) gets a name of its own,
-    #: which nothing reads: onnxruntime 1.31 and 1.32 die by SIGSEGV running such a node,
-    #: and tract refuses it ("Op says 3, node says 1").
-    names_omitted_outputs: bool = False
 
 
 def _split_forms(
     *,
-    split1_slices: bool = True,
+    split1_slices: bool = False,
     runtime_sizes: SplitForm = RUNTIME_SIZES_CHECKED,
     checks_sum: bool = True,
     zero_sizes: bool,
@@ -204,7 +200,8 @@ _SLICES = (slices_per_part("num_outputs"),)
 #: - ``onnxruntime`` (the onnxruntime engine's): sizes computed in the graph, checked by a
 #:   Reshape (onnxruntime 1.31 fails uneven ``num_outputs``, 1.32 fewer listed parts);
 #:   equal parts by output count kept (1.31 and 1.32 cut and check them as the spec says);
-#:   sequences kept where onnxruntime has a kernel; omitted outputs named.
+#:   sequences kept where onnxruntime has a kernel; Split-1 of static sizes as Slice-1
+#:   (onnxruntime has no Split-1).
 #: - ``openvino``: a Slice per part, checked by an Expand (OpenVINO's Split by
 #:   ``num_outputs`` wants the count to divide the axis); equal parts kept; no sequences
 #:   (OpenVINO refuses a sequence as an output, and ConcatFromSequence of one of unknown
@@ -212,7 +209,7 @@ _SLICES = (slices_per_part("num_outputs"),)
 #: - ``tract``: the node kept where tract computes it as the spec says (every part listed),
 #:   else a Slice per part, unchecked (tract loads no check form after a Slice's bounds are
 #:   added to); sizes given at run time as a Slice per part (tract fails such a Split); no
-#:   sequences (tract has none); omitted outputs named.
+#:   sequences (tract has none).
 #: - ``tvm``: ``num_outputs`` kept where TVM computes it as the spec says, else (and equal
 #:   parts, which TVM does not check) a Slice per part checked by an Expand then a Gather
 #:   (TVM needs a Slice's bounds of static length); no
@@ -224,17 +221,16 @@ FORMS: dict[Target, Forms] = {
     "no-sequences": Forms(_PORTABLE, "none", sequences=False),
     "onnxruntime": Forms(
         _split_forms(
+            split1_slices=True,
             zero_sizes=False,
             num_outputs=(computed_sizes("num_outputs"),),
             equal=(kept_at_run_time("equal"), computed_sizes("equal")),
         ),
         "reshape",
         onnxruntime_sequences=True,
-        names_omitted_outputs=True,
     ),
     "openvino": Forms(
         _split_forms(
-            split1_slices=False,
             zero_sizes=False,
             num_outputs=_SLICES,
             equal=(kept_at_run_time("equal"), slices_per_part("equal")),
@@ -244,7 +240,6 @@ FORMS: dict[Target, Forms] = {
     ),
     "tract": Forms(
         _split_forms(
-            split1_slices=False,
             runtime_sizes=RUNTIME_SIZES_AS_SLICES,
             checks_sum=False,
             zero_sizes=False,
@@ -253,7 +248,6 @@ FORMS: dict[Target, Forms] = {
         ),
         "none",
         sequences=False,
-        names_omitted_outputs=True,
     ),
     "tvm": Forms(
         _split_forms(
@@ -489,7 +483,9 @@ class Plan:
                 continue
             done = form.rewrite(self, site)
             nodes, outcome, detail = done.nodes, done.outcome, done.detail
-            if self.forms.names_omitted_outputs and "" in site.proto.output:
+            # onnxruntime 1.31 and 1.32 die by SIGSEGV running a Split that leaves an output
+            # out, and tract refuses it ("Op says 3, node says 1"): every target names them.
+            if "" in site.proto.output:
                 if nodes is None:
                     nodes, outcome = [copy_node(site.proto)], "rewritten"
                     detail = f"omitted outputs named ({detail})"

@@ -81,8 +81,9 @@ class SplitForm:
 
 class _Split1AsSlices(SplitForm):
     """Split-1 of static sizes (given, or equal parts of a static axis): a Slice-1 per part,
-    its bounds as attributes. Neither onnxruntime nor onnx.reference has Split-1; every
-    runtime listed runs Slice-1 (OpenVINO and tract run Split-1 too)."""
+    its bounds as attributes. onnxruntime (and onnx.reference) have no Split-1 and run
+    Slice-1; TVM runs Split-1 and fails Slice-1 ("Cannot cast NoneType to list of Expr"),
+    OpenVINO and tract run both."""
 
     name = "split-1-as-slices"
 

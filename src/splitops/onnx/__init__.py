@@ -18,7 +18,9 @@ name loads its module when it is first used, so that a command loads only what i
   onnx-ir pass, :class:`LowerSplits` (onnx-ir is optional: only this name needs it);
 - :mod:`~splitops.onnx.run`: :func:`reference_ops` for onnx.reference, the backend
   (:mod:`splitops.backend`), input feeds (:func:`model_feeds`, :func:`load_npy`,
-  :func:`write_arrays`) and the portability probes (:func:`check_portability`).
+  :func:`write_arrays`), the portability probes (:func:`check_portability`), and the
+  runtimes, each run in a worker process of its own (:data:`RUNTIMES`,
+  :class:`RuntimeWorkers`).
 
 >>> import splitops.onnx
 >>> "ModelView" in dir(splitops.onnx)
@@ -52,14 +54,26 @@ if TYPE_CHECKING:
     from .run._ort import session_version
     from .run._portability import Departure, Portability, check_portability
     from .run._reference import reference_ops
+    from .run._runtimes import (
+        RUNTIMES,
+        Runtime,
+        RuntimeRunError,
+        RuntimeWorkers,
+        installed_runtimes,
+        runtime_named,
+    )
 
 __all__ = [
+    "RUNTIMES",
     "Departure",
     "Diagnostic",
     "LowerSplits",
     "Lowering",
     "ModelView",
     "Portability",
+    "Runtime",
+    "RuntimeRunError",
+    "RuntimeWorkers",
     "SplitOutputRow",
     "check_model",
     "check_portability",
@@ -69,6 +83,7 @@ __all__ = [
     "describe_split_nodes",
     "describe_type",
     "infer_shapes",
+    "installed_runtimes",
     "load_model",
     "load_npy",
     "lower_model",
@@ -76,6 +91,7 @@ __all__ = [
     "model_feeds",
     "reference_ops",
     "run_node",
+    "runtime_named",
     "save_model",
     "session_version",
     "split_nodes",
@@ -106,6 +122,14 @@ _MODULES = {
     "run._ort": ["session_version"],
     "run._portability": ["Departure", "Portability", "check_portability"],
     "run._reference": ["reference_ops"],
+    "run._runtimes": [
+        "RUNTIMES",
+        "Runtime",
+        "RuntimeRunError",
+        "RuntimeWorkers",
+        "installed_runtimes",
+        "runtime_named",
+    ],
 }
 _LAZY = {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names}
 

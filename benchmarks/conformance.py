@@ -143,7 +143,9 @@ def report(
         f"(`splitops conformance write DIR`) holds {len(CASES)} cases: {valid} valid and "
         f"{len(CASES) - valid} that the spec rejects, which a runtime passes by refusing. "
         "Each case is one node; its inputs are graph inputs, as in onnx's node tests. Run one "
-        "runtime with `splitops conformance run DIR --runtime NAME`.",
+        "runtime with `splitops conformance run DIR --runtime NAME`; how `onnx_test_runner`, "
+        "tract's suite and onnx's own loader read the folder is in "
+        "[cli.md](cli.md#splitops-conformance).",
         "",
         "A result is **pass**; **wrong** (other outputs than the spec's); **refused** (an error "
         "on a case the spec computes: a missing kernel, type or feature); **accepts** (outputs "

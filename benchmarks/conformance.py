@@ -23,7 +23,6 @@ dim does not divide): the spec's text, onnx's shape inference, and each runtime'
 
 from __future__ import annotations
 
-import argparse
 import importlib.metadata
 import sys
 import tempfile
@@ -38,7 +37,9 @@ import onnx
 
 import splitops
 from splitops.conformance import CASES, CaseResult, case_named, run_pack, summary, write_pack
-from splitops.onnx import Runtime, RuntimeRunError, RuntimeWorkers, installed_runtimes
+from splitops.onnx import Runtime, RuntimeRunError, RuntimeWorkers
+
+from .portability import runtimes_and_out
 
 KINDS = ("pass", "wrong", "refused", "accepts")
 
@@ -256,13 +257,7 @@ def _issue_5766(runtimes: Sequence[Runtime], answers: dict[str, dict[str, str]])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.conformance")
-    parser.add_argument("--runtimes", nargs="*", help="the runtimes to run (all installed)")
-    parser.add_argument(
-        "--out", type=Path, default=Path(__file__).resolve().parents[1] / "docs/conformance.md"
-    )
-    args = parser.parse_args(argv)
-    runtimes = [r for r in installed_runtimes() if not args.runtimes or r.name in args.runtimes]
+    runtimes, out = runtimes_and_out(argv, "conformance", "conformance.md")
     began = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         pack = Path(folder) / "pack"
@@ -271,8 +266,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         results = run_all(runtimes, pack)
     print("onnx/onnx#5766: the uneven num_outputs cases on each runtime", file=sys.stderr)
     answers = answers_5766(runtimes)
-    args.out.write_text(report(results, runtimes, answers, time.perf_counter() - began))
-    print(f"wrote {args.out}", file=sys.stderr)
+    out.write_text(report(results, runtimes, answers, time.perf_counter() - began))
+    print(f"wrote {out}", file=sys.stderr)
     return 0
 
 

@@ -13,11 +13,10 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from onnx.backend.base import Backend, BackendRep
 from onnx.backend.test.loader import load_model_tests
 from onnx.backend.test.runner import Runner
-from onnx.reference import ReferenceEvaluator
 
+from splitops import backend
 from splitops.cli import ExitCode, main
 from splitops.conformance import CASES
 
@@ -70,35 +69,17 @@ def test_each_case_is_a_model_and_a_data_set_with_outputs_only_where_valid(
     )
 
 
-class _ReferenceRep(BackendRep):
-    def __init__(self, model: onnx.ModelProto) -> None:
-        self.evaluator = ReferenceEvaluator(model)
-
-    def run(self, inputs: Any, **kwargs: Any) -> Any:
-        return self.evaluator.run(None, dict(zip(self.evaluator.input_names, inputs, strict=True)))
-
-
-class _ReferenceBackend(Backend):
-    @classmethod
-    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> _ReferenceRep:
-        return _ReferenceRep(model)
-
-    @classmethod
-    def supports_device(cls, device: str) -> bool:
-        return device == "CPU"
-
-
 def test_onnx_own_loader_and_runner_read_the_pack(pack: Path) -> None:
     """onnx.backend.test loads on-disk kinds of tests the way it loads this pack (a folder of
     ``test_*`` folders); its runner reads the data sets, sequences too, and compares with its
-    own tolerance. On onnx.reference every valid case passes but Split-1, which it lacks, and
-    one that onnx's runner cannot compare."""
+    own tolerance. On splitops' backend every valid case passes but one that onnx's runner
+    cannot compare."""
     found = load_model_tests(data_dir=str(pack.parent), kind=pack.name)
     assert sorted(test.name for test in found) == sorted(case.name for case in CASES)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         # The runner builds onnx's own node tests first, which overflow casts on purpose.
         warnings.simplefilter("ignore")
-        runner = Runner(_ReferenceBackend, __name__)
+        runner = Runner(backend, __name__)
     for test in found:
         if test.name in VALID:
             runner._add_model_test(test, "Pack")  # as Runner.__init__ adds on-disk kinds
@@ -114,7 +95,7 @@ def test_onnx_own_loader_and_runner_read_the_pack(pack: Path) -> None:
     # 'shape'", whatever the backend returns (onnx 1.23's assert_similar_outputs).
     strings = "test_split_to_sequence_string_opset11"
     assert "'str' object has no attribute 'shape'" in failed.pop(f"{strings}_cpu")
-    assert {name.removesuffix("_cpu") for name in failed} == SPLIT_1, failed
+    assert failed == {}
 
 
 class _Discard:

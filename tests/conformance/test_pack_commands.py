@@ -298,3 +298,16 @@ def test_a_sequence_output_is_written_as_a_sequence_proto(pack: Path) -> None:
     parts = onnx.numpy_helper.to_list(sequence)
     assert [part.shape for part in parts] == [(3, 2), (3, 2), (1, 2)]
     assert np.concatenate(parts).ravel().tolist() == list(range(1, 15))
+
+
+def test_the_pack_folder_gets_the_permissions_mkdir_gives(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    from splitops.conformance import write_pack
+
+    write_pack(tmp_path / "pack", CASES[:1])
+    os.mkdir(tmp_path / "plain")
+    assert stat.S_IMODE((tmp_path / "pack").stat().st_mode) == stat.S_IMODE(
+        (tmp_path / "plain").stat().st_mode
+    )

@@ -28,6 +28,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 from onnx import ModelProto, SequenceProto, TensorProto, TypeProto, numpy_helper
 
+from .._files import folder_mode, make_folder
 from ..core import PackError
 from ..onnx import (
     RuntimeRunError,
@@ -60,14 +61,14 @@ def write_pack(folder: Path, cases: Sequence[ConformanceCase] = CASES) -> int:
     """
     folder = Path(folder)
     _check_replaceable(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(folder.parent, folder)
     building = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}."))
     try:
         for case in cases:
             _write_case(building / case.name, case)
         listing = {"format": _FORMAT, "cases": [_listed(case) for case in cases]}
         (building / CASES_FILE).write_text(json.dumps(listing, indent=2) + "\n")
-        os.chmod(building, 0o777 & ~_umask())
+        os.chmod(building, folder_mode())
         _replace(folder, building)
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
@@ -100,12 +101,6 @@ def _replace(folder: Path, built: Path) -> None:
         raise
     finally:
         shutil.rmtree(old, ignore_errors=True)
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _listed(case: ConformanceCase) -> dict[str, Any]:

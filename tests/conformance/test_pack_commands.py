@@ -216,7 +216,9 @@ def _error(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, li
 
 
 def test_a_missing_folder_is_one_line_and_exit_2(tmp_path: Path, capsys: Any) -> None:
-    code, out, err = _error(capsys, "conformance", "run", str(tmp_path / "no"), "--runtime", "tvm")
+    code, out, err = _error(
+        capsys, "conformance", "run", str(tmp_path / "no"), "--runtime", "onnx.reference"
+    )
     assert (code, out) == (ExitCode.BAD_INPUT, "")
     assert err == [f"splitops: error: {tmp_path / 'no'}: no such folder. Write a pack with "
                    f"`splitops conformance write {tmp_path / 'no'}`."]  # fmt: skip
@@ -311,3 +313,14 @@ def test_the_pack_folder_gets_the_permissions_mkdir_gives(tmp_path: Path) -> Non
     assert stat.S_IMODE((tmp_path / "pack").stat().st_mode) == stat.S_IMODE(
         (tmp_path / "plain").stat().st_mode
     )
+
+
+def test_a_runtime_not_installed_is_one_line_saying_how_to_install_it(
+    pack: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from splitops.onnx import Runtime
+
+    monkeypatch.setattr(Runtime, "is_installed", lambda self: False)
+    code, _, err = _error(capsys, "conformance", "run", str(pack), "--runtime", "openvino")
+    assert code == ExitCode.BAD_INPUT
+    assert err == ["splitops: error: openvino is not installed: pip install openvino"]

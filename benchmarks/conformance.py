@@ -224,14 +224,15 @@ def _issue_5766(runtimes: Sequence[Runtime], answers: dict[str, dict[str, str]])
         "The question has been open since 2023 (TVM #18751 and OpenVINO #21175 ask it too). "
         "Split-18's text says it twice: \"If the tensor is not evenly splittable into "
         '`num_outputs`, the last chunk will be smaller", and for the attribute, "If the '
-        'tensor is not evenly splittable the last chunk will be smaller." Only one chunk, '
-        "the last, differs; so every other chunk has one length `c`, and the last `d - c(n-1)` "
-        "is smaller than `c`. The only `c` for which that last chunk is the one that is "
-        "smaller, for every `d` not divisible by `n`, is `ceil(d/n)`: a balanced split "
-        "(numpy's `array_split`) makes the first chunks larger, not the last smaller, and "
-        "`floor(d/n) + 1` leaves an empty last chunk where `d` divides. onnx's own worked "
-        "example (7 into 4 as 2, 2, 2, 1; 8 into 3 as 3, 3, 2) agrees, though both balanced "
-        "and ceil give those.",
+        'tensor is not evenly splittable the last chunk will be smaller." The parts are '
+        '"equal sized" but the last: every other chunk has one length `c`, and the last, '
+        "`d - c(n-1)`, is smaller than `c` and not negative, so `c` lies between `ceil(d/n)` "
+        "and `floor(d/(n-1))`. The smallest, `ceil(d/n)`, keeps the parts as equal as they "
+        "can be, and is the only one for many lengths (10 into 4 allows 3 alone). A balanced "
+        "split (numpy's `array_split`) makes the first chunks larger, so that more than the "
+        "last differs; `floor(d/n) + 1` leaves an empty last chunk where `d` divides (6 into "
+        "3: 3, 3, 0). onnx's own worked example (7 into 4 as 2, 2, 2, 1; 8 into 3 as 3, 3, 2) "
+        "agrees, though both balanced and ceil give those.",
         "",
         "**What splitops implements**: parts of `ceil(d/n)`, the rest last, which may be 0 "
         "(9 into 4 is 3, 3, 3, 0: smaller, as the text says); where the rest is negative "

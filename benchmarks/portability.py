@@ -566,14 +566,24 @@ def cost_report(rows: Sequence[tuple[str, int, float, float]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.portability")
+def runtimes_and_out(
+    argv: Sequence[str] | None, module: str, document: str
+) -> tuple[list[Runtime], Path]:
+    """The options of ``python -m benchmarks.MODULE``, a benchmark that runs the installed
+    runtimes and writes ``docs/DOCUMENT``: ``--runtimes`` (default: every one installed) and
+    ``--out``."""
+    parser = argparse.ArgumentParser(prog=f"python -m benchmarks.{module}")
     parser.add_argument("--runtimes", nargs="*", help="the runtimes to run (all installed)")
     parser.add_argument(
-        "--out", type=Path, default=Path(__file__).resolve().parents[1] / "docs/portability.md"
+        "--out", type=Path, default=Path(__file__).resolve().parents[1] / "docs" / document
     )
     args = parser.parse_args(argv)
     runtimes = [r for r in installed_runtimes() if not args.runtimes or r.name in args.runtimes]
+    return runtimes, args.out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    runtimes, out = runtimes_and_out(argv, "portability", "portability.md")
     began = time.perf_counter()
     rows = run_matrix(runtimes, progress=lambda name: print(name, file=sys.stderr, flush=True))
     text = report(rows, runtimes, time.perf_counter() - began)
@@ -590,8 +600,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, _, _, ratio in costs:
             if ratio > 1.2:
                 print(f"FAIL cost: {name}: {ratio:.2f} > 1.2", file=sys.stderr)
-    args.out.write_text(text)
-    print(f"wrote {args.out}", file=sys.stderr)
+    out.write_text(text)
+    print(f"wrote {out}", file=sys.stderr)
     for line in regressions(rows):
         print(f"regression: {line}", file=sys.stderr)
     return 0

@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-__all__ = ["make_folder", "replacing", "temporary_sibling"]
+__all__ = ["folder_mode", "make_folder", "replacing", "temporary_sibling"]
 
 
 @contextmanager
@@ -86,6 +86,12 @@ def make_folder(folder: Path, target: Path | None = None) -> None:
             else f"cannot create the folder {folder}: {error.strerror or error}"
         )
         raise type(error)(error.errno, why, str(target)) from error
+
+
+def folder_mode() -> int:
+    """The permissions ``mkdir`` gives a new folder (what the umask allows of ``0o777``): for
+    a folder made by ``tempfile.mkdtemp`` (owner only) that is renamed into place."""
+    return 0o777 & ~_umask()
 
 
 def _naming(error: OSError, path: Path) -> OSError:

@@ -1,4 +1,5 @@
-"""The ``splitops`` command: check, infer, convert and run models, or split one array.
+"""The ``splitops`` command: check, infer, convert and run models, split one array, or write
+and run the conformance pack.
 
 Every command reads models through :func:`splitops.load_model` (external data stays in the
 model's folder unless ``--trust-external-data``) and reports a problem as one line on
@@ -34,6 +35,7 @@ from .core import (
     ModelInputError,
     ModelLoadError,
     OtherOperatorError,
+    PackError,
     SplitError,
     SplitopsError,
 )
@@ -57,9 +59,10 @@ class ExitCode(IntEnum):
 EXIT_CODE_MEANINGS = {
     ExitCode.OK: "success (check: no problems found)",
     ExitCode.RULE_BROKEN: "a Split/SplitToSequence rule is broken (check found problems, or a "
-    "node or the split cannot be run, inferred or converted as asked)",
-    ExitCode.BAD_INPUT: "unreadable, unsafe or wrong input (model, .npy file, option value, "
-    "input that does not fit the model, output path)",
+    "node or the split cannot be run, inferred or converted as asked, or a runtime failed a "
+    "conformance case)",
+    ExitCode.BAD_INPUT: "unreadable, unsafe or wrong input (model, .npy file, conformance pack, "
+    "option value, input that does not fit the model, output path)",
     ExitCode.OTHER_OPERATOR: "another operator stopped the command (onnx.version_converter, "
     "shape inference or onnx.reference failed on it, or wrote an invalid model)",
     ExitCode.INTERNAL: "a defect of splitops itself: please report it with the command "
@@ -109,6 +112,23 @@ _COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
         ExitCode.RULE_BROKEN: "the split breaks a rule of the operator",
         ExitCode.BAD_INPUT: "the file is no readable .npy array, or an option is wrong",
     },
+    "conformance": {
+        ExitCode.OK: "the pack was written, or the runtime passed every case",
+        ExitCode.RULE_BROKEN: "the runtime failed a case (one line each)",
+        ExitCode.BAD_INPUT: "the folder is missing, is no pack, or cannot be written; the "
+        "runtime is unknown or not installed",
+    },
+    "conformance write": {
+        ExitCode.OK: "the pack was written",
+        ExitCode.BAD_INPUT: "the folder cannot be written (a file, or a folder holding other "
+        "files)",
+    },
+    "conformance run": {
+        ExitCode.OK: "the runtime passed every case",
+        ExitCode.RULE_BROKEN: "the runtime failed a case (one line each)",
+        ExitCode.BAD_INPUT: "the folder is missing or is no pack, or the runtime is unknown or "
+        "not installed",
+    },
 }
 
 
@@ -145,7 +165,7 @@ def _guarded(command: Callable[[argparse.Namespace], ExitCode], args: argparse.N
         # A limit refused the input before anything was allocated: unsafe input, not a rule.
         code = ExitCode.BAD_INPUT if error.rule is Rule.LIMIT else ExitCode.RULE_BROKEN
         return _fail(error, code)
-    except (ModelLoadError, ModelInputError, _BadInputError) as error:
+    except (ModelLoadError, ModelInputError, PackError, _BadInputError) as error:
         return _fail(error, ExitCode.BAD_INPUT)
     except OtherOperatorError as error:
         return _fail(error, ExitCode.OTHER_OPERATOR)
@@ -280,6 +300,29 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", type=Path, metavar="DIR", help="write the parts as .npy files (folders created)"
     )
     _limit_arguments(split, "max_parts", "max_input_elements")
+
+    conformance = _command(
+        commands, "conformance", None, "write the conformance pack, or run it on a runtime"
+    )
+    steps = conformance.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    write = _command(
+        steps,
+        "write",
+        _conformance_write,
+        "write the pack in ONNX's node-test layout",
+        key="conformance write",
+    )
+    write.add_argument("folder", type=Path, metavar="DIR", help="the folder to write it to")
+    run_pack = _command(
+        steps, "run", _conformance_run, "run a pack on a runtime", key="conformance run"
+    )
+    run_pack.add_argument("folder", type=Path, metavar="DIR", help="a pack's folder")
+    run_pack.add_argument(
+        "--runtime",
+        required=True,
+        metavar="NAME",
+        help="onnxruntime, onnx.reference, openvino, tract or tvm",
+    )
     return parser
 
 
@@ -317,20 +360,39 @@ _EXAMPLES = {
   $ splitops split x.npy --parts 4 --axis 1
   $ splitops split x.npy --sizes 2,5 --axis 1 --out parts/
   $ splitops split x.npy --chunk 3 --axis 1""",
+    "conformance": """example:
+  $ splitops conformance write pack/
+  $ splitops conformance run pack/ --runtime onnxruntime""",
+    "conformance write": """example:
+  $ splitops conformance write pack/
+  A folder per case (model.onnx, test_data_set_0/input_<i>.pb, output_<i>.pb) and
+  pack/cases.json; a pack already there is replaced.""",
+    "conformance run": """example:
+  $ splitops conformance run pack/ --runtime onnx.reference
+  One line per failing case with what the runtime returned, then `N passed, M failed`.""",
 }
 
 
 def _command(
-    commands: Any, name: str, function: Callable[[argparse.Namespace], ExitCode], summary: str
+    commands: Any,
+    name: str,
+    function: Callable[[argparse.Namespace], ExitCode] | None,
+    summary: str,
+    *,
+    key: str | None = None,
 ) -> argparse.ArgumentParser:
+    """A command's parser; ``key`` names its example and exit codes (default: ``name``), and
+    a command of commands has no ``function`` of its own."""
+    key = key or name
     parser: argparse.ArgumentParser = commands.add_parser(
         name,
         help=summary,
         description=summary[0].upper() + summary[1:] + ".",
-        epilog=_EXAMPLES[name] + "\n\n" + _exit_codes(_COMMAND_CODES[name]),
+        epilog=_EXAMPLES[key] + "\n\n" + _exit_codes(_COMMAND_CODES[key]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.set_defaults(command=function)
+    if function is not None:
+        parser.set_defaults(command=function)
     return parser
 
 
@@ -676,6 +738,44 @@ def _split(args: argparse.Namespace) -> ExitCode:
     if args.out is not None:
         say(f"wrote {len(arrays)} .npy file(s) to {args.out}")
     return ExitCode.OK
+
+
+def _conformance_write(args: argparse.Namespace) -> ExitCode:
+    """``splitops conformance write DIR``: the pack, in ONNX's node-test layout."""
+    from .conformance import CASES, write_pack
+
+    count = write_pack(args.folder)
+    valid = sum(case.valid for case in CASES)
+    _Output()(
+        f"wrote {count} case(s) to {args.folder}: {valid} valid, {count - valid} that the spec "
+        "rejects"
+    )
+    return ExitCode.OK
+
+
+def _conformance_run(args: argparse.Namespace) -> ExitCode:
+    """``splitops conformance run DIR --runtime NAME``: a line per failing case, then the
+    counts."""
+    from .conformance import run_pack, summary
+    from .onnx import RUNTIMES
+
+    names = [runtime.name for runtime in RUNTIMES]
+    if args.runtime not in names:
+        raise _BadInputError(
+            f"--runtime {args.runtime!r} is no runtime splitops runs; choose one of "
+            f"{', '.join(names)}."
+        )
+    say = _Output()
+    failed: list[str] = []
+
+    def show(result: Any) -> None:
+        if not result.passed:
+            failed.append(str(result))
+            say(str(result))
+
+    results = run_pack(args.folder, args.runtime, progress=show)
+    say(summary(results))
+    return ExitCode.RULE_BROKEN if failed else ExitCode.OK
 
 
 def _int_list(text: str) -> list[int]:

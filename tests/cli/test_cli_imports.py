@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import splitops.conformance
 import splitops.onnx
 from splitops import cli
 
@@ -21,6 +22,7 @@ ALLOWED = {
     "splitops._files",
     "splitops.examples",
     "splitops.backend",
+    "splitops.conformance",
 }
 
 
@@ -63,3 +65,6 @@ def test_the_command_imports_no_private_module_of_the_onnx_layer(
     if module == "splitops.onnx":
         private = sorted(set(names) - set(splitops.onnx.__all__))
         assert not private, f"cli.py:{line} imports {private}, not in splitops.onnx.__all__"
+    if module == "splitops.conformance":
+        private = sorted(set(names) - set(splitops.conformance.__all__))
+        assert not private, f"cli.py:{line} imports {private}, not in its __all__"

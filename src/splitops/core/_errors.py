@@ -9,6 +9,7 @@ Every exception splitops raises on purpose is a :class:`SplitopsError`. Each mea
 - :class:`ModelInputError` (a ``ValueError``): arrays fed to a model that do not fit the
   inputs it declares.
 - :class:`OtherOperatorError`: another operator stopped a model tool.
+- :class:`PackError` (an ``OSError``): a folder that is no conformance pack splitops can read.
 
 :class:`ModelCheckWarning` says that ``onnx.checker`` found a problem unrelated to Split in a
 model that runs all the same.
@@ -33,6 +34,7 @@ __all__ = [
     "ModelInputError",
     "ModelLoadError",
     "OtherOperatorError",
+    "PackError",
     "Rule",
     "SplitError",
     "SplitTypeError",
@@ -174,6 +176,11 @@ class OtherOperatorError(SplitopsError):
     converter or shape inference could not handle it, or onnx.reference could not run it."""
 
 
+class PackError(SplitopsError, OSError):
+    """A folder that is no conformance pack splitops can read: missing, not a folder, or
+    without a ``cases.json`` that lists its cases and the case folders it names."""
+
+
 def _rebuild(kind: type[SplitError], message: str, rule: str, hint: str) -> SplitError:
     return kind(message, rule=Rule.from_id(rule), hint=hint)
 
@@ -187,5 +194,6 @@ for _exported in (
     ModelInputError,
     ModelCheckWarning,
     OtherOperatorError,
+    PackError,
 ):
     _exported.__module__ = "splitops"

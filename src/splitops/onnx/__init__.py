@@ -18,7 +18,9 @@ name loads its module when it is first used, so that a command loads only what i
   onnx-ir pass, :class:`LowerSplits` (onnx-ir is optional: only this name needs it);
 - :mod:`~splitops.onnx.run`: :func:`reference_ops` for onnx.reference, the backend
   (:mod:`splitops.backend`), input feeds (:func:`model_feeds`, :func:`load_npy`,
-  :func:`write_arrays`) and the portability probes (:func:`check_portability`).
+  :func:`write_arrays`), the portability probes (:func:`check_portability`), and the
+  runtimes, each run in a worker process of its own (:data:`RUNTIMES`,
+  :class:`RuntimeWorkers`).
 
 >>> import splitops.onnx
 >>> "ModelView" in dir(splitops.onnx)
@@ -47,23 +49,33 @@ if TYPE_CHECKING:
     )
     from .rewrite import Lowering, LowerSplits, convert_model, lower_model, lower_model_with_report
     from .run import (
+        RUNTIMES,
         Departure,
         Portability,
+        Runtime,
+        RuntimeRunError,
+        RuntimeWorkers,
         check_portability,
+        installed_runtimes,
         load_npy,
         model_feeds,
         reference_ops,
+        runtime_named,
         session_version,
         write_arrays,
     )
 
 __all__ = [
+    "RUNTIMES",
     "Departure",
     "Diagnostic",
     "LowerSplits",
     "Lowering",
     "ModelView",
     "Portability",
+    "Runtime",
+    "RuntimeRunError",
+    "RuntimeWorkers",
     "SplitOutputRow",
     "check_model",
     "check_portability",
@@ -73,6 +85,7 @@ __all__ = [
     "describe_split_nodes",
     "describe_type",
     "infer_shapes",
+    "installed_runtimes",
     "load_model",
     "load_npy",
     "lower_model",
@@ -80,6 +93,7 @@ __all__ = [
     "model_feeds",
     "reference_ops",
     "run_node",
+    "runtime_named",
     "save_model",
     "session_version",
     "split_nodes",
@@ -111,9 +125,15 @@ _MODULES = {
         "lower_model_with_report",
     ],
     "run": [
+        "RUNTIMES",
         "Departure",
         "Portability",
+        "Runtime",
+        "RuntimeRunError",
+        "RuntimeWorkers",
         "check_portability",
+        "installed_runtimes",
+        "runtime_named",
         "load_npy",
         "model_feeds",
         "reference_ops",

@@ -152,11 +152,14 @@ def _load_tvm(path: str) -> _Loaded:
     module = relax.transform.LegalizeOps()(module)
     machine = relax.VirtualMachine(tvm.compile(module, target="llvm"), tvm.cpu())
     names = [entry.name for entry in model.graph.input]
+    # A lone sequence output comes back as a tuple of tensors: a list, as other runtimes give.
+    outputs = model.graph.output
+    sequence = len(outputs) == 1 and outputs[0].type.HasField("sequence_type")
 
     def run(feeds: dict[str, Any]) -> list[Any]:
         found: list[Any] = []
         _flatten(machine["main"](*[tvm.runtime.tensor(feeds[name]) for name in names]), found)
-        return found
+        return [found] if sequence else found
 
     return run
 

@@ -1,0 +1,25 @@
+"""``python -m benchmarks.conformance`` writes the runtimes x cases table, the rules each runtime
+breaks, and the evidence on onnx/onnx#5766, from what the runtimes did."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks.conformance import main
+
+from splitops.conformance import CASES
+
+
+def test_the_report_holds_a_row_per_case_and_the_5766_evidence(tmp_path: Path) -> None:
+    out = tmp_path / "conformance.md"
+    assert main(["--runtimes", "onnx.reference", "--out", str(out)]) == 0
+    text = out.read_text()
+    valid = sum(case.valid for case in CASES)
+    assert f"holds {len(CASES)} cases: {valid} valid and {len(CASES) - valid}" in text
+    # onnx.reference computes 7 of the rejected cases and lacks Split-1 (3 valid cases)
+    assert "| onnx.reference | " in text
+    assert text.count("| Split-1 | **refused** |") == 3
+    assert "| `test_split_num_outputs_5_into_4_rejected_opset18` | Split-18 | **accepts** |" in text
+    assert "| onnx shape inference | 3, 3, 3, 1 | 3, 3, 3, 0 | 2, 2, 2, -1 | 3, 3 |" in text
+    assert "| onnx.reference | 3, 3, 3, 1 | 3, 3, 3, 0 | 2, 2, 1, 0 | 3, 3 |" in text
+    assert "| numpy array_split | 3, 3, 2, 2 | 3, 2, 2, 2 | 2, 1, 1, 1 | 3, 2 |" in text

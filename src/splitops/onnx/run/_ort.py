@@ -18,9 +18,11 @@ from onnx import ModelProto, TensorProto, numpy_helper
 
 from ..model._memory import reserve_memory, weight_bytes
 from ..model._types import code_of_array, dtype_of_code
+from ..model._walk import iter_bodies, iter_nodes
 
 __all__ = [
     "INSTALL",
+    "avoid_crashes",
     "import_onnxruntime",
     "make_session",
     "needs_raw_values",
@@ -78,6 +80,47 @@ def make_session(
         if "bad_alloc" in str(error):
             raise MemoryError(f"onnxruntime ran out of memory: {error}") from error
         raise
+
+
+def avoid_crashes(model: ModelProto) -> str | None:
+    """Rewrite ``model`` (in place) around the forms that kill onnxruntime's process, or say
+    why it cannot be: the reason it must not run on onnxruntime, else ``None``.
+
+    onnxruntime 1.31 and 1.32 die by a signal, which no ``except`` catches, on two valid forms:
+
+    - a Split that leaves an output out (``["a", "", "b"]``, a trailing one too): SIGSEGV
+      when it runs. Each omitted output gets a name of its own, which nothing reads: the
+      same computation.
+    - a Scan whose scan output is stacked along an axis other than the first
+      (``scan_output_axes``), when a part is empty: SIGFPE. Whether a part is empty is
+      known only at run time, so such a model does not run on onnxruntime.
+    """
+    taken = {name for _, node in iter_nodes(iter_bodies(model)) for name in node.output}
+    for _, node in iter_nodes(iter_bodies(model)):
+        if node.op_type == "Scan" and node.domain in ("", "ai.onnx"):
+            axes: list[int] = next(
+                (list(a.ints) for a in node.attribute if a.name == "scan_output_axes"), []
+            )
+            if any(axes):
+                return (
+                    "onnxruntime dies (SIGFPE) on a Scan stacking an empty scan output along "
+                    f"an axis other than the first, and node {node.name or node.op_type!r} "
+                    f"stacks along axes {list(axes)}."
+                )
+        if node.op_type == "Split" and node.domain in ("", "ai.onnx") and "" in node.output:
+            for index, name in enumerate(node.output):
+                if not name:
+                    node.output[index] = _unused_name(taken, f"{node.name or 'split'}_unused")
+    return None
+
+
+def _unused_name(taken: set[str], stem: str) -> str:
+    name, k = stem, 0
+    while name in taken:
+        k += 1
+        name = f"{stem}_{k}"
+    taken.add(name)
+    return name
 
 
 def needs_raw_values(session: Any) -> bool:

@@ -66,9 +66,7 @@ def test_the_runs_after_a_crash_go_to_a_new_worker() -> None:
     np.testing.assert_array_equal(np.concatenate([a, b]), FEEDS["x"])
 
 
-def test_workers_leave_no_folder_behind(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_workers_leave_no_folder_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     with RuntimeWorkers() as workers:

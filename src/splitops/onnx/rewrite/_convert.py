@@ -57,6 +57,7 @@ from ...core import (
     normalize_axis,
     opset_rule,
     plan_sequence_parts,
+    require_argument,
     split_sizes,
 )
 from ..model._edits import ModelEdits, given_sizes, remove_where, write_split_sizes
@@ -98,6 +99,7 @@ def convert_model(model: ModelProto, opset: int) -> ModelProto:
     >>> list(new.graph.node[0].input), onnx.numpy_helper.to_array(new.graph.initializer[0])
     (['x', 'a_split'], array([1, 3]))
     """
+    require_argument(model, ModelProto, "convert_model", "an onnx.ModelProto")
     target = _check_target(opset)
     source = default_opset(model.opset_import)
     if source is None:

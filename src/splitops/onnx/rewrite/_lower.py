@@ -87,6 +87,7 @@ from ...core import (
     current_limits,
     drops_axis,
     normalize_axis,
+    require_argument,
     sequence_sizes,
     split_part_sizes,
 )
@@ -235,6 +236,7 @@ def lower_model_with_report(
     model: ModelProto, *, target: Target = "portable"
 ) -> tuple[ModelProto, list[Lowering]]:
     """:func:`lower_model`, and what it did to each node."""
+    require_argument(model, ModelProto, "lower_model", "an onnx.ModelProto")
     check_target(target)
     check_model_size(model)
     # Types only: the weights stay out of the inferred copy.

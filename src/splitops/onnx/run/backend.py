@@ -54,6 +54,7 @@ from ...core import (
     Rule,
     SplitError,
     SplitopsError,
+    require_argument,
 )
 from ..model._describe import describe_type
 from ..model._memory import reserve_memory, weight_bytes
@@ -363,6 +364,7 @@ class SplitopsBackend(Backend):
         on onnxruntime (``session_options=`` and ``providers=`` go to its
         ``InferenceSession``): its speed, the same outputs and errors.
         """
+        require_argument(model, ModelProto, "backend.prepare", "an onnx.ModelProto")
         if engine not in ENGINES:
             raise SplitError(
                 f"the engine must be one of {', '.join(ENGINES)}; {engine!r} was given.",
@@ -395,6 +397,7 @@ class SplitopsBackend(Backend):
         engine: str = "reference",
         **kwargs: Any,
     ) -> tuple[Any, ...]:
+        require_argument(model, ModelProto, "backend.run_model", "an onnx.ModelProto")
         return cls.prepare(model, device, engine, **kwargs).run(inputs)
 
     @classmethod

@@ -54,6 +54,7 @@ from ...core import (
     SplitSource,
     SplitTypeError,
     check_element_type,
+    check_split_input_type,
     normalize_axis,
     opset_rule,
     plan_sequence_parts,
@@ -233,6 +234,10 @@ def _rewrite(
             rule = opset_rule("SplitToSequence", target)
             if element is not None:
                 check_element_type(element_of_code(element), rule)
+            # The split's type, whether or not the axis length is known.
+            split_element = scope.element(spec.split_input) if spec.split_input else None
+            if split_element is not None:
+                check_split_input_type(element_of_code(split_element), None, spec.rule)
             _check_sequence_sizes(scope, spec, node.input[0])
             return [node], None
         return _rewrite_split(scope, node, spec, target, edits, element)

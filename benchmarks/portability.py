@@ -18,10 +18,11 @@ original gives what the spec says. A run is:
 - **wrong**: other outputs than the spec's at a length it accepts;
 - **error**: an error (or a crash) at a length the spec accepts.
 
-It writes ``docs/portability.md``::
+It writes ``portability.md`` in the folder ``--out`` names (``docs`` by default), as
+``python -m benchmarks --out`` takes a folder::
 
     python -m benchmarks.portability                 # a few minutes (TVM compiles each model)
-    python -m benchmarks.portability --runtimes onnxruntime openvino tract --out /tmp/p.md
+    python -m benchmarks.portability --runtimes onnxruntime openvino tract --out /tmp/p
 
 >>> [case.name for case in cases()][:3]
 ['split2-sizes', 'split11-equal', 'split13-equal']
@@ -540,9 +541,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.portability")
     parser.add_argument("--runtimes", nargs="*", help="the runtimes to run (all installed)")
     parser.add_argument(
-        "--out", type=Path, default=Path(__file__).resolve().parents[1] / "docs/portability.md"
+        "--out",
+        type=Path,
+        default=Path(__file__).resolve().parents[1] / "docs",
+        help="the folder portability.md goes in, as `python -m benchmarks --out` takes a "
+        "folder (default: docs)",
     )
     args = parser.parse_args(argv)
+    if args.out.suffix == ".md" or (args.out.exists() and not args.out.is_dir()):
+        parser.error(f"--out takes a folder (portability.md goes in it); {args.out} was given")
     runtimes = [r for r in installed_runtimes() if not args.runtimes or r.name in args.runtimes]
     began = time.perf_counter()
     rows = run_matrix(runtimes, progress=lambda name: print(name, file=sys.stderr, flush=True))
@@ -560,8 +567,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, _, _, ratio in costs:
             if ratio > 1.2:
                 print(f"FAIL cost: {name}: {ratio:.2f} > 1.2", file=sys.stderr)
-    args.out.write_text(text)
-    print(f"wrote {args.out}", file=sys.stderr)
+    args.out.mkdir(parents=True, exist_ok=True)
+    written = args.out / "portability.md"
+    written.write_text(text)
+    print(f"wrote {written}", file=sys.stderr)
     for line in regressions(rows):
         print(f"regression: {line}", file=sys.stderr)
     return 0

@@ -43,6 +43,7 @@ from tests.onnx.run.test_ort_differential import (
     random_case,
     split_value,
 )
+from tests.processes import GUARD_SECONDS
 
 import splitops
 from splitops.onnx.rewrite._lower import lower_model
@@ -248,7 +249,8 @@ _OTHER = os.environ.get("SPLITOPS_OTHER_ORT_PYTHON")
     "python -m venv /tmp/ort131 && /tmp/ort131/bin/pip install onnxruntime==1.31.1 && echo "
     "\"import site; site.addsitedir('$PWD/.venv/lib/python3.11/site-packages')\" > "
     "/tmp/ort131/lib/python3.11/site-packages/zz.pth, then "
-    "SPLITOPS_OTHER_ORT_PYTHON=/tmp/ort131/bin/python pytest tests/onnx/rewrite/test_lower_differential.py",
+    "SPLITOPS_OTHER_ORT_PYTHON=/tmp/ort131/bin/python "
+    "pytest tests/onnx/rewrite/test_lower_differential.py",
 )
 def test_the_other_onnxruntime_release() -> None:
     """This file again, under the interpreter ``SPLITOPS_OTHER_ORT_PYTHON`` names: one with
@@ -267,7 +269,7 @@ def test_the_other_onnxruntime_release() -> None:
         text=True,
         cwd=Path(__file__).resolve().parents[3],
         env={k: v for k, v in os.environ.items() if k != "SPLITOPS_OTHER_ORT_PYTHON"},
-        timeout=1800,
+        timeout=GUARD_SECONDS,
         check=False,
     )
     assert done.returncode == 0, f"onnxruntime {version}:\n{done.stdout[-4000:]}"

@@ -13,6 +13,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import ModelProto, TensorProto, helper, numpy_helper
+from tests.processes import GUARD_SECONDS
 
 import splitops
 from splitops import SplitError, backend
@@ -264,7 +265,7 @@ def test_without_onnxruntime_the_engine_says_how_to_install_it() -> None:
         [sys.executable, "-c", _WITHOUT_ORT],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=GUARD_SECONDS,
         check=False,
     )
     assert done.returncode == 0, done.stderr

@@ -18,29 +18,27 @@ pytest.importorskip("onnxruntime")
 F = TensorProto.FLOAT
 
 
-def crashing_model() -> bytes:
-    """A valid Split leaving an output out: onnxruntime 1.32 dies by SIGSEGV running it."""
-    node = helper.make_node("Split", ["x"], ["a", "", "b"], axis=0, num_outputs=3)
+def split_model(outputs: list[str]) -> bytes:
+    """A Split-18 of ``x: [6]`` into ``outputs`` of equal parts, serialized."""
+    node = helper.make_node("Split", ["x"], outputs, axis=0, num_outputs=len(outputs))
+    size = 6 // len(outputs)
     graph = helper.make_graph(
         [node],
         "g",
         [helper.make_tensor_value_info("x", F, [6])],
-        [helper.make_tensor_value_info(n, F, [2]) for n in "ab"],
+        [helper.make_tensor_value_info(n, F, [size]) for n in outputs if n],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
     return model.SerializeToString()
+
+
+def crashing_model() -> bytes:
+    """A valid Split leaving an output out: onnxruntime 1.32 dies by SIGSEGV running it."""
+    return split_model(["a", "", "b"])
 
 
 def halves_model() -> bytes:
-    node = helper.make_node("Split", ["x"], ["a", "b"], axis=0, num_outputs=2)
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [helper.make_tensor_value_info("x", F, [6])],
-        [helper.make_tensor_value_info(n, F, [3]) for n in "ab"],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
-    return model.SerializeToString()
+    return split_model(["a", "b"])
 
 
 FEEDS = {"x": np.arange(6, dtype=np.float32)}

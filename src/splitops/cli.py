@@ -696,7 +696,7 @@ def _whole(text: str, what: str, *, low: int, high: int | None = None) -> int:
 
 def _runtime_name(text: str) -> str:
     """A runtime ``check --portability`` knows, or argparse's error (exit 2)."""
-    from .onnx.run._runtimes import RUNTIMES
+    from .onnx import RUNTIMES
 
     names = [runtime.name for runtime in RUNTIMES]
     if text not in names:

@@ -18,7 +18,8 @@ name loads its module when it is first used, so that a command loads only what i
   onnx-ir pass, :class:`LowerSplits` (onnx-ir is optional: only this name needs it);
 - :mod:`~splitops.onnx.run`: :func:`reference_ops` for onnx.reference, the backend
   (:mod:`splitops.backend`), input feeds (:func:`model_feeds`, :func:`load_npy`,
-  :func:`write_arrays`) and the portability probes (:func:`check_portability`).
+  :func:`write_arrays`) and the portability probes (:func:`check_portability`, on the
+  runtimes of :data:`RUNTIMES`).
 
 >>> import splitops.onnx
 >>> "ModelView" in dir(splitops.onnx)
@@ -52,8 +53,10 @@ if TYPE_CHECKING:
     from .run._ort import session_version
     from .run._portability import Departure, Portability, check_portability
     from .run._reference import reference_ops
+    from .run._runtimes import RUNTIMES
 
 __all__ = [
+    "RUNTIMES",
     "Departure",
     "Diagnostic",
     "LowerSplits",
@@ -106,6 +109,7 @@ _MODULES = {
     "run._ort": ["session_version"],
     "run._portability": ["Departure", "Portability", "check_portability"],
     "run._reference": ["reference_ops"],
+    "run._runtimes": ["RUNTIMES"],
 }
 _LAZY = {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names}
 

@@ -18,10 +18,11 @@ original gives what the spec says. A run is:
 - **wrong**: other outputs than the spec's at a length it accepts;
 - **error**: an error (or a crash) at a length the spec accepts.
 
-It writes ``docs/portability.md``::
+It writes ``portability.md`` in the folder ``--out`` names (``docs`` by default), as
+``python -m benchmarks --out`` takes a folder::
 
     python -m benchmarks.portability                 # a few minutes (TVM compiles each model)
-    python -m benchmarks.portability --runtimes onnxruntime openvino tract --out /tmp/p.md
+    python -m benchmarks.portability --runtimes onnxruntime openvino tract --out /tmp/p
 
 >>> [case.name for case in cases()][:3]
 ['split2-sizes', 'split11-equal', 'split13-equal']
@@ -570,16 +571,24 @@ def runtimes_and_out(
     argv: Sequence[str] | None, module: str, document: str
 ) -> tuple[list[Runtime], Path]:
     """The options of ``python -m benchmarks.MODULE``, a benchmark that runs the installed
-    runtimes and writes ``docs/DOCUMENT``: ``--runtimes`` (default: every one installed) and
-    ``--out``."""
+    runtimes and writes ``DOCUMENT`` into a folder: ``--runtimes`` (default: every one
+    installed) and ``--out`` (the folder, ``docs`` by default). Returns the runtimes and the
+    document's path."""
     parser = argparse.ArgumentParser(prog=f"python -m benchmarks.{module}")
     parser.add_argument("--runtimes", nargs="*", help="the runtimes to run (all installed)")
     parser.add_argument(
-        "--out", type=Path, default=Path(__file__).resolve().parents[1] / "docs" / document
+        "--out",
+        type=Path,
+        default=Path(__file__).resolve().parents[1] / "docs",
+        help=f"the folder {document} goes in, as `python -m benchmarks --out` takes a "
+        "folder (default: docs)",
     )
     args = parser.parse_args(argv)
+    if args.out.suffix == ".md" or (args.out.exists() and not args.out.is_dir()):
+        parser.error(f"--out takes a folder ({document} goes in it); {args.out} was given")
     runtimes = [r for r in installed_runtimes() if not args.runtimes or r.name in args.runtimes]
-    return runtimes, args.out
+    args.out.mkdir(parents=True, exist_ok=True)
+    return runtimes, args.out / document
 
 
 def main(argv: Sequence[str] | None = None) -> int:

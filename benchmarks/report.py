@@ -6,6 +6,7 @@ peer took 4.1 times as long as splitops; below 1, it was faster).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,15 @@ def markdown(
         "",
     ]
     return "\n".join(parts)
+
+
+#: What a run says, at its start, where it can draw no plots.
+NO_PLOTS = "plots need pip install -e '.[bench]' (matplotlib); this run draws none"
+
+
+def can_plot() -> bool:
+    """Whether matplotlib, which draws the plots, is installed (the ``bench`` extra)."""
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def _plot(measured: Measured, out: Path) -> list[str]:

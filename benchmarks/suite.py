@@ -255,7 +255,10 @@ def main(argv: Sequence[str]) -> int:
     from . import machine, report
 
     started = time.time()
+    plots = not args.no_plots and report.can_plot()
     if not is_worker:
+        if not args.no_plots and not plots:
+            print(report.NO_PLOTS)
         print(machine.describe(machine.collect()))
         if not args.gpu_peers:
             print("GPU section: skipped: no CUDA" if not args.no_gpu else "GPU section: left out")
@@ -300,7 +303,7 @@ def main(argv: Sequence[str]) -> int:
             "seconds": round(time.time() - started, 1),
             "gpu_peers": args.gpu_peers.split(",") if args.gpu_peers else [],
         },
-        plots=not args.no_plots,
+        plots=plots,
     )
     print(summary)
     if quick:

@@ -328,3 +328,24 @@ def test_console_example_prints_what_the_document_shows(
 ) -> None:
     transcript = session_transcript(example)
     assert shows(example.source, transcript), transcript
+
+
+#: How an example names a file it writes: ``.save("x.onnx")``, ``save_model(m, "x.onnx")``,
+#: or a command's ``-o``/``--output``/``--out``.
+WRITES = re.compile(
+    r"""(?:\.save\(|save_model\([^,()]+,\s*|onnx\.save\([^,()]+,\s*)["']([^"']+)["']"""
+    r"""|(?:^|\s)(?:-o|--output|--out)\s+(\S+)"""
+)
+
+
+def test_no_example_overwrites_a_file_the_readers_folder_holds(tmp_path: Path) -> None:
+    """A reader runs the documents' examples in one folder: an example writing a model
+    another one reads (``chunks.onnx`` twice, once by torch) breaks the second."""
+    held = {path.relative_to(tmp_path).as_posix() for path in _reader_folder(tmp_path).rglob("*")}
+    written = {
+        (str(example), next(name for name in match if name))
+        for example in EXAMPLES
+        for match in WRITES.findall(example.source)
+    }
+    assert written, "the pattern finds the files examples write"
+    assert sorted((where, name) for where, name in written if name in held) == []

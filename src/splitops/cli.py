@@ -37,7 +37,6 @@ from .core import (
     OtherOperatorError,
     PackError,
     SplitError,
-    SplitopsError,
 )
 
 if TYPE_CHECKING:
@@ -140,7 +139,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        # An option the command does not take: its own usage, not the top level's.
+        if extra:
+            args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        if getattr(args, "runtime", None) and not args.portability:
+            args.parser.error("--runtime chooses the runtimes of --portability; add --portability")
     except SystemExit as stop:  # --help, --version, or argparse's own usage error (code 2)
         return int(stop.code or 0)
     command: Callable[[argparse.Namespace], ExitCode] = args.command
@@ -218,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--runtime",
         action="append",
+        type=_runtime_name,
         metavar="NAME",
         help="with --portability, probe only this runtime (onnxruntime, onnx.reference, "
         "openvino, tract, tvm; repeatable; default: every one installed)",
@@ -391,6 +396,7 @@ def _command(
         epilog=_EXAMPLES[key] + "\n\n" + _exit_codes(_COMMAND_CODES[key]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.set_defaults(parser=parser)
     if function is not None:
         parser.set_defaults(command=function)
     return parser
@@ -502,12 +508,8 @@ def _infer(args: argparse.Namespace) -> ExitCode:
     from .onnx import ModelView, infer_shapes, split_output_rows
 
     model = _load(args, weights=args.output is not None)
-    try:
-        inferred = infer_shapes(model, strict=True)
-    except (SplitopsError, ImportError, MemoryError):
-        raise
-    except Exception as error:
-        raise OtherOperatorError(f"shape inference failed: {error}") from error
+    # Another operator's failure is infer_shapes' OtherOperatorError; anything else is a defect.
+    inferred = infer_shapes(model, strict=True)
     if args.output is not None:
         _write_model(inferred, args.output)
     say = _Output()
@@ -548,6 +550,9 @@ def _run(args: argparse.Namespace) -> ExitCode:
     from .examples import EXAMPLE_MODEL
     from .onnx import ModelView, describe_array, describe_split_nodes, model_feeds, write_arrays
 
+    # The options first: a malformed one stops the command before it prints anything.
+    given = dict(_pair(text, "--input", "NAME=FILE.npy") for text in args.input)
+    dims = {name: _length(value, f"--dim {name}") for name, value in map(_dim_pair, args.dim)}
     say = _Output()
     if args.model is None:
         args.model = EXAMPLE_MODEL
@@ -557,20 +562,12 @@ def _run(args: argparse.Namespace) -> ExitCode:
     model = _load(args)
     view = ModelView.read(model)
     say.lines(describe_split_nodes(view))
-    given = dict(_pair(text, "--input", "NAME=FILE.npy") for text in args.input)
-    dims = {name: _length(value, f"--dim {name}") for name, value in map(_dim_pair, args.dim)}
     feeds, origins = model_feeds(view, given, dims, seed=args.seed)
     del view  # read for the description and the feeds; the engine reads the model itself
     for name, value in feeds.items():
         say(f"input {name}: {describe_array(value)} ({origins[name]})")
-    try:
-        results = _prepared(backend, model, args.engine).run(feeds)
-    except (SplitopsError, ImportError, MemoryError):
-        raise
-    except Exception as error:
-        raise OtherOperatorError(
-            f"the model failed to run: {type(error).__name__}: {error}"
-        ) from error
+    # Another operator's failure is the engine's OtherOperatorError; anything else is a defect.
+    results = _prepared(backend, model, args.engine).run(feeds)
     outputs = [output.name for output in model.graph.output]
     lines: list[str] = []
     files: list[tuple[str, np.ndarray[Any, Any]]] = []
@@ -796,6 +793,18 @@ def _whole(text: str, what: str, *, low: int, high: int | None = None) -> int:
         bound = f"from {low} to {high}" if high is not None else f">= {low}"
         raise argparse.ArgumentTypeError(f"{what} must be {bound}; got {value}")
     return value
+
+
+def _runtime_name(text: str) -> str:
+    """A runtime ``check --portability`` knows, or argparse's error (exit 2)."""
+    from .onnx import RUNTIMES
+
+    names = [runtime.name for runtime in RUNTIMES]
+    if text not in names:
+        raise argparse.ArgumentTypeError(
+            f"no runtime is called {text!r}; the runtimes are {', '.join(names)}"
+        )
+    return text
 
 
 def _target_opset(text: str) -> int:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.processes import GUARD_SECONDS
 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
@@ -151,7 +152,7 @@ def test_an_8_gib_array_splits_and_reduces_in_under_1_5_gib() -> None:
         text=True,
         check=True,
         env=os.environ.copy(),
-        timeout=300,
+        timeout=GUARD_SECONDS,
     )
     report = json.loads(done.stdout)
     assert report["nbytes"] == 8 * 2**30

@@ -16,6 +16,7 @@ import onnx
 import pytest
 from onnx import FunctionProto, ModelProto, NodeProto, TensorProto, helper, numpy_helper
 from tests.model_building import with_inferred_outputs
+from tests.processes import GUARD_SECONDS
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -36,7 +37,7 @@ def _run(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         env=_environment(),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=GUARD_SECONDS,
         check=False,
     )
 

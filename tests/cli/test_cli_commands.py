@@ -272,3 +272,80 @@ def test_every_limit_has_an_option_and_a_row_of_the_limits_table() -> None:
     for field in fields(Limits):
         assert f"| `{field.name}` |" in table, field.name
         assert "--" + field.name.replace("_", "-") in helps, field.name
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["check", str(EXAMPLE_MODEL), "--bogus"], "unrecognized arguments: --bogus"),
+        (["run", str(EXAMPLE_MODEL), "--json"], "unrecognized arguments: --json"),
+        (
+            ["check", str(EXAMPLE_MODEL), "--portability", "--runtime", "nosuch"],
+            "no runtime is called 'nosuch'; the runtimes are onnxruntime, onnx.reference",
+        ),
+        (["check", str(EXAMPLE_MODEL), "--runtime", "onnxruntime"], "add --portability"),
+    ],
+)
+def test_a_bad_option_exits_2_with_the_usage_of_its_command(
+    args: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"usage: splitops {args[0]} "), captured.err
+    assert says in captured.err
+    assert captured.out == ""
+
+
+@pytest.mark.parametrize("option", [["--dim", "batch=x"], ["--dim", "batch"], ["--input", "x"]])
+def test_run_rejects_a_malformed_option_before_printing_anything(
+    option: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", *option]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("splitops: error: ")
+
+
+def _defect(*args: object, **kwargs: object) -> object:
+    raise KeyError("a defect of splitops")
+
+
+@pytest.mark.parametrize(
+    ("args", "owner", "name"),
+    [
+        (["infer", str(EXAMPLE_MODEL)], "splitops.onnx", "infer_shapes"),
+        (["check", str(EXAMPLE_MODEL)], "splitops.onnx", "check_model"),
+        (["run", str(EXAMPLE_MODEL)], "splitops.backend.SplitopsRep", "run"),
+        (
+            ["run", str(EXAMPLE_MODEL), "--engine", "onnxruntime"],
+            "splitops.backend.OnnxruntimeRep",
+            "run",
+        ),
+    ],
+)
+def test_a_defect_of_splitops_exits_4_in_every_command(
+    args: list[str],
+    owner: str,
+    name: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Exit 3 is another operator's failure; a defect is 4 and says so, whichever command."""
+    monkeypatch.delenv("SPLITOPS_DEBUG", raising=False)
+    monkeypatch.setattr(f"{owner}.{name}", _defect)
+    assert main(args) == 4
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert error.startswith("splitops: error: internal error, a defect of splitops: KeyError")
+
+
+def test_run_on_onnxruntime_of_a_split_leaving_an_output_out_ends_by_no_signal(
+    cli: Cli, tmp_path: Path, build_model: Build
+) -> None:
+    """onnxruntime dies by SIGSEGV running such a node as it is: the engine names the output."""
+    node = helper.make_node("Split", ["x"], ["a", "", "b"], num_outputs=3, name="thirds")
+    save_model(build_model([node], {"x": (F, [6])}, ["a", "b"], opset=18), tmp_path / "gap.onnx")
+    done = cli("run", "gap.onnx", "--engine", "onnxruntime")
+    assert done.returncode == 0, done.stderr
+    assert "engine: onnxruntime" in done.stderr
+    assert "output a: float32 (2,)" in done.stdout
+    assert "output b: float32 (2,)" in done.stdout

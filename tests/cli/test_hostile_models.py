@@ -3,9 +3,12 @@
 Each file of :mod:`tests.malformed_models` runs through ``load_model`` and the commands
 ``check``, ``infer``, ``convert``, ``lower``, ``check --portability``, ``run`` and ``run
 --engine onnxruntime`` in a child process that limits its own address space to 4 GiB
-(``resource.setrlimit``, before it imports anything) and must finish within 120 s. Every
-command must end with exit 0, or with a documented code and exactly one ``splitops: error:``
-line (warnings and notes aside), and never with a traceback or an internal error.
+(``resource.setrlimit``, before it imports anything). What a command may do with a hostile
+file is bounded by ``splitops.limits`` (nodes, parts, elements, bytes), which the tests below
+assert by the messages of those limits, not by the clock: on a machine loaded many times over
+they pass alike. Every command must end with exit 0, or with a documented code and exactly
+one ``splitops: error:`` line (warnings and notes aside), and never with a traceback or an
+internal error.
 """
 
 from __future__ import annotations
@@ -20,12 +23,15 @@ from typing import Any
 
 import pytest
 from tests.malformed_models import CASES, write_all
+from tests.processes import GUARD_SECONDS
 
 pytest.importorskip("resource", reason="memory limits need the resource module")
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMORY = 4 * 2**30
-SECONDS = 120
+#: The CPU seconds (not wall-clock: a loaded machine lengthens the wall clock, not the work)
+#: that a probe which once ran without end may take now; each takes about a second.
+CPU_SECONDS = 60
 COMMANDS = {
     "check": ["check"],
     "infer": ["infer"],
@@ -84,7 +90,7 @@ def _attack(path: Path, commands: dict[str, list[str]] = COMMANDS) -> dict[str, 
         env=env,
         capture_output=True,
         text=True,
-        timeout=SECONDS,
+        timeout=GUARD_SECONDS,
         check=False,
     )
     assert done.returncode == 0, (path.name, done.stderr[-2000:])
@@ -228,7 +234,7 @@ _CONVERT = ["convert", "--opset", "11", "-o", "c.onnx"]
 
 #: The probes of hostile files that once ran without end, crashed, blocked or read what they
 #: should not: the case, the command, the exit code it must now give, and what it must say
-#: (on stdout or stderr). Each must also end within seconds.
+#: (on stdout or stderr). Each must also end within :data:`CPU_SECONDS` of CPU time.
 PROBES: list[tuple[str, list[str], int, str]] = [
     (_TWICE10, ["check"], 0, "no problems"),
     (_TWICE10, _LOWER, 0, "lowered 1"),
@@ -289,4 +295,4 @@ def test_a_probe_that_once_hung_or_crashed_ends_within_seconds_as_documented(
     result = probed[case][" ".join(args)]
     assert result["code"] == code, result
     assert says in result["stdout"] + result["stderr"], result
-    assert result["seconds"] < 30, result
+    assert result["seconds"] < CPU_SECONDS, result

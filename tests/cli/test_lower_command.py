@@ -3,6 +3,7 @@ user runs them: exit codes, what is printed, what is written (and never half wri
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import subprocess
@@ -14,10 +15,12 @@ import numpy as np
 import onnx
 import pytest
 from onnx import ModelProto, TensorProto, helper
+from tests.processes import GUARD_SECONDS
 
 import splitops
-from splitops.cli import main
+from splitops.cli import build_parser, main
 from splitops.onnx.model import _io as model_io
+from splitops.onnx.rewrite._lower import TARGETS
 
 from .conftest import Cli, make_model
 
@@ -213,8 +216,25 @@ def test_run_on_onnxruntime_without_it_says_how_to_install_it(error_line: ErrorL
         [sys.executable, "-c", _WITHOUT_ORT, "run", "--engine", "onnxruntime"],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=GUARD_SECONDS,
         check=False,
     )
     assert done.returncode == 2
     assert "pip install onnxruntime" in error_line(done)
+
+
+def test_the_parser_and_the_command_table_list_every_lowering_target() -> None:
+    """The command's choices and docs/cli.md's row are TARGETS, the one list of targets (the
+    parser keeps its own copy so that ``splitops --help`` imports no onnx)."""
+    parser = build_parser()
+    lower = next(
+        action.choices["lower"]
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+    )
+    (target,) = [action for action in lower._actions if "--target" in action.option_strings]
+    assert tuple(target.choices) == TARGETS
+    table = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    (row,) = [line for line in table.splitlines() if line.startswith("| `splitops lower ")]
+    listed = "\\|".join(TARGETS)  # a | escaped in a Markdown table
+    assert f"[--target {listed}]" in row

@@ -610,3 +610,27 @@ def test_a_model_onnx_cannot_parse_in_cpp_converts_with_a_warning_not_a_crash() 
     with pytest.warns(ModelCheckWarning, match="Unable to parse proto"):
         converted = convert_model(_node_with_group(), 13)
     assert [node.op_type for node in converted.graph.node] == ["Split"]
+
+
+@pytest.mark.parametrize("dim", [5, "N", None], ids=["static", "symbolic", "unknown"])
+@pytest.mark.parametrize("split_type", [TensorProto.INT16, TensorProto.FLOAT, TensorProto.UINT8])
+@pytest.mark.parametrize("constant", [True, False], ids=["initializer", "graph-input"])
+def test_a_sequence_split_of_a_type_the_version_refuses_stops_the_conversion_at_any_length(
+    dim: int | str | None, split_type: int, constant: bool
+) -> None:
+    """SplitToSequence takes its split as int32 or int64, whether or not the axis is known."""
+    node = helper.make_node("SplitToSequence", ["x", "s"], ["seq"], axis=0, name="chunks")
+    split = helper.make_tensor_value_info("s", split_type, [2])
+    values = np.array([2, 3], dtype=helper.tensor_dtype_to_np_dtype(split_type))
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [dim]), split],
+        [helper.make_tensor_sequence_value_info("seq", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(values, "s")] if constant else [],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    with pytest.raises(
+        SplitError, match="SplitToSequence-11 takes its split input as int32 or int64"
+    ):
+        convert_model(model, 11)

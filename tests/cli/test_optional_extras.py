@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from onnx import TensorProto, helper
+from tests.processes import GUARD_SECONDS
 
 EXAMPLE = Path(__file__).parents[2] / "src" / "splitops" / "examples" / "split_tour.onnx"
 
@@ -27,7 +28,7 @@ def _without_sympy(*args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         env=os.environ.copy(),
-        timeout=120,
+        timeout=GUARD_SECONDS,
         check=False,
     )
 

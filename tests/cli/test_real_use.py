@@ -18,6 +18,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from tests.processes import GUARD_SECONDS
 
 import splitops
 from splitops.cli import main
@@ -42,7 +43,7 @@ def _shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=GUARD_SECONDS,
     )
 
 

@@ -24,6 +24,7 @@ import pytest
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 from onnxruntime.capi.onnxruntime_pybind11_state import Fail, InvalidArgument
+from tests.processes import GUARD_SECONDS
 
 import splitops
 from splitops import SplitError
@@ -165,7 +166,10 @@ SCALAR_ZERO_SPLIT = textwrap.dedent(
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGFPE is a POSIX signal")
 def test_onnxruntime_dies_on_a_constant_scalar_split_of_zero_until_1_32() -> None:
     result = subprocess.run(
-        [sys.executable, "-c", SCALAR_ZERO_SPLIT], capture_output=True, timeout=120, check=False
+        [sys.executable, "-c", SCALAR_ZERO_SPLIT],
+        capture_output=True,
+        timeout=GUARD_SECONDS,
+        check=False,
     )
     if ORT_1_32:
         assert result.returncode == 1

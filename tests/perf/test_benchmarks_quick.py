@@ -36,7 +36,7 @@ def test_quick_benchmark_run_checks_every_peer_and_writes_its_results(tmp_path: 
         [str(ROOT / "src"), str(ROOT), *filter(None, [env.get("PYTHONPATH")])]
     )
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--quick", "--no-plots", "--out", str(tmp_path)],
+        [sys.executable, "-m", "benchmarks", "--quick", "--out", str(tmp_path)],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -66,6 +66,15 @@ def test_quick_benchmark_run_checks_every_peer_and_writes_its_results(tmp_path: 
         for peer in peers
     )
     assert "skipped: no CUDA" in done.stdout or results["settings"]["gpu_peers"]
+    # Plots need matplotlib, the bench extra: without it, one line says so, and none is drawn.
+    plots = sorted(path.name for path in tmp_path.glob("*.png"))
+    if importlib.util.find_spec("matplotlib") is None:
+        assert done.stdout.splitlines()[0] == (
+            "plots need pip install -e '.[bench]' (matplotlib); this run draws none"
+        )
+        assert plots == []
+    else:
+        assert plots == ["parts.png", "size.png"]
 
 
 def _benchmarks_module(name: str) -> Any:
@@ -98,3 +107,17 @@ def test_gpu_section_statements_give_splitops_parts_on_the_host_device(library: 
     assert suite.check_peers(measured)
     assert {status for row in measured.checks.values() for status in row.values()} == {"ok"}
     assert len(measured.checks) == len(host_cases)
+
+
+def test_the_portability_matrix_takes_an_out_folder_as_the_suite_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    portability = _benchmarks_module("portability")
+    with pytest.raises(SystemExit) as stop:
+        portability.main(["--out", str(tmp_path / "p.md")])
+    assert stop.value.code == 2
+    # The matrix itself takes minutes: its rows and text stand in here.
+    monkeypatch.setattr(portability, "run_matrix", lambda runtimes, progress: [])
+    monkeypatch.setattr(portability, "report", lambda rows, runtimes, seconds: "# matrix\n")
+    assert portability.main(["--runtimes", "tract", "--out", str(tmp_path / "results")]) == 0
+    assert (tmp_path / "results" / "portability.md").read_text() == "# matrix\n"

@@ -16,6 +16,7 @@ from ._errors import (
     SplitError,
     SplitopsError,
     SplitTypeError,
+    require_argument,
 )
 from ._limits import Limits, current_limits, limits
 from ._planner import (
@@ -94,6 +95,7 @@ __all__ = [
     "plan_sequence_parts",
     "read_keepdims",
     "read_sizes",
+    "require_argument",
     "sequence_plan",
     "sequence_sizes",
     "split_part_sizes",

@@ -39,6 +39,7 @@ __all__ = [
     "SplitError",
     "SplitTypeError",
     "SplitopsError",
+    "require_argument",
 ]
 
 _VERSIONS = "Check the node against its version's schema, or convert it to the model's opset"
@@ -197,3 +198,18 @@ for _exported in (
     PackError,
 ):
     _exported.__module__ = "splitops"
+
+
+def require_argument(
+    value: object, kind: type | tuple[type, ...], function: str, what: str
+) -> None:
+    """A ``TypeError`` naming what ``function`` takes unless ``value`` is a ``kind``: the
+    public functions say so at once, not with an ``AttributeError`` from deep inside.
+
+    >>> require_argument(1, str, "check_model", "an onnx.ModelProto")
+    Traceback (most recent call last):
+    ...
+    TypeError: check_model takes an onnx.ModelProto, not int.
+    """
+    if not isinstance(value, kind):
+        raise TypeError(f"{function} takes {what}, not {type(value).__name__}.")

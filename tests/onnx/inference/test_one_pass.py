@@ -23,6 +23,7 @@ from benchmarks.inference import (
     wide_model,
 )
 from onnx import TensorProto, helper, numpy_helper
+from tests.processes import GUARD_SECONDS
 
 import splitops
 from splitops import Rule, SplitError, infer_shapes
@@ -122,7 +123,7 @@ def test_onnx_never_infers_a_split_that_aborts_or_exhausts_it(
         [sys.executable, "-c", _abort_case(outputs, num_outputs)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=GUARD_SECONDS,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]

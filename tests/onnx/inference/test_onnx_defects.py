@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from benchmarks.inference import KNOWN, executed_shapes, split_dim_verdicts
 from onnx import ModelProto, TensorProto, helper, numpy_helper, shape_inference
+from tests.processes import GUARD_SECONDS
 
 from splitops import SplitError, infer_shapes, run_node
 from splitops.onnx.inference._engine import SplitInferenceWarning
@@ -80,7 +81,7 @@ def test_onnx_aborts_the_process_on_a_split18_listing_more_outputs_than_num_outp
     )
     done = subprocess.run(
         [sys.executable, "-c", code], input=model.SerializeToString(), capture_output=True,
-        timeout=120, check=False,
+        timeout=GUARD_SECONDS, check=False,
     )  # fmt: skip
     assert done.returncode == -signal.SIGABRT
     with pytest.raises(SplitError, match=r"node 's' \(Split\): Split-18 has 3 outputs") as error:

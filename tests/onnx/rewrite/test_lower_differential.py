@@ -43,6 +43,7 @@ from tests.onnx.run.test_ort_differential import (
     random_case,
     split_value,
 )
+from tests.processes import GUARD_SECONDS
 
 import splitops
 from splitops.onnx.rewrite._lower import lower_model
@@ -267,7 +268,7 @@ def test_the_other_onnxruntime_release() -> None:
         text=True,
         cwd=Path(__file__).resolve().parents[3],
         env={k: v for k, v in os.environ.items() if k != "SPLITOPS_OTHER_ORT_PYTHON"},
-        timeout=1800,
+        timeout=GUARD_SECONDS,
         check=False,
     )
     assert done.returncode == 0, f"onnxruntime {version}:\n{done.stdout[-4000:]}"

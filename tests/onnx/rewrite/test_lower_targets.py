@@ -357,3 +357,37 @@ def test_the_tract_target_reports_constant_sizes_it_cannot_check_on_a_runtime_ax
         with pytest.raises(RuntimeRunError):
             workers.run(runtime_named("onnxruntime"), model.SerializeToString(), x)
     assert [np.asarray(part).shape for part in cut] == [(4,), (4,)]
+
+
+def test_a_split_taking_its_attributes_from_the_call_names_the_outputs_it_leaves_out() -> None:
+    """A Split inside a function whose num_outputs comes from the call stays as it is, but
+    for the outputs it leaves out, which get names (onnxruntime dies by SIGSEGV on them);
+    onnxruntime runs the lowered model in a worker."""
+    from splitops.onnx.run import RuntimeWorkers
+
+    count = helper.make_attribute_ref("num_outputs", onnx.AttributeProto.INT)
+    count.ref_attr_name = "n"
+    split = helper.make_node("Split", ["v"], ["a", "", "b"], axis=0)
+    split.attribute.append(count)
+    function = helper.make_function(
+        "local", "Cut", ["v"], ["a", "b"], [split], [helper.make_opsetid("", 18)], ["n"]
+    )
+    call = helper.make_node("Cut", ["x"], ["p", "q"], domain="local", n=3)
+    graph = helper.make_graph(
+        [call],
+        "g",
+        [helper.make_tensor_value_info("x", F, [6])],
+        [helper.make_tensor_value_info(n, F, [None]) for n in "pq"],
+    )
+    model = helper.make_model(
+        graph,
+        functions=[function],
+        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("local", 1)],
+    )
+    lowered, report = lower_model_with_report(model, target="onnxruntime")
+    assert "" not in lowered.functions[0].node[0].output
+    assert report[0].detail.startswith("omitted outputs named")
+    x = {"x": np.arange(6, dtype=np.float32)}
+    with RuntimeWorkers() as workers:
+        got = workers.run(runtime_named("onnxruntime"), lowered.SerializeToString(), x)
+    assert [np.asarray(v).tolist() for v in got] == [[0.0, 1.0], [4.0, 5.0]]

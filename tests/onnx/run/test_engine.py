@@ -13,6 +13,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import ModelProto, TensorProto, helper, numpy_helper
+from tests.processes import GUARD_SECONDS
 
 import splitops
 from splitops import SplitError, backend
@@ -264,7 +265,7 @@ def test_without_onnxruntime_the_engine_says_how_to_install_it() -> None:
         [sys.executable, "-c", _WITHOUT_ORT],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=GUARD_SECONDS,
         check=False,
     )
     assert done.returncode == 0, done.stderr
@@ -318,3 +319,72 @@ def test_the_sequences_of_one_run_are_bounded_in_all_by_max_model_parts() -> Non
     assert "would hold 1200 parts in all, over the max_model_parts limit of 1199" in str(
         refused.value
     )
+
+
+# --- forms that kill onnxruntime's process ------------------------------------------------
+# Each runs in a subprocess: before the engine avoided them, the signal ended the whole run.
+
+_RUN_BOTH_ENGINES = """
+import sys, warnings
+import numpy as np, onnx
+from splitops import backend
+model = onnx.load(sys.argv[1])
+feeds = dict(np.load(sys.argv[2]))
+with warnings.catch_warnings(record=True) as notes:
+    warnings.simplefilter("always")
+    rep = backend.prepare(model, engine="onnxruntime")
+    fast = rep.run(feeds)
+slow = backend.run_model(model, feeds)
+for a, b in zip(fast, slow, strict=True):
+    np.testing.assert_array_equal(a, b, strict=True)
+print(rep.engine)
+print(*[str(note.message) for note in notes], sep="\\n")
+"""
+
+
+def both_engines(model: ModelProto, feeds: dict[str, Any], tmp_path: Any) -> list[str]:
+    """The onnxruntime engine's name and warnings, run in a subprocess, once its outputs were
+    found equal to the reference engine's."""
+    onnx.save(model, tmp_path / "model.onnx")
+    np.savez(tmp_path / "feeds.npz", **feeds)
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_BOTH_ENGINES, tmp_path / "model.onnx", tmp_path / "feeds.npz"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.splitlines()
+
+
+@pytest.mark.parametrize("outputs", [["a", "", "b"], ["a", "b", ""], ["", "a", "b"]])
+def test_a_split_leaving_outputs_out_runs_on_onnxruntime(outputs: list[str], tmp_path: Any) -> None:
+    """onnxruntime 1.32 dies (SIGSEGV) running such a node: each omitted output gets a name."""
+    node = helper.make_node("Split", ["x"], outputs, axis=0, num_outputs=3)
+    model = model_of([node], [6], ["a", "b"])
+    said = both_engines(model, {"x": np.arange(6, dtype=np.float32)}, tmp_path)
+    assert said[0] == "onnxruntime"
+
+
+def test_a_scan_stacking_along_another_axis_runs_on_the_reference_engine(tmp_path: Any) -> None:
+    """onnxruntime 1.32 dies (SIGFPE) stacking an empty scan output along axis 1."""
+    info = helper.make_tensor_value_info
+    sizes = helper.make_node(
+        "Constant", [], ["sizes"], value=helper.make_tensor("sizes", TensorProto.INT64, [2], [0, 3])
+    )
+    body = helper.make_graph(
+        [sizes, helper.make_node("Split", ["x", "sizes"], ["p", "q"], axis=0)],
+        "body",
+        [info("x", F, [3, 2])],
+        [info("p", F, [0, 2]), info("q", F, [3, 2])],
+    )
+    scan = helper.make_node(
+        "Scan", ["xs"], ["ps", "qs"], body=body, num_scan_inputs=1, scan_output_axes=[1, 0]
+    )
+    graph = helper.make_graph(
+        [scan], "g", [info("xs", F, [4, 3, 2])], [info("ps", F, None), info("qs", F, None)]
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    said = both_engines(model, {"xs": np.zeros((4, 3, 2), np.float32)}, tmp_path)
+    assert said[0] == "reference"
+    assert any("onnxruntime dies (SIGFPE)" in line for line in said[1:])

@@ -26,6 +26,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from onnx import ModelProto, TensorProto, helper, numpy_helper
+from tests.processes import GUARD_SECONDS
 
 import splitops
 from splitops import SplitError, backend
@@ -491,7 +492,10 @@ def test_onnxruntime_dies_on_a_scalar_split_of_0_until_1_32() -> None:
     splitops raises SplitError. (Given as a graph input instead, onnxruntime raises an error
     at run time.)"""
     result = subprocess.run(
-        [sys.executable, "-c", _SIGFPE_SCRIPT], capture_output=True, timeout=120, check=False
+        [sys.executable, "-c", _SIGFPE_SCRIPT],
+        capture_output=True,
+        timeout=GUARD_SECONDS,
+        check=False,
     )
     stderr = result.stderr.decode(errors="replace")
     if ORT_1_32:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from onnx import ModelProto
 
-from ...core import SplitError, opset_rule
+from ...core import SplitError, opset_rule, require_argument
 from ._diagnostics import Diagnostic
 from ._engine import SplitNodeInference, infer_split_nodes
 
@@ -35,6 +35,7 @@ def check_model(model: ModelProto) -> list[Diagnostic]:
     A node inside a local function is checked at each call site, with the types the call
     gives it.
     """
+    require_argument(model, ModelProto, "check_model", "an onnx.ModelProto")
     return [
         _diagnostic(record, error)
         for record in infer_split_nodes(model)

@@ -103,6 +103,7 @@ from ...core import (
     normalize_axis,
     opset_rule,
     plan_sequence_parts,
+    require_argument,
 )
 from ..model import (
     DEFAULT_DOMAINS,
@@ -255,6 +256,7 @@ def infer_shapes(model: ModelProto, *, strict: bool = True) -> ModelProto:
     without shapes. An invalid node inside a branch of an If only warns, even when strict:
     the branch may be one that these inputs never take.
     """
+    require_argument(model, ModelProto, "infer_shapes", "an onnx.ModelProto")
     inferred = _infer_model(model, write=True)
     for record in inferred.records:
         error = record.error

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from onnx import TypeProto
 
-from ...core import SplitError, opset_rule
+from ...core import SplitError, opset_rule, require_argument
 from ._node import node_label, read_node
 from ._types import shape_text, type_text, widened
 from ._view import ModelView
@@ -48,6 +48,8 @@ def describe_type(type_proto: TypeProto | None, *, in_words: bool = False) -> st
     ``in_words=True`` gives it as a sentence says it: an unknown rank is left out, and an
     unknown type is ``of unknown type`` (``is declared tensor(int64), but ...``).
     """
+    if type_proto is not None:
+        require_argument(type_proto, TypeProto, "describe_type", "an onnx.TypeProto or None")
     name, shape = type_text(type_proto), shape_text(type_proto)
     if in_words:
         return f"{name or 'of unknown type'} {shape or ''}".strip()
@@ -62,6 +64,7 @@ def describe_array(array: np.ndarray[Any, Any]) -> str:
     >>> describe_array(np.arange(10, dtype=np.int64).reshape(2, 5))
     'int64 (2, 5) [0, 1, 2, 3, 4, 5, 6, 7, ...]'
     """
+    require_argument(array, (np.ndarray, np.generic), "describe_array", "a numpy array")
     flat = array.reshape(-1)
     shown = widened(flat[:8])
     if shown.dtype.kind in "OUS":

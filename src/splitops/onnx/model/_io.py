@@ -63,7 +63,7 @@ from onnx import (
 )
 
 from ..._files import replacing, temporary_sibling
-from ...core import ModelLoadError, Rule, SplitError, current_limits
+from ...core import ModelLoadError, Rule, SplitError, current_limits, require_argument
 from ._memory import reserve_memory
 from ._node import is_split_node, node_label
 from ._types import element_name, stored_bytes, tensor_problem
@@ -102,7 +102,7 @@ _TRUST_HINT = "Move the data beside the model, or pass --trust-external-data if 
 
 
 def load_model(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | bytes,
     *,
     trust_external_data: bool = False,
     load_external_data: bool = True,
@@ -113,10 +113,20 @@ def load_model(
     ``trust_external_data=True``, which lifts that one check for models you trust. With
     ``load_external_data=False`` its locations are checked but nothing is read: tensors keep
     their references (enough for tools that read shapes, not weights).
+
+    ``path`` may also be the model's bytes, as ``onnx.load_model_from_string`` takes them,
+    checked alike. Bytes have no folder: a model whose tensors lie in external data is refused
+    unless ``load_external_data=False`` (then its references are kept, unchecked).
     """
-    file = Path(path)
-    prefix = f"cannot load {file}"
-    model, clean_text = _parse(_model_bytes(file, prefix), prefix)
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        file, prefix = None, "cannot load the model's bytes"
+        data = _checked_bytes(bytes(path), prefix)
+    else:
+        require_argument(path, (str, os.PathLike), "load_model", "a path or the model's bytes")
+        file = Path(path)
+        prefix = f"cannot load {file}"
+        data = _model_bytes(file, prefix)
+    model, clean_text = _parse(data, prefix)
     problem = (None if clean_text else _text_problem(model)) or _function_problem(model)
     tensors: list[TensorProto] = []
     if not problem:
@@ -132,8 +142,24 @@ def load_model(
     if problem:
         raise ModelLoadError(f"{prefix}: {problem}")
     external = [t for t in tensors if t.data_location == TensorProto.EXTERNAL]
+    if file is None:
+        if external and load_external_data:
+            raise ModelLoadError(
+                f"{prefix}: its tensors lie in external data, which bytes have no folder to "
+                "find. Load the model from its file, or pass load_external_data=False."
+            )
+        return model
     _load_external_data(external, file, prefix, trust=trust_external_data, read=load_external_data)
     return model
+
+
+def _checked_bytes(data: bytes, prefix: str) -> bytes:
+    """A model's bytes, checked as :func:`_model_bytes` checks a file's."""
+    if not data:
+        raise ModelLoadError(f"{prefix}: there are none (0 bytes).")
+    if len(data) > MAX_MODEL_BYTES:
+        raise ModelLoadError(f"{prefix}: {len(data)} bytes, over protobuf's 2 GB limit.")
+    return data
 
 
 def _model_bytes(file: Path, prefix: str) -> bytes:
@@ -194,6 +220,8 @@ def save_model(model: ModelProto, path: str | os.PathLike[str]) -> None:
     than one weight is serialized at a time. Serialized whole, a model of 1 GiB of weights
     took 3 GiB more memory to write.
     """
+    require_argument(model, ModelProto, "save_model", "an onnx.ModelProto")
+    require_argument(path, (str, os.PathLike), "save_model", "a path (str or os.PathLike)")
     file = Path(path)
     shell = copy_without(model, "graph")
     shell.graph.CopyFrom(copy_without(model.graph, "initializer"))

@@ -59,6 +59,7 @@ from onnx import (
     ValueInfoProto,
 )
 
+from ...core import require_argument
 from ._node import DEFAULT_DOMAINS, is_split_node
 from ._types import dim_of, tensor_parts
 from ._walk import (
@@ -447,6 +448,7 @@ class ModelView:
         The scopes are found at once; what each holds is read at the first ask (see
         :meth:`keep`).
         """
+        require_argument(model, ModelProto, "ModelView.read", "an onnx.ModelProto")
         view = cls(model, _typed=types)
         owner = weakref.ref(view)
         by_key: dict[ScopeKey, Scope] = {}

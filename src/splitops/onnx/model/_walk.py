@@ -39,7 +39,7 @@ from onnx import (
     numpy_helper,
 )
 
-from ...core import current_limits
+from ...core import current_limits, require_argument
 from ._node import DEFAULT_DOMAINS, is_split_node, node_label
 from ._types import has_type, tensor_problem
 
@@ -129,7 +129,11 @@ class Body:
 
 def default_opset(opset_imports: Iterable[OperatorSetIdProto]) -> int | None:
     """The version imported for ONNX's own domain, or ``None``."""
+    if isinstance(opset_imports, (str, bytes)) or not isinstance(opset_imports, Iterable):
+        kind = type(opset_imports).__name__
+        raise TypeError(f"default_opset takes a model's opset_import, not {kind}.")
     for entry in opset_imports:
+        require_argument(entry, OperatorSetIdProto, "default_opset", "OperatorSetIdProto entries")
         if entry.domain in DEFAULT_DOMAINS:
             return int(entry.version)
     return None
@@ -317,6 +321,7 @@ def iter_nodes(bodies: Iterable[Body]) -> Iterator[tuple[Body, NodeProto]]:
 
 def split_nodes(model: ModelProto) -> Iterator[tuple[Body, NodeProto]]:
     """Every Split and SplitToSequence node of the default domain, with its body."""
+    require_argument(model, ModelProto, "split_nodes", "an onnx.ModelProto")
     return ((body, node) for body, _, node in split_sites(model))
 
 

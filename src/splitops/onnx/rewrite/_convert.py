@@ -52,8 +52,10 @@ from ...core import (
     SplitSource,
     SplitTypeError,
     check_element_type,
+    check_split_input_type,
     opset_rule,
     plan_sequence_parts,
+    require_argument,
     split_sizes,
 )
 from ..inference import infer_model_and_nodes
@@ -105,6 +107,7 @@ def convert_model(model: ModelProto, opset: int) -> ModelProto:
     >>> list(new.graph.node[0].input), onnx.numpy_helper.to_array(new.graph.initializer[0])
     (['x', 'a_split'], array([1, 3]))
     """
+    require_argument(model, ModelProto, "convert_model", "an onnx.ModelProto")
     target = _check_target(opset)
     source = default_opset(model.opset_import)
     if source is None:
@@ -247,6 +250,9 @@ def _rewrite(site: SplitSite, target: int, edits: ModelEdits) -> _Rewrite:
             rule = opset_rule("SplitToSequence", target)
             if element is not None:
                 check_element_type(element_of_code(element), rule)
+            # The split's type, whether or not the axis length is known.
+            if site.split_element is not None:
+                check_split_input_type(element_of_code(site.split_element), None, site.spec.rule)
             if site.length is not None:
                 site.part_sizes()  # a SplitError where the spec rejects them
             else:

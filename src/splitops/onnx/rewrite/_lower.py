@@ -91,6 +91,7 @@ from ...core import (
     SplitError,
     current_limits,
     drops_axis,
+    require_argument,
     sequence_sizes,
 )
 from ..inference import infer_model_and_nodes
@@ -317,6 +318,7 @@ def lower_model_with_report(
     model: ModelProto, *, target: Target = "portable"
 ) -> tuple[ModelProto, list[Lowering]]:
     """:func:`lower_model`, and what it did to each node."""
+    require_argument(model, ModelProto, "lower_model", "an onnx.ModelProto")
     lowering = Lower(target)
     return lowering(model), lowering.report
 
@@ -451,6 +453,13 @@ class Plan:
             self.note(node, None, "unchanged", "its body imports no default opset")
             return
         if any(a.ref_attr_name for a in proto.attribute):
+            if "" in proto.output and proto.op_type == "Split":
+                named = copy_node(proto)
+                self._name_omitted_outputs(proto, [named])
+                self.edits.replace(node, [named])
+                detail = "omitted outputs named (its attributes come from the call)"
+                self.note(node, None, "rewritten", detail)
+                return
             self.note(node, None, "unchanged", "its attributes come from the call")
             return
         site = SplitSite.read(node)
@@ -489,7 +498,7 @@ class Plan:
                 if nodes is None:
                     nodes, outcome = [copy_node(site.proto)], "rewritten"
                     detail = f"omitted outputs named ({detail})"
-                self._name_omitted_outputs(site, nodes)
+                self._name_omitted_outputs(site.proto, nodes)
             if nodes is not None:
                 self.edits.replace(node, nodes)
             if done.drops_split:
@@ -500,11 +509,12 @@ class Plan:
             f"{site.where}: no form of target {self.target!r} applies ({'; '.join(reasons)})."
         )
 
-    def _name_omitted_outputs(self, site: SplitSite, nodes: list[NodeProto]) -> None:
-        """Give each output that a Split among ``nodes`` leaves out a fresh name."""
+    def _name_omitted_outputs(self, proto: NodeProto, nodes: list[NodeProto]) -> None:
+        """Give each output that a Split among ``nodes`` (what ``proto`` became) leaves out
+        a fresh name."""
         for new in nodes:
             if new.op_type == "Split" and "" in new.output:
-                base = f"{name_base(site.proto)}_unused"
+                base = f"{name_base(proto)}_unused"
                 for index, name in enumerate(new.output):
                     if not name:
                         new.output[index] = self.view.fresh_name(base)

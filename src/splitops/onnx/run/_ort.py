@@ -16,10 +16,18 @@ from typing import Any
 import numpy as np
 from onnx import ModelProto, TensorProto, numpy_helper
 
-from ..model import code_of_array, dtype_of_code, reserve_memory, weight_bytes
+from ..model import (
+    code_of_array,
+    dtype_of_code,
+    iter_bodies,
+    iter_nodes,
+    reserve_memory,
+    weight_bytes,
+)
 
 __all__ = [
     "INSTALL",
+    "avoid_crashes",
     "import_onnxruntime",
     "make_session",
     "needs_raw_values",
@@ -77,6 +85,30 @@ def make_session(
         if "bad_alloc" in str(error):
             raise MemoryError(f"onnxruntime ran out of memory: {error}") from error
         raise
+
+
+def avoid_crashes(model: ModelProto) -> str | None:
+    """Why ``model`` must not run on onnxruntime, whose process dies by a signal (which no
+    ``except`` catches) on it, else ``None``.
+
+    onnxruntime 1.31 and 1.32 die on two valid forms. A Split that leaves an output out
+    (``["a", "", "b"]``) dies by SIGSEGV: the lowering names each omitted output, for every
+    target, so a lowered model holds none. A Scan whose scan output is stacked along an axis
+    other than the first (``scan_output_axes``) dies by SIGFPE when a part is empty, which
+    only the run knows: such a model does not run on onnxruntime.
+    """
+    for _, node in iter_nodes(iter_bodies(model)):
+        if node.op_type == "Scan" and node.domain in ("", "ai.onnx"):
+            axes: list[int] = next(
+                (list(a.ints) for a in node.attribute if a.name == "scan_output_axes"), []
+            )
+            if any(axes):
+                return (
+                    "onnxruntime dies (SIGFPE) on a Scan stacking an empty scan output along "
+                    f"an axis other than the first, and node {node.name or node.op_type!r} "
+                    f"stacks along axes {list(axes)}."
+                )
+    return None
 
 
 def needs_raw_values(session: Any) -> bool:

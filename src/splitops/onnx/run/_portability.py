@@ -31,7 +31,7 @@ import numpy as np
 import onnx
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
-from ...core import Rule, SplitError, current_limits, drops_axis
+from ...core import Rule, SplitError, current_limits, drops_axis, require_argument
 from ..inference import infer_model_and_nodes
 from ..model import (
     ModelView,
@@ -138,6 +138,7 @@ def check_portability(
     in a worker process of its own (a runtime that crashes on a probe is that probe's
     error); pass ``workers`` to share them between calls, else they stop on return.
     """
+    require_argument(model, ModelProto, "check_portability", "an onnx.ModelProto")
     if workers is None:
         with RuntimeWorkers() as own:
             return check_portability(model, runtimes=runtimes, workers=own)

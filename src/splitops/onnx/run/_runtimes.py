@@ -21,6 +21,7 @@ import importlib.util
 import os
 import pickle
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -181,16 +182,16 @@ _LOADERS: dict[str, Callable[[str], _Loaded]] = {
 }
 
 
-def _serve(name: str) -> None:
+def _serve(name: str, folder: str) -> None:
     """The worker's loop: read (model bytes, list of feeds), write one reply per feeds,
-    ("ok", outputs) or ("error", message), until its input closes."""
+    ("ok", outputs) or ("error", message), until its input closes. The model is written in
+    ``folder`` (runtimes load a file), which the caller made and removes."""
     load = _LOADERS[name]
     # The replies go on a descriptor of their own: what a runtime prints on its standard
     # output (TVM does) goes to standard error instead of into a reply.
     stdout = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     stdin = sys.stdin.buffer
-    folder = tempfile.mkdtemp(prefix="splitops-runtime-")
     path = os.path.join(folder, "model.onnx")
     while True:
         request = _read(stdin)
@@ -273,13 +274,16 @@ class _WorkerDiedError(Exception):
 class _Worker:
     process: subprocess.Popen[bytes]
     log: IO[bytes]
+    #: Where the worker writes the model it loads; removed with the worker, however it ended.
+    folder: str
 
     @classmethod
     def start(cls, name: str) -> _Worker:
         log = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop, with the worker)
+        folder = tempfile.mkdtemp(prefix="splitops-runtime-")
         environment = {**os.environ, "OMP_NUM_THREADS": "1", "RUST_BACKTRACE": "0"}
         process = subprocess.Popen(
-            [sys.executable, "-m", "splitops.onnx.run._runtimes", name],
+            [sys.executable, "-m", "splitops.onnx.run._runtimes", name, folder],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,
@@ -287,7 +291,7 @@ class _Worker:
             # Unbuffered: a reply waits in the pipe, where select sees it, not in a buffer.
             bufsize=0,
         )
-        return cls(process, log)
+        return cls(process, log, folder)
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -302,11 +306,11 @@ class _Worker:
             raise _WorkerDiedError(self._death()) from None
         for _ in request[1]:
             reply = _read_within(self.process.stdout, seconds)
-            if reply is None:
-                if self.alive():
-                    self.process.kill()
-                    self.process.wait()
-                    raise _WorkerDiedError(f"no answer within {seconds:g} s")
+            if reply is _TIMED_OUT:
+                self.process.kill()
+                self.process.wait()
+                raise _WorkerDiedError(f"no answer within {seconds:g} s")
+            if reply is None:  # the pipe closed: the worker died, perhaps not yet reaped
                 raise _WorkerDiedError(self._death())
             status, value = reply
             yield str(status), value
@@ -330,6 +334,7 @@ class _Worker:
         if self.process.stdout is not None:
             self.process.stdout.close()
         self.log.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _write(stream: IO[bytes], value: Any) -> None:
@@ -358,14 +363,19 @@ def _read_exactly(stream: IO[bytes], size: int) -> bytes:
     return b"".join(chunks)
 
 
+#: What :func:`_read_within` gives when no reply came in time.
+_TIMED_OUT = object()
+
+
 def _read_within(stream: IO[bytes], seconds: float) -> Any:
-    """One reply, or ``None`` when none came within ``seconds`` or the stream closed."""
+    """One reply; ``None`` when the stream closed (the worker died), :data:`_TIMED_OUT` when
+    nothing came within ``seconds``."""
     import selectors
 
     with selectors.DefaultSelector() as selector:
         selector.register(stream, selectors.EVENT_READ)
         if not selector.select(timeout=seconds):
-            return None
+            return _TIMED_OUT
     return _read(stream)
 
 
@@ -379,4 +389,4 @@ def _one_line(error: BaseException) -> str:
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1])
+    _serve(sys.argv[1], sys.argv[2])

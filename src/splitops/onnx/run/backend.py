@@ -39,6 +39,7 @@ from onnx import (
     AttributeProto,
     FunctionProto,
     ModelProto,
+    NodeProto,
     TypeProto,
     helper,
     numpy_helper,
@@ -53,6 +54,7 @@ from ...core import (
     Rule,
     SplitError,
     SplitopsError,
+    require_argument,
 )
 from ..model import (
     code_of_array,
@@ -67,6 +69,7 @@ from ..model import (
     weight_bytes,
 )
 from ..model import run_node as _run_node
+from ._control_flow import control_flow_ops
 from ._reference import bounded_run, reference_ops
 
 __all__ = [
@@ -86,12 +89,20 @@ __all__ = [
 
 
 class SplitopsEvaluator(ReferenceEvaluator):
-    """``ReferenceEvaluator`` with splitops' Split and SplitToSequence everywhere in a model.
+    """``ReferenceEvaluator`` with splitops' Split and SplitToSequence everywhere in a model,
+    and Loop, Scan and local functions as the spec runs them where onnx.reference departs.
 
     Every graph it creates (If, Loop and Scan bodies, model-local functions, function bodies
     of operators onnx.reference lacks) is a ``SplitopsEvaluator`` too. Beyond
     ``ReferenceEvaluator(model, new_ops=reference_ops())`` it
 
+    - runs Loop and Scan by the spec (:mod:`~splitops.onnx.run._control_flow`): a Loop
+      without ``cond`` runs ``M`` iterations, scan outputs are stacked along a new axis, a
+      zero-trip Loop or Scan gives empty scan outputs, and a Scan takes every axis and
+      direction;
+    - runs each call of a local function on the function its ``(domain, name, overload)``
+      names (onnx.reference keys functions by domain and name, so every call ran one
+      overload's body);
     - gives a model's local functions the op classes of ``new_ops`` as well (onnx.reference
       builds them without ``new_ops``);
     - lets a call leave out a function attribute (onnx.reference fails on the call) and
@@ -105,25 +116,48 @@ class SplitopsEvaluator(ReferenceEvaluator):
     Op classes given in ``new_ops`` take precedence over splitops' own.
     """
 
-    def __init__(self, proto: Any, new_ops: Any = None, **kwargs: Any) -> None:
-        ops = [*(new_ops or ()), *reference_ops()]
-        super().__init__(proto, new_ops=ops, **kwargs)
+    def __init__(
+        self, proto: Any, new_ops: Any = None, functions: Any = None, **kwargs: Any
+    ) -> None:
+        ops = [*(new_ops or ()), *reference_ops(), *control_flow_ops()]
+        # The functions this graph may call, by identity; built before the base class loads
+        # the nodes (_init), which asks _load_impl for each.
+        listed = proto.functions if isinstance(proto, ModelProto) else functions or ()
+        self._functions_by_id: dict[tuple[str, str, str], ReferenceEvaluator] = {}
+        for function in listed:
+            if isinstance(function, FunctionProto):
+                function = type(self)(
+                    function,
+                    new_ops=new_ops,
+                    verbose=kwargs.get("verbose", 0),
+                    functions=list(self._functions_by_id.values()),
+                )
+            self._functions_by_id[function_id(function.proto_)] = function
+        super().__init__(proto, new_ops=ops, functions=functions, **kwargs)
         if isinstance(proto, FunctionProto):
             # A caller's OpFunction reads these names off the calling node and fails on one the
             # call leaves out. The call's attributes reach run() all the same, so none are
             # listed: a left-out attribute is then absent from the body, as ONNX says.
             self.attributes_ = []
-        if new_ops and isinstance(proto, ModelProto) and proto.functions:
-            # The base class built the local functions without new_ops: build them again.
-            self.functions_ = {}
-            for function in proto.functions:
-                self.functions_[function.domain, function.name] = type(self)(
-                    function,
-                    new_ops=ops,
-                    verbose=self.verbose,
-                    functions=list(self.functions_.values()),
-                )
-            self._init()
+
+    def _init(self) -> None:
+        # The base class keyed the functions by (domain, name), one overload each; keyed by
+        # identity instead, a subgraph (which gets them through the run parameters) sees
+        # every overload, and _load_impl picks the one a call names.
+        self.functions_ = dict(self._functions_by_id)  # type: ignore[arg-type]
+        super()._init()
+
+    def _load_impl(self, node: NodeProto, input_types: Any = None) -> Any:
+        key = node.domain, node.op_type
+        called = self._functions_by_id.get((*key, node.overload))
+        if called is None:
+            return super()._load_impl(node, input_types)
+        # The base class finds a function by (domain, name): for this call, the one named.
+        self.functions_[key] = called
+        try:
+            return super()._load_impl(node, input_types)
+        finally:
+            del self.functions_[key]
 
     def run(  # type: ignore[override]
         self,
@@ -204,7 +238,7 @@ class OnnxruntimeRep(BackendRep):
         providers: Sequence[str] | None = None,
     ) -> None:
         from ..rewrite import lower_model
-        from ._ort import import_onnxruntime, make_session, needs_raw_values
+        from ._ort import avoid_crashes, import_onnxruntime, make_session, needs_raw_values
 
         import_onnxruntime()
         self.model = model
@@ -219,6 +253,8 @@ class OnnxruntimeRep(BackendRep):
                 raise  # the reference engine would make as much
             self.fallback = f"lower_model refused the model: {error}"
         else:
+            self.fallback = avoid_crashes(lowered)
+        if self.fallback is None:
             try:
                 self.session = make_session(
                     lowered, session_options=session_options, providers=providers
@@ -334,6 +370,7 @@ class SplitopsBackend(Backend):
         on onnxruntime (``session_options=`` and ``providers=`` go to its
         ``InferenceSession``): its speed, the same outputs and errors.
         """
+        require_argument(model, ModelProto, "backend.prepare", "an onnx.ModelProto")
         if engine not in ENGINES:
             raise SplitError(
                 f"the engine must be one of {', '.join(ENGINES)}; {engine!r} was given.",
@@ -366,6 +403,7 @@ class SplitopsBackend(Backend):
         engine: str = "reference",
         **kwargs: Any,
     ) -> tuple[Any, ...]:
+        require_argument(model, ModelProto, "backend.run_model", "an onnx.ModelProto")
         return cls.prepare(model, device, engine, **kwargs).run(inputs)
 
     @classmethod
@@ -465,6 +503,11 @@ def check_split_nodes(model: ModelProto) -> None:
     for body, node in split_nodes(model):
         if body.opset is not None and not any(a.ref_attr_name for a in node.attribute):
             read_node(node, body.opset)
+
+
+def function_id(function: FunctionProto) -> tuple[str, str, str]:
+    """What names a local function, as a call names it: its domain, name and overload."""
+    return function.domain, function.name, function.overload
 
 
 def _split_error_cause(error: BaseException) -> SplitError | None:

@@ -143,7 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # An option the command does not take: its own usage, not the top level's.
         if extra:
             args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
-        if getattr(args, "runtime", None) and not args.portability:
+        # check's --runtime chooses the runtimes of --portability (conformance run's is its
+        # own option).
+        if getattr(args, "runtime", None) and getattr(args, "portability", None) is False:
             args.parser.error("--runtime chooses the runtimes of --portability; add --portability")
     except SystemExit as stop:  # --help, --version, or argparse's own usage error (code 2)
         return int(stop.code or 0)

@@ -15,7 +15,7 @@ The document also holds the evidence on onnx/onnx#5766 (what ``num_outputs`` mea
 dim does not divide): the spec's text, onnx's shape inference, and each runtime's answer::
 
     python -m benchmarks.conformance                 # a minute or two (TVM compiles each case)
-    python -m benchmarks.conformance --runtimes onnxruntime tract --out /tmp/c.md
+    python -m benchmarks.conformance --runtimes onnxruntime tract --out /tmp/c
 
 >>> kind_of(CaseResult("x", False, "refused: no kernel"))
 'refused'

@@ -311,10 +311,15 @@ class Row:
 
 
 def run_matrix(
-    runtimes: Sequence[Runtime], *, progress: Callable[[str], None] = lambda _: None
+    runtimes: Sequence[Runtime],
+    *,
+    progress: Callable[[str], None] = lambda _: None,
+    seconds: float | None = None,
 ) -> list[Row]:
+    """Every case on every runtime, original and lowered for each target; ``seconds``: how
+    long a worker may take to answer one run (the workers' own default otherwise)."""
     rows: list[Row] = []
-    with RuntimeWorkers() as workers:
+    with RuntimeWorkers() if seconds is None else RuntimeWorkers(seconds) as workers:
         for case in cases():
             for name, model, lengths in case.models():
                 progress(name)

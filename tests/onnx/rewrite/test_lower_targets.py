@@ -10,6 +10,7 @@ import onnx
 import pytest
 from benchmarks.portability import Row, cases, cost_chain, regressions, run_matrix
 from onnx import ModelProto, TensorProto, helper, numpy_helper
+from tests.processes import GUARD_SECONDS
 
 import splitops
 from splitops.onnx.rewrite._lower import FORMS, TARGETS, lower_model_with_report
@@ -196,7 +197,7 @@ def test_a_chunk_read_from_the_back_ends_at_the_axis_not_past_it() -> None:
 @pytest.fixture(scope="module")
 def matrix() -> list[Row]:
     runtimes = [r for r in installed_runtimes() if r.name != "tvm"]
-    return run_matrix(runtimes)
+    return run_matrix(runtimes, seconds=GUARD_SECONDS)
 
 
 def test_lowering_for_a_runtime_never_breaks_what_it_ran_exactly(matrix: list[Row]) -> None:
@@ -269,7 +270,7 @@ def test_a_split_leaving_outputs_out_runs_on_the_runtimes_target(
     x = np.arange(12, dtype=np.float32).reshape(6, 2)
     expected = splitops.backend.run_model(model, {"x": x})
     portable = splitops.lower_model(model, target="portable")
-    with RuntimeWorkers() as workers:
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
         got = workers.run(found, lowered.SerializeToString(), {"x": x})
         on_onnxruntime = workers.run(
             runtime_named("onnxruntime"), portable.SerializeToString(), {"x": x}
@@ -322,7 +323,7 @@ def test_sizes_computed_from_shape_become_slices_that_tract_runs(length: int) ->
     assert "a Slice per part" in report[0].detail
     x = np.arange(2 * length, dtype=np.float32).reshape(length, 2)
     expected = splitops.backend.run_model(model, {"x": x})
-    with RuntimeWorkers() as workers:
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
         with pytest.raises(RuntimeRunError):
             workers.run(tract, model.SerializeToString(), {"x": x})
         got = workers.run(tract, lowered.SerializeToString(), {"x": x})
@@ -354,7 +355,7 @@ def test_the_tract_target_reports_constant_sizes_it_cannot_check_on_a_runtime_ax
     _, elsewhere = lower_model_with_report(model, target="portable")
     assert elsewhere[0].detail == "explicit sizes"
     x = {"x": np.arange(9, dtype=np.float32)}
-    with RuntimeWorkers() as workers:
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
         cut = workers.run(tract, model.SerializeToString(), x)
         with pytest.raises(RuntimeRunError):
             workers.run(runtime_named("onnxruntime"), model.SerializeToString(), x)
@@ -390,6 +391,6 @@ def test_a_split_taking_its_attributes_from_the_call_names_the_outputs_it_leaves
     assert "" not in lowered.functions[0].node[0].output
     assert report[0].detail.startswith("omitted outputs named")
     x = {"x": np.arange(6, dtype=np.float32)}
-    with RuntimeWorkers() as workers:
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
         got = workers.run(runtime_named("onnxruntime"), lowered.SerializeToString(), x)
     assert [np.asarray(v).tolist() for v in got] == [[0.0, 1.0], [4.0, 5.0]]

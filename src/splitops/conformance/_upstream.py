@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from onnx import helper
 
+from ..onnx.model import attribute_values
 from ._cases import CASES, ConformanceCase
 
 __all__ = ["UPSTREAM_FILES", "upstream_sources", "write_upstream"]
@@ -97,7 +98,7 @@ def _function(case: ConformanceCase) -> str:
     lines += [
         f"    {name} = {_array(value)}" for name, value in zip(names, case.inputs, strict=True)
     ]
-    attributes = "".join(f", {a.name}={helper.get_attribute_value(a)!r}" for a in node.attribute)
+    attributes = "".join(f", {name}={value!r}" for name, value in attribute_values(node).items())
     lines += [
         "",
         f"    node = onnx.helper.make_node({node.op_type!r}, inputs={list(node.input)!r}, "

@@ -114,22 +114,35 @@ from ..model import (
     SplitNode,
     SplitOutputDescription,
     Step,
+    add_initializers,
+    attribute_key,
+    attribute_protos,
+    attribute_value,
     check_node_count,
     conflicts,
     constant_initializers,
     constant_value,
+    copy_attributes,
+    declared_entries,
     declared_type,
+    declared_types,
     describe_type,
     dim_of,
     dim_params,
+    drop_value_info,
     element_of_code,
     function_body,
+    function_default_attributes,
+    function_defaults,
     graph_at,
     graph_attributes,
     has_negative_dim,
     has_type,
+    initializer_names,
+    initializers,
     is_split_node,
     iter_nodes,
+    links_only,
     main_body,
     named_placeholders,
     node_error,
@@ -141,11 +154,13 @@ from ..model import (
     rename_all,
     rename_in_place,
     renamed,
+    replace_initializers,
     says_more,
     subgraph_label,
     tensor_parts,
     union_type,
     unnamed_placeholders,
+    value_info_entry,
     with_subgraphs,
     without_large_weights,
 )
@@ -443,10 +458,7 @@ def _onnx_pass(model: ModelProto, holders: set[_FunctionKey]) -> tuple[ModelProt
         copy = ModelProto()
         copy.CopyFrom(model)
         for path in negative:
-            graph = graph_at(copy.graph, path)
-            kept = [v for v in graph.value_info if not has_negative_dim(v.type)]
-            del graph.value_info[:]
-            graph.value_info.extend(kept)
+            drop_value_info(graph_at(copy.graph, path), has_negative_dim)
         model = copy
     if not risky:
         return model, _onnx_infers(model)
@@ -484,13 +496,12 @@ def _onnx_infers(model: ModelProto) -> ModelProto:
         raise OtherOperatorError(
             f"onnx shape inference failed on the model: {' '.join(str(error).split())}"
         ) from error
-    if len(light.graph.initializer) != len(model.graph.initializer):
+    if len(initializers(light.graph)) != len(initializers(model.graph)):
         set_aside = set(added)
         inputs = [i for i in base.graph.input if i.name not in set_aside]
         del base.graph.input[:]
         base.graph.input.extend(inputs)
-        del base.graph.initializer[:]
-        base.graph.initializer.extend(model.graph.initializer)
+        replace_initializers(base.graph, initializers(model.graph))
     return base
 
 
@@ -503,7 +514,7 @@ def _scan(
 ) -> None:
     """Find, in ``graph`` and the subgraphs it scans (:func:`_scans_below`), the nodes to
     mask from onnx's pass and the graphs whose value_info holds a negative dim."""
-    if any(has_negative_dim(v.type) for v in graph.value_info):
+    if any(has_negative_dim(v.type) for v in declared_entries(graph)):
         negative.append(path)
     for index, node in enumerate(graph.node):
         op = node.op_type
@@ -531,15 +542,14 @@ def _dim_param_names(model: ModelProto) -> set[str]:
     graphs = [model.graph]
     while graphs:
         graph = graphs.pop()
-        for entries in (graph.input, graph.output, graph.value_info):
-            for entry in entries:
-                names.update(dim_params(entry.type))
+        for entry in [*graph.input, *declared_entries(graph, outputs=True)]:
+            names.update(dim_params(entry.type))
         for node in graph.node:
             if _scans_below(node):
                 graphs += (subgraph for _, _, subgraph in graph_attributes(node))
     for function in model.functions:
         for body in with_subgraphs(function_body(function)):
-            for entry in body.proto.value_info:
+            for entry in declared_entries(body.proto):
                 names.update(dim_params(entry.type))
     return names
 
@@ -547,11 +557,11 @@ def _dim_param_names(model: ModelProto) -> set[str]:
 def _onnx_takes(node: NodeProto) -> bool:
     """Whether onnx's own inference of a Split or SplitToSequence node is safe to run: every
     node but a Split whose ``num_outputs`` is below the outputs it lists, or far above."""
+    count = attribute_value(node, "num_outputs") if node.op_type == "Split" else None
+    if not isinstance(count, int):
+        return True
     listed = len(node.output)
-    for attribute in node.attribute:
-        if attribute.name == "num_outputs" and node.op_type == "Split":
-            return bool(listed <= attribute.i <= max(listed, _ONNX_MOST_PARTS))
-    return True
+    return bool(listed <= count <= max(listed, _ONNX_MOST_PARTS))
 
 
 def _onnx_takes_bodies(node: NodeProto) -> bool:
@@ -736,7 +746,7 @@ class _Pass:
             proto,
             original,
             parent,
-            _onnx_types(proto),
+            declared_types(proto, untyped=True),
             constant_initializers(proto, self.base.ir_version),
             self.names,
             self.params,
@@ -793,7 +803,7 @@ class _Pass:
         known = self._free.get(id(graph))
         if known is not None:
             return known[1]
-        defined = _names(graph.input) | {t.name for t in graph.initializer}
+        defined = _names(graph.input) | initializer_names(graph)
         read: list[str] = []
         for node in graph.node:
             read += node.input
@@ -904,7 +914,7 @@ class _Pass:
             outputs = tuple((n, t) for n, (_, t) in zip(names, found.outputs, strict=False))
             outcome = replace(found, outputs=outputs)
         if graph.declared is None:
-            graph.declared = _declared(graph.original)
+            graph.declared = declared_types(graph.original, inputs=False, untyped=True)
         outcome = _with_declarations(outcome, node, graph.opset, graph.declared)
         graph.outcomes.append((index, outcome))
         inferred = {} if outcome.problems else dict(outcome.outputs)
@@ -1101,7 +1111,7 @@ class _Pass:
         inputs = [graph.type_of(n) or TypeProto() for n in node.input]
         try:
             outputs = onnx.shape_inference.infer_function_output_types(
-                function, inputs, list(node.attribute)
+                function, inputs, attribute_protos(node)
             )
         except (InferenceError, ValidationError, RuntimeError, ValueError, TypeError):
             outputs = []
@@ -1134,12 +1144,11 @@ class _Pass:
         proto, original = place.proto, place.original
         types = place.graph.ours
         if self.names:
-            for entries in (proto.value_info, proto.output):
-                rename_all(entries, self.names)
+            rename_all(declared_entries(proto, outputs=True), self.names)
             types = {n: None if t is None else renamed(t, self.names) for n, t in types.items()}
         if types:
             assert original is not None  # placed gives it to every graph with types
-            _write_graph(proto, types, _declared(original))
+            _write_graph(proto, types, declared_types(original, inputs=False, untyped=True))
 
 
 def _typed(graph: _Graph, memo: dict[int, bool]) -> bool:
@@ -1152,22 +1161,8 @@ def _typed(graph: _Graph, memo: dict[int, bool]) -> bool:
     return found
 
 
-def _declared(original: GraphProto) -> dict[str, TypeProto]:
-    """The types a graph declares itself (value_info and outputs, before any inference)."""
-    return {v.name: v.type for v in [*original.value_info, *original.output]}
-
-
 def _names(entries: Iterable[ValueInfoProto]) -> set[str]:
     return {entry.name for entry in entries}
-
-
-def _onnx_types(graph: GraphProto) -> dict[str, TypeProto]:
-    """The types onnx's pass gave the values of ``graph`` (typed or not): its initializers',
-    inputs', value_info's and outputs'."""
-    types = {t.name: helper.make_tensor_type_proto(t.data_type, t.dims) for t in graph.initializer}
-    for entries in (graph.input, graph.value_info, graph.output):
-        types.update((entry.name, entry.type) for entry in entries)
-    return types
 
 
 def _any_changed(graph: _Graph, node: NodeProto) -> bool:
@@ -1180,7 +1175,7 @@ def _holds_graphs(node: NodeProto) -> bool:
 
 def _names_on_axis(node: NodeProto, shapes: Sequence[Sequence[Any] | None]) -> bool:
     """Whether a Concat joins inputs (of ``shapes``) of which one has a name on the axis."""
-    axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
+    axis = attribute_value(node, "axis", 0)
     for dims in shapes:
         dims = dims or []
         if -len(dims) <= axis < len(dims) and not isinstance(dims[axis], (int, type(None))):
@@ -1249,7 +1244,7 @@ def _write_graph(
     if not types:
         return
     outputs = {v.name: v for v in proto.output} if isinstance(proto, GraphProto) else {}
-    infos = {v.name: v for v in proto.value_info}
+    infos = {v.name: v for v in declared_entries(proto)}
     cleared = False
     for name, type_proto in types.items():
         given = declared.get(name)
@@ -1265,18 +1260,14 @@ def _write_graph(
         if entry is None:
             if written is None:
                 continue
-            entry = proto.value_info.add()
-            entry.name = name
-            infos[name] = entry
+            entry = infos[name] = value_info_entry(proto, name)
         entry.ClearField("type")
         if written is not None:
             entry.type.CopyFrom(written)
         elif name in infos:
             cleared = True
     if cleared:
-        kept = [v for v in proto.value_info if has_type(v.type)]
-        del proto.value_info[:]
-        proto.value_info.extend(kept)
+        drop_value_info(proto, lambda type_proto: not has_type(type_proto))
 
 
 # --- calls of local functions -------------------------------------------------------------
@@ -1363,19 +1354,16 @@ def _infer_uncalled(
             domain=function.domain,
             overload=function.overload,
         )
-        call.attribute.extend(function.attribute_proto)
+        copy_attributes(call, function_default_attributes(function))
         call_model = _with_functions(_call_model(base, call, function, _NoScope()), base)
         found = _infer_call(call_model, function, params, calls)
         if found is None:
             continue
-        defaults = {a.name for a in function.attribute_proto}
+        defaults = function_defaults(function).keys()
         found.own = [
             (site, outcome)
             for site, outcome in found.own
-            if all(
-                a.ref_attr_name in ("", *defaults)
-                for a in graph_at(function, site.where).node[site.position].attribute
-            )
+            if links_only(graph_at(function, site.where).node[site.position], defaults)
         ]
         _add_call(inferred, function, found, nested=False)
 
@@ -1386,12 +1374,8 @@ def _write_functions(inferred: _Inferred) -> None:
         places = inferred.functions.get(_function_key(function), {})
         for (where, _), outcomes in places.items():
             target = graph_at(function, where)
-            declared = {v.name: v.type for v in [*target.value_info, *_graph_outputs(target)]}
+            declared = declared_types(target, inputs=False, untyped=True)
             _write_graph(target, dict(_merge(list(outcomes.values())).outputs), declared)
-
-
-def _graph_outputs(proto: GraphProto | FunctionProto) -> list[ValueInfoProto]:
-    return list(proto.output) if isinstance(proto, GraphProto) else []
 
 
 def _call_model(
@@ -1409,7 +1393,7 @@ def _call_model(
     graph = GraphProto(name=f"call_{function.name}")
     node = graph.node.add()
     node.op_type, node.domain, node.overload = call.op_type, call.domain, call.overload
-    node.attribute.extend(call.attribute)
+    copy_attributes(node, call)
     positions: dict[str, str] = {}
     for name in call.input:
         if name and name not in positions:
@@ -1418,7 +1402,7 @@ def _call_model(
             value = None if type_proto is None else scope.value_of(name)
             tensor = None if type_proto is None else _tensor(value, type_proto, position)
             if tensor is not None:
-                graph.initializer.append(tensor)
+                add_initializers(graph, [tensor])
                 continue
             entry = graph.input.add()
             entry.name = position
@@ -1587,7 +1571,7 @@ def _node_key(node: NodeProto, graph: _Graph) -> tuple[Any, ...]:
         node.op_type,
         node.domain,
         graph.opset,
-        tuple(a.SerializeToString() for a in node.attribute),
+        attribute_key(node),
         tuple(bool(name) for name in node.input),
         tuple(bool(name) for name in node.output),
         tuple(b"" if t is None else t.SerializeToString() for t in types),

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 from onnx import NodeProto, TensorProto, helper
 
-from ..model import DEFAULT_DOMAINS, SMALL_TENSOR, constant_value
+from ..model import DEFAULT_DOMAINS, SMALL_TENSOR, attribute_value, constant_value
 from ._number_types import NumberType, Rounded, number_type
 from ._symbolic import sympy
 
@@ -215,11 +215,9 @@ class _Call:
         """The shape of the first input."""
         return self.shapes[0] if self.shapes else None
 
-    def attribute(self, name: str, default: Any = None) -> Any:
-        for attribute in self.node.attribute:
-            if attribute.name == name:
-                return helper.get_attribute_value(attribute)
-        return default
+    def option(self, name: str, default: Any = None) -> Any:
+        """The node's attribute ``name``, or ``default``."""
+        return attribute_value(self.node, name, default)
 
     def value(self, index: int) -> Items | None:
         return self.inputs[index] if index < len(self.inputs) else None
@@ -385,7 +383,7 @@ def _remainder(a: Any, b: Any, fmod: bool) -> Any:
 
 
 def _mod(call: _Call) -> Items | None:
-    fmod = bool(call.attribute("fmod", 0))
+    fmod = bool(call.option("fmod", 0))
     operator = _elementwise(
         lambda t, a, b: t.mod(a, b, fmod=fmod), lambda a, b: _remainder(a, b, fmod)
     )
@@ -393,7 +391,7 @@ def _mod(call: _Call) -> Items | None:
 
 
 def _bit_shift(call: _Call) -> Items | None:
-    left = call.attribute("direction", b"") in (b"LEFT", "LEFT")
+    left = call.option("direction", b"") in (b"LEFT", "LEFT")
     operator = _elementwise(
         lambda t, a, b: t.shift(a, b, left=left), takes=lambda t: t.is_integer and not t.signed
     )
@@ -433,7 +431,7 @@ def _shape(call: _Call) -> Items | None:
     if call.dims is None:
         return None
     rank = len(call.dims)
-    start, end = call.attribute("start", 0), call.attribute("end", rank)
+    start, end = call.option("start", 0), call.option("end", rank)
     return Items.of(list(call.dims)[slice(*_clamped(start, end, rank))])
 
 
@@ -462,7 +460,7 @@ def _gather(call: _Call) -> Items | None:
     index_value = call.value(1)
     if data is None or indices is None or index_value is None or not data.shape:
         return None
-    axis = call.attribute("axis", 0)
+    axis = call.option("axis", 0)
     if not -data.items.ndim <= axis < data.items.ndim:
         return None
     length = data.shape[axis]
@@ -477,8 +475,8 @@ def _slice(call: _Call) -> Items | None:
     if data is None:
         return None
     if call.opset < 10:
-        starts, ends = call.attribute("starts"), call.attribute("ends")
-        axes, steps = call.attribute("axes"), None
+        starts, ends = call.option("starts"), call.option("ends")
+        axes, steps = call.option("axes"), None
     else:
         starts, ends, axes, steps = call.ints(1), call.ints(2), call.ints(3), call.ints(4)
         if (len(call.inputs) > 3 and call.node.input[3] and axes is None) or (
@@ -513,7 +511,7 @@ def _concat(call: _Call) -> Items | None:
     values = call.alike()
     if values is None:
         return None
-    axis = call.attribute("axis", 0)
+    axis = call.option("axis", 0)
     try:
         joined = np.concatenate([v.items for v in values], axis=axis)
     except (ValueError, np.exceptions.AxisError):
@@ -524,7 +522,7 @@ def _concat(call: _Call) -> Items | None:
 def _axes(call: _Call) -> list[int] | None:
     """Squeeze's and Unsqueeze's axes: the attribute before opset 13, else the input."""
     if call.opset < 13:
-        axes = call.attribute("axes")
+        axes = call.option("axes")
         return None if axes is None else list(axes)
     return call.ints(1) if len(call.node.input) > 1 and call.node.input[1] else None
 
@@ -547,7 +545,7 @@ def _squeeze(call: _Call) -> Items | None:
     data = call.value(0)
     if data is None:
         return None
-    given = (len(call.node.input) > 1 and call.node.input[1]) or call.attribute("axes")
+    given = (len(call.node.input) > 1 and call.node.input[1]) or call.option("axes")
     axes = _axes(call)
     if given and axes is None:
         return None
@@ -563,7 +561,7 @@ def _reshape(call: _Call) -> Items | None:
     data, shape = call.value(0), call.ints(1)
     if data is None or shape is None:
         return None
-    allow_zero = bool(call.attribute("allowzero", 0))
+    allow_zero = bool(call.option("allowzero", 0))
     target = [
         data.shape[i] if size == 0 and not allow_zero and i < len(data.shape) else size
         for i, size in enumerate(shape)
@@ -575,14 +573,14 @@ def _reshape(call: _Call) -> Items | None:
 
 
 def _cast(call: _Call) -> Items | None:
-    data, to = call.value(0), call.attribute("to")
+    data, to = call.value(0), call.option("to")
     target = None if to is None else number_type(to)
     if data is None or target is None:
         return None
     source = data.number
     if target == source:
         return data
-    saturate = bool(call.attribute("saturate", 1))
+    saturate = bool(call.option("saturate", 1))
 
     def item(x: Any) -> Any:
         if _is_number(x) or type(x) is Rounded:
@@ -672,7 +670,7 @@ def _exact_steps(number: NumberType, start: float, delta: float, count: int) -> 
 
 def _fill(call: _Call) -> Items | None:
     """ConstantOfShape's fill value (float32 0 by default)."""
-    tensor = call.attribute("value")
+    tensor = call.option("value")
     if tensor is None:
         return Items.of(0.0, TensorProto.FLOAT)
     array = constant_value(tensor)
@@ -803,7 +801,7 @@ def _reshape_dims(call: _Call) -> list[Any] | None:
     shape = call.value(1)
     if shape is None or shape.items.ndim != 1 or shape.elem != _INT64:
         return None
-    allow_zero = bool(call.attribute("allowzero", 0))
+    allow_zero = bool(call.option("allowzero", 0))
     dims = call.dims
     target: list[Any] = []
     for i, size in enumerate(shape.flat()):
@@ -893,7 +891,7 @@ def _concat_dims(call: _Call) -> list[Any] | None:
     rank = len(shapes[0] or ())
     if any(len(s or ()) != rank for s in shapes):
         return None
-    axis = call.attribute("axis", 0)
+    axis = call.option("axis", 0)
     if not -rank <= axis < rank:
         return None
     axis %= rank

@@ -435,16 +435,27 @@ def iter_tensors(model: ModelProto) -> Iterator[TensorProto]:
                     yield from (sparse.values, sparse.indices)
 
 
-def declared_types(proto: GraphProto | FunctionProto) -> dict[str, TypeProto]:
-    """The types one body gives its values: its initializers', then those of its typed
-    inputs, ``value_info`` (filled by shape inference) and outputs."""
+def declared_types(
+    proto: GraphProto | FunctionProto, *, inputs: bool = True, untyped: bool = False
+) -> dict[str, TypeProto]:
+    """The types one body gives its values: its initializers', then those of its inputs,
+    ``value_info`` (filled by shape inference) and outputs.
+
+    Without ``inputs``, only what the body declares of the values it computes (``value_info``
+    and outputs): what a write of inferred types merges into. With ``untyped``, the entries
+    that give no type are kept too (as empty types): every name the body itself defines or
+    declares, which is what tells an inner graph's name from an outer one's.
+    """
     types: dict[str, TypeProto] = {}
     entries = [*proto.value_info]
     if isinstance(proto, GraphProto):
-        for tensor in proto.initializer:
-            types[tensor.name] = helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
-        entries = [*proto.input, *entries, *proto.output]
-    types.update((entry.name, entry.type) for entry in entries if has_type(entry.type))
+        if inputs:
+            for tensor in proto.initializer:
+                dims = list(tensor.dims)
+                types[tensor.name] = helper.make_tensor_type_proto(tensor.data_type, dims)
+            entries = [*proto.input, *entries]
+        entries += proto.output
+    types.update((e.name, e.type) for e in entries if untyped or has_type(e.type))
     return types
 
 

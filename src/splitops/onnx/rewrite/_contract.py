@@ -40,6 +40,7 @@ from ..model import (
     dim_of,
     function_id,
     graph_at,
+    initializers,
     is_large_weight,
     location,
     node_label,
@@ -82,7 +83,7 @@ def check_rewrite(
         if problem is not None and check_fully(original) is None:
             raise RewriteError(f"{what} wrote a model that onnx's full check refuses: {problem}.")
     light = types_only(rewritten)
-    if light.ir_version < 4 and light.graph.initializer:
+    if light.ir_version < 4 and initializers(light.graph):
         # Before IR 4 every initializer is a constant, and onnx's pass ignores one that is
         # not also listed as an input (onnxruntime does not): read at IR 4, where such an
         # initializer is a constant to onnx too.
@@ -128,7 +129,7 @@ def check_fully(model: ModelProto) -> str | None:
     more for shape inference), which for a model of 1 GiB of weights took 4 GiB of memory.
     """
     try:
-        for tensor in filter(is_large_weight, model.graph.initializer):
+        for tensor in filter(is_large_weight, initializers(model.graph)):
             onnx.checker.check_tensor(tensor)
         onnx.checker.check_model(types_only(model), full_check=True)
     # ValueError: onnx's C++ parser refuses what Python's protobuf accepted.

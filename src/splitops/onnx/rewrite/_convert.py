@@ -71,14 +71,17 @@ from ..model import (
     element_of_code,
     function_id,
     function_label,
+    has_attribute,
     is_split_node,
     iter_bodies,
     iter_nodes,
+    keep_attributes,
     node_error,
     operator_schema,
     read_node,
     remove_where,
     reserve_memory,
+    set_attributes,
     split_nodes,
     split_sites,
     types_only,
@@ -286,20 +289,20 @@ def _rewrite_split(
     new = NodeProto()
     new.CopyFrom(node)
     del new.input[1:]
-    del new.attribute[:]
+    keep_attributes(new, ())
     del new.output[:]
-    if any(a.name == "axis" for a in node.attribute) or axis != spec.axis:
+    if has_attribute(node, "axis") or axis != spec.axis:
         # Split-1 and 2 document axis >= 0: a negative axis is written from the front there.
-        new.attribute.append(helper.make_attribute("axis", axis if target < 11 else spec.axis))
+        set_attributes(new, axis=axis if target < 11 else spec.axis)
 
     if not spec.has_sizes and spec.rule.part_count is rule.part_count:
         # Equal parts by output count (before 18), or num_outputs (18 and later): unchanged.
         if spec.num_outputs is not None:
-            new.attribute.append(helper.make_attribute("num_outputs", spec.num_outputs))
+            set_attributes(new, num_outputs=spec.num_outputs)
         new.output.extend(outputs)
         return [new], None
     if not spec.has_sizes and rule.part_count is PartCount.NUM_OUTPUTS:
-        new.attribute.append(helper.make_attribute("num_outputs", len(outputs)))
+        set_attributes(new, num_outputs=len(outputs))
         new.output.extend(outputs)
         return [new], None
     if not spec.has_sizes:

@@ -103,9 +103,12 @@ from ..model import (
     Scope,
     SplitNode,
     SplitSite,
+    attribute_values,
+    drop_attributes,
+    has_attribute,
+    links_attributes,
     location,
     node_label,
-    remove_where,
     types_only,
     write_split_sizes,
 )
@@ -452,7 +455,7 @@ class Plan:
         if scope.opset is None:
             self.note(node, None, "unchanged", "its body imports no default opset")
             return
-        if any(a.ref_attr_name for a in proto.attribute):
+        if links_attributes(proto):
             if "" in proto.output and proto.op_type == "Split":
                 named = copy_node(proto)
                 self._name_omitted_outputs(proto, [named])
@@ -795,7 +798,7 @@ class _Sequence:
     def _concat(self, step: GraphBuilder, node: NodeProto, parts: list[str]) -> None:
         """ConcatFromSequence over the sequence's elements ``parts``: a Concat (of the parts
         given a new axis first, with ``new_axis=1``)."""
-        attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        attributes = attribute_values(node)
         axis = int(attributes.get("axis", 0))
         if attributes.get("new_axis", 0):
             parts = [step.unsqueeze(p, axis) for p in parts]
@@ -848,8 +851,8 @@ class _Sequence:
         new = NodeProto()
         new.CopyFrom(self.proto)
         changes = []
-        if self.spec.split_input is not None and any(a.name == "keepdims" for a in new.attribute):
-            remove_where(new.attribute, lambda a: a.name == "keepdims")
+        if self.spec.split_input is not None and has_attribute(new, "keepdims"):
+            drop_attributes(new, {"keepdims"})
             changes.append("keepdims dropped (ignored with a split)")
         chunk = self.chunk if self.spec.split_input is not None else None
         if chunk is not None and self.dim:

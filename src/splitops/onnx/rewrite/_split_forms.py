@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from onnx import NodeProto, helper
 
 from ...core import PartCount, split_part_sizes
-from ..model import SplitSite, node_label, tensor_parts, write_split_sizes
+from ..model import (
+    SplitSite,
+    keep_attributes,
+    node_label,
+    set_attributes,
+    tensor_parts,
+    write_split_sizes,
+)
 from ._graph_sizes import GraphArithmetic, GraphBuilder
 
 if TYPE_CHECKING:
@@ -139,7 +146,7 @@ class _Split1SizesAsAttribute(SplitForm):
         sizes = site.given_sizes
         assert sizes is not None
         new = copy_without_split(site.proto)
-        new.attribute.append(helper.make_attribute("split", list(sizes)))
+        set_attributes(new, split=list(sizes))
         return Rewritten([new], f"split input -> split={list(sizes)}", drops_split=True)
 
 
@@ -527,9 +534,7 @@ def copy_without_split(node: NodeProto) -> NodeProto:
     """A copy of a Split node that keeps only its data input and its axis."""
     new = copy_node(node)
     del new.input[1:]
-    kept = [a for a in new.attribute if a.name == "axis"]
-    del new.attribute[:]
-    new.attribute.extend(kept)
+    keep_attributes(new, {"axis"})
     return new
 
 

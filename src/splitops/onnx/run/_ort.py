@@ -17,6 +17,7 @@ import numpy as np
 from onnx import ModelProto, TensorProto, numpy_helper
 
 from ..model import (
+    attribute_value,
     code_of_array,
     dtype_of_code,
     iter_bodies,
@@ -99,9 +100,7 @@ def avoid_crashes(model: ModelProto) -> str | None:
     """
     for _, node in iter_nodes(iter_bodies(model)):
         if node.op_type == "Scan" and node.domain in ("", "ai.onnx"):
-            axes: list[int] = next(
-                (list(a.ints) for a in node.attribute if a.name == "scan_output_axes"), []
-            )
+            axes: list[int] = attribute_value(node, "scan_output_axes", [])
             if any(axes):
                 return (
                     "onnxruntime dies (SIGFPE) on a Scan stacking an empty scan output along "

@@ -38,7 +38,10 @@ from ..model import (
     Node,
     SplitNode,
     SplitSite,
+    add_initializers,
+    attribute_values,
     element_of_code,
+    links_attributes,
     location,
     node_label,
     numpy_dtype,
@@ -167,7 +170,7 @@ def check_portability(
         where = location(body.label, node_label(node))
         if (body.key, site.index) in invalid or body.opset is None:
             continue
-        if any(a.ref_attr_name for a in node.attribute):
+        if links_attributes(node):
             not_probed.append((where, "its attributes come from the call"))
             continue
         alike = _alike(site)
@@ -356,7 +359,7 @@ class _Probe:
         graph = helper.make_graph(
             nodes, "probe", [helper.make_tensor_value_info(x, element, shape)], outputs
         )
-        graph.initializer.extend(initializers)
+        add_initializers(graph, initializers)
         opsets = [helper.make_opsetid("", body.opset or 0)]
         model = helper.make_model(
             graph,
@@ -577,7 +580,7 @@ def _with_readers(
         elif proto.op_type == "SequenceLength":
             outputs.append(helper.make_tensor_value_info(out, TensorProto.INT64, []))
         else:
-            attributes = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
+            attributes = attribute_values(proto)
             joined = rank - squeezed + int(attributes.get("new_axis", 0))
             outputs.append(helper.make_tensor_value_info(out, element, [None] * joined))
     return nodes, outputs

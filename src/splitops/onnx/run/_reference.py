@@ -21,11 +21,18 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from onnx import NodeProto, helper
+from onnx import NodeProto
 from onnx.reference.op_run import OpRun
 
 from ...core import Rule, SplitError, current_limits
-from ..model import SplitNode, node_label, read_node, run_read_node
+from ..model import (
+    SplitNode,
+    links_attributes,
+    node_label,
+    read_node,
+    resolve_linked,
+    run_read_node,
+)
 
 __all__ = ["bounded_run", "reference_ops"]
 
@@ -76,7 +83,7 @@ class _SplitopsOp(OpRun):
     def _load_attributes(self) -> None:
         # Attributes are read by run_node with the version's own rules, not by the latest schema.
         node: NodeProto = self.onnx_node
-        self.has_linked_attribute = any(a.ref_attr_name for a in node.attribute)
+        self.has_linked_attribute = links_attributes(node)
         self.attributes_names_: set[str] = set()
 
     def run(
@@ -88,7 +95,7 @@ class _SplitopsOp(OpRun):
     ) -> tuple[Any, ...]:
         node: NodeProto = self.onnx_node
         if self.has_linked_attribute:
-            node = _resolve_linked(node, linked_attributes or {})
+            node = resolve_linked(node, linked_attributes or {})
         return self._run_node(node, args)
 
     def _run(self, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
@@ -123,26 +130,3 @@ class SplitToSequence(_SplitopsOp):
 def reference_ops() -> list[type[_SplitopsOp]]:
     """The op classes to pass as ``new_ops=`` to ``onnx.reference.ReferenceEvaluator``."""
     return [Split, SplitToSequence]
-
-
-def _resolve_linked(node: NodeProto, values: dict[str, Any]) -> NodeProto:
-    """A copy of a function body's node with ``ref_attr_name`` attributes given their values.
-
-    A reference to an attribute the call does not set leaves the attribute out, as ONNX says.
-    The value keeps its own type, so a FLOAT given for ``axis`` is reported by
-    :func:`~splitops.onnx.model._node.read_node`, not truncated.
-    """
-    resolved = NodeProto()
-    resolved.CopyFrom(node)
-    del resolved.attribute[:]
-    for attribute in node.attribute:
-        if not attribute.ref_attr_name:
-            resolved.attribute.append(attribute)
-        elif attribute.ref_attr_name in values:
-            value = values[attribute.ref_attr_name]
-            empty = isinstance(value, (list, tuple)) and not value
-            attr_type = attribute.type if empty else None
-            resolved.attribute.append(
-                helper.make_attribute(attribute.name, value, attr_type=attr_type)
-            )
-    return resolved

@@ -36,13 +36,10 @@ from typing import Any
 import numpy as np
 import onnx
 from onnx import (
-    AttributeProto,
     FunctionProto,
     ModelProto,
     NodeProto,
     TypeProto,
-    helper,
-    numpy_helper,
 )
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 from onnx.reference import ReferenceEvaluator
@@ -62,6 +59,8 @@ from ..model import (
     dtype_of_code,
     element_name,
     fed_inputs,
+    function_defaults,
+    links_attributes,
     read_node,
     reserve_memory,
     split_nodes,
@@ -168,7 +167,7 @@ class SplitopsEvaluator(ReferenceEvaluator):
     ) -> Any:
         """Run as ``ReferenceEvaluator.run`` does, with the additions listed above."""
         if isinstance(self.proto_, FunctionProto) and attributes is not None:
-            defaults = {a.name: _attribute_value(a) for a in self.proto_.attribute_proto}
+            defaults = function_defaults(self.proto_, plain=True)
             attributes = {**defaults, **attributes}
         try:
             with bounded_run():
@@ -501,7 +500,7 @@ def check_split_nodes(model: ModelProto) -> None:
     refer to the function's (``ref_attr_name``) is read when it runs, once the call gives them.
     """
     for body, node in split_nodes(model):
-        if body.opset is not None and not any(a.ref_attr_name for a in node.attribute):
+        if body.opset is not None and not links_attributes(node):
             read_node(node, body.opset)
 
 
@@ -518,20 +517,6 @@ def _split_error_cause(error: BaseException) -> SplitError | None:
             return cause
         cause = cause.__cause__
     return None
-
-
-def _attribute_value(attribute: AttributeProto) -> Any:
-    """A function attribute's default value as onnx.reference passes attributes to nodes."""
-    value = helper.get_attribute_value(attribute)
-    if attribute.type == AttributeProto.STRING:
-        return value.decode("utf-8")
-    if attribute.type == AttributeProto.STRINGS:
-        return [item.decode("utf-8") for item in value]
-    if attribute.type == AttributeProto.TENSOR:
-        return numpy_helper.to_array(value)
-    if attribute.type == AttributeProto.TENSORS:
-        return [numpy_helper.to_array(item) for item in value]
-    return value
 
 
 prepare = SplitopsBackend.prepare

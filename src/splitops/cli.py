@@ -489,18 +489,17 @@ def _load(args: argparse.Namespace, *, weights: bool = True) -> ModelProto:
 
 
 def _check(args: argparse.Namespace) -> ExitCode:
-    from .onnx import check_model, split_nodes
+    from .onnx.inference import check_model_counted
 
     if args.portability:
         return _check_portability(args)
     say = _Output()
     model = _load(args, weights=False)
-    diagnostics = check_model(model)
+    diagnostics, count = check_model_counted(model)
     if args.json:
         say(json.dumps([d.as_dict() for d in diagnostics], indent=2))
     else:
         say.lines(map(str, diagnostics))
-        count = sum(1 for _ in split_nodes(model))
         found = f"{len(diagnostics)} problem(s)" if diagnostics else "no problems"
         say(f"{args.model}: {count} Split/SplitToSequence node(s), {found}.", stream=sys.stderr)
     return ExitCode.RULE_BROKEN if diagnostics else ExitCode.OK

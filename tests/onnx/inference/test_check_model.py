@@ -346,3 +346,19 @@ def test_a_node_in_an_uncalled_function_is_checked_as_far_as_it_can_be(
 def test_diagnostics_are_the_shared_record() -> None:
     assert check_model.__module__ == "splitops.onnx.inference._check"
     assert Diagnostic.__dataclass_fields__.keys() >= {"graph", "node", "rule", "hint"}
+
+
+def test_the_count_check_gives_is_every_split_node_of_the_model() -> None:
+    """``splitops check`` counts the nodes inference checked, not by a second walk: the
+    count is that of every Split and SplitToSequence node in the main graph, its subgraphs
+    at any depth and every local function (called, uncalled, of two overloads)."""
+    from splitops.onnx import split_nodes
+    from splitops.onnx.inference import check_model_counted
+    from tests.onnx.rewrite.test_scoped_lowering import CASES
+
+    counts = [
+        (case.name, check_model_counted(case.model)[1], sum(1 for _ in split_nodes(case.model)))
+        for case in CASES
+    ]
+    assert [c for c in counts if c[1] != c[2]] == []
+    assert max(c[2] for c in counts) >= 4

@@ -8,7 +8,7 @@ What this face exports is what the other sub-packages of :mod:`splitops.onnx` us
 modules are private to it (an import-linter contract checks it).
 """
 
-from ._check import check_model
+from ._check import check_model, check_model_counted
 from ._diagnostics import Diagnostic
 from ._engine import (
     SplitNodeInference,
@@ -20,6 +20,7 @@ __all__ = [
     "Diagnostic",
     "SplitNodeInference",
     "check_model",
+    "check_model_counted",
     "infer_model_and_nodes",
     "infer_shapes",
 ]

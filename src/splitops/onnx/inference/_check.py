@@ -25,7 +25,7 @@ from ...core import SplitError, opset_rule, require_argument
 from ._diagnostics import Diagnostic
 from ._engine import SplitNodeInference, infer_split_nodes
 
-__all__ = ["check_model"]
+__all__ = ["check_model", "check_model_counted"]
 
 
 def check_model(model: ModelProto) -> list[Diagnostic]:
@@ -36,11 +36,17 @@ def check_model(model: ModelProto) -> list[Diagnostic]:
     gives it.
     """
     require_argument(model, ModelProto, "check_model", "an onnx.ModelProto")
-    return [
-        _diagnostic(record, error)
-        for record in infer_split_nodes(model)
-        for _, error in record.problems
-    ]
+    return check_model_counted(model)[0]
+
+
+def check_model_counted(model: ModelProto) -> tuple[list[Diagnostic], int]:
+    """:func:`check_model`, and how many Split and SplitToSequence nodes it checked (each
+    node once, a function's at all its calls together): the count the pass found, with no
+    second walk of the model.
+    """
+    records = infer_split_nodes(model)
+    found = [_diagnostic(record, error) for record in records for _, error in record.problems]
+    return found, len(records)
 
 
 def _diagnostic(record: SplitNodeInference, error: SplitError) -> Diagnostic:

@@ -156,7 +156,6 @@ from ..model import (
     renamed,
     replace_initializers,
     says_more,
-    subgraph_label,
     tensor_parts,
     union_type,
     unnamed_placeholders,
@@ -341,13 +340,13 @@ class _Site(NamedTuple):
 
 
 class _Place(NamedTuple):
-    """Where a graph that the pass entered lies (:meth:`_Pass.placed`)."""
+    """A graph that the pass entered (:meth:`_Pass.placed`): the body where it lies, and the
+    overlay that holds its results."""
 
-    label: str
-    where: _Where
-    proto: GraphProto
-    #: The graph walked whose results it has: itself, unless it is alike one walked.
-    graph: _Graph
+    body: Body
+    #: The overlay of the graph walked whose results it has: its own, unless it is alike
+    #: one walked.
+    graph: _Overlay
     #: Whether it lies inside a branch of an If.
     in_branch: bool
     #: The graph as the model gives it, where asked for.
@@ -579,15 +578,16 @@ def _onnx_takes_bodies(node: NodeProto) -> bool:
 
 
 @dataclass(eq=False)
-class _Graph:
-    """One graph as the pass sees it: onnx's types, splitops' where they differ, the values
-    followed, and what the model declares."""
+class _Overlay:
+    """What the pass holds of one body (a graph where it lies, :class:`Body`): onnx's types,
+    splitops' where they differ, the values followed, and what the model declares. The model
+    is read through the model layer; an overlay adds to a body, it is no second model."""
 
     body: Body
     proto: GraphProto
     #: The graph as the model gives it (``proto`` is onnx's pass over it).
     original: GraphProto
-    parent: _Graph | None
+    parent: _Overlay | None
     #: onnx's types (its inputs, initializers, value_info and outputs after onnx's pass).
     base: dict[str, TypeProto]
     #: The initializers a caller cannot replace: constant values.
@@ -607,10 +607,10 @@ class _Graph:
     #: The outcome of each of its Split and SplitToSequence nodes, by the node's index, and
     #: the graphs its nodes hold (by the node's index, in order).
     outcomes: list[tuple[int, _Outcome]] = field(default_factory=list)
-    children: list[tuple[int, list[_Graph]]] = field(default_factory=list)
+    children: list[tuple[int, list[_Overlay]]] = field(default_factory=list)
     #: The graph walked whose results this one shares, being alike (:meth:`_Pass._alike`):
     #: its outcomes and the graphs its nodes hold are that graph's, at this graph's place.
-    like: _Graph | None = None
+    like: _Overlay | None = None
     #: The types the model itself declares (value_info and outputs, before any inference);
     #: ``None`` until asked: most graphs declare nothing that a Split or a write reads.
     declared: dict[str, TypeProto] | None = None
@@ -619,9 +619,9 @@ class _Graph:
     def opset(self) -> int:
         return self.body.opset or 0
 
-    def _owner(self, name: str) -> _Graph | None:
+    def _owner(self, name: str) -> _Overlay | None:
         """The graph (this one or an outer one) that types ``name``."""
-        graph: _Graph | None = self
+        graph: _Overlay | None = self
         while graph is not None:
             if name in graph.ours or name in graph.base:
                 return graph
@@ -653,7 +653,7 @@ class _Graph:
 
     def value_of(self, name: str) -> Items | None:
         """The value followed for ``name``: a constant, or one computed by earlier nodes."""
-        graph: _Graph | None = self
+        graph: _Overlay | None = self
         while graph is not None:
             if name in graph.values:
                 return graph.values[name]
@@ -699,7 +699,7 @@ class _Pass:
         self.functions = functions
         self.holders = holders
         #: The graphs entered: those walked, and those alike one walked.
-        self.graphs: list[_Graph] = []
+        self.graphs: list[_Overlay] = []
         self.names: dict[str, TensorShapeProto.Dimension] = {}
         self.params = params
         #: Each call alike of a local function holding a Split (by its model, see
@@ -712,7 +712,7 @@ class _Pass:
         self._split_outcomes: dict[tuple[Any, ...], _Outcome] = {}
         self._derived: dict[tuple[Any, ...], _Derived] = {}
         #: The subgraphs walked, by what their walk depends on (:meth:`_subgraph_key`).
-        self._walked: dict[tuple[Any, ...], _Graph] = {}
+        self._walked: dict[tuple[Any, ...], _Overlay] = {}
         #: The names each graph reads from outside itself: by the graph's digest (graphs
         #: alike read the same names), and by the graph (with the graph, which keeps its id);
         #: asked while walking only.
@@ -732,16 +732,16 @@ class _Pass:
         self._walked.clear()
         self._free.clear()
 
-    def walk_main(self) -> _Graph:
+    def walk_main(self) -> _Overlay:
         main = self._graph(main_body(self.base), self.model.graph, None)
         self._walk(main)
         self._free.clear()  # asked while walking only
         return main
 
-    def _graph(self, body: Body, original: GraphProto, parent: _Graph | None) -> _Graph:
+    def _graph(self, body: Body, original: GraphProto, parent: _Overlay | None) -> _Overlay:
         proto = body.proto
         assert isinstance(proto, GraphProto)  # a model's graphs, never a function body
-        graph = _Graph(
+        graph = _Overlay(
             body,
             proto,
             original,
@@ -754,7 +754,7 @@ class _Pass:
         self.graphs.append(graph)
         return graph
 
-    def _subgraph(self, body: Body, original: GraphProto, parent: _Graph) -> _Graph:
+    def _subgraph(self, body: Body, original: GraphProto, parent: _Overlay) -> _Overlay:
         """A graph that a node of ``parent`` holds, walked; or, where a graph alike (the same
         graph after onnx's pass, reading the same outer types and values) was walked
         already, one that shares its results: If branches that hold the same nested Ifs are
@@ -776,7 +776,7 @@ class _Pass:
             self._walked[self._subgraph_key(digest, proto, parent) if key is None else key] = graph
         return graph
 
-    def _subgraph_key(self, digest: bytes, proto: GraphProto, parent: _Graph) -> tuple[Any, ...]:
+    def _subgraph_key(self, digest: bytes, proto: GraphProto, parent: _Overlay) -> tuple[Any, ...]:
         """What the walk of a subgraph depends on: the graph (``proto``, of ``digest``), and
         what it reads outside."""
         names = self._free_by_digest.get(digest)
@@ -815,27 +815,29 @@ class _Pass:
         self._free[id(graph)] = (graph, names)
         return names
 
-    def _alike(self, walked: _Graph, body: Body, original: GraphProto, parent: _Graph) -> _Graph:
+    def _alike(
+        self, walked: _Overlay, body: Body, original: GraphProto, parent: _Overlay
+    ) -> _Overlay:
         """A graph like ``walked``, at ``body``, that shares its types, values and Split
         outcomes, and those of every graph it holds (:meth:`placed`), without walking any
         of them."""
         proto = body.proto
         assert isinstance(proto, GraphProto)
-        graph = _Graph(
+        graph = _Overlay(
             body, proto, original, parent, walked.base, walked.constants, self.names, self.params,
             walked.ours, walked.loose, walked.values, like=walked,
         )  # fmt: skip
         self.graphs.append(graph)
         return graph
 
-    def placed(self, typed: Callable[[_Graph], bool] | None = None) -> Iterator[_Place]:
+    def placed(self, typed: Callable[[_Overlay], bool] | None = None) -> Iterator[_Place]:
         """Every graph the pass entered, in the order of :func:`with_subgraphs`, with the
         graph as the model gives it where ``typed`` says that the graph walked or one it
         holds has types of splitops. The graphs inside a graph alike are placed here, from
         the graphs of the one walked."""
         main = self.graphs[0]
         original = main.original if typed is not None else None
-        stack = [_Place(main.body.label, main.body.path, main.proto, main, False, original)]
+        stack = [_Place(main.body, main, False, original)]
         while stack:
             place = stack.pop()
             yield place
@@ -843,33 +845,28 @@ class _Pass:
             below.reverse()
             stack += below
 
-    def _below(self, place: _Place, typed: Callable[[_Graph], bool] | None) -> list[_Place]:
+    def _below(self, place: _Place, typed: Callable[[_Overlay], bool] | None) -> list[_Place]:
         """The places of the graphs that the graph at ``place`` holds, in order."""
-        label, where, proto, graph, in_branch, original = place
+        body, graph, in_branch, original = place
         found = []
         for index, children in graph.children:
-            node = proto.node[index]
+            node = body.proto.node[index]
             branch = in_branch or _is_branch(node)
-            held: list[tuple[str, _Where, GraphProto, GraphProto | None]]
-            if proto is graph.proto:  # the graph's own place: its children are placed
-                held = [(c.body.label, c.body.path, c.proto, c.original) for c in children]
+            held: list[tuple[Body, GraphProto | None]]
+            if body.proto is graph.proto:  # the graph's own place: its children are placed
+                held = [(c.body, c.original) for c in children]
             else:  # the place of a graph alike: the graphs its node holds, by position
                 originals: list[GraphProto | None] = [None] * len(children)
                 if original is not None:  # a node may hold two graphs of one name
                     originals = [g for _, _, g in graph_attributes(original.node[index])]
-                held = [
-                    (subgraph_label(label, node, name, k), (*where, (index, name, k)), g, o)
-                    for (name, k, g), o in zip(graph_attributes(node), originals, strict=True)
-                ]
-            for (child_label, child_where, child_proto, child_original), child in zip(
-                held, children, strict=True
-            ):
+                held = list(zip(node_subgraphs(body, index, node), originals, strict=True))
+            for (child_body, child_original), child in zip(held, children, strict=True):
                 source = child.like or child
                 kept = child_original if typed is not None and typed(source) else None
-                found.append(_Place(child_label, child_where, child_proto, source, branch, kept))
+                found.append(_Place(child_body, source, branch, kept))
         return found
 
-    def _walk(self, graph: _Graph) -> None:
+    def _walk(self, graph: _Overlay) -> None:
         # The main graph's values are its own: whether one changed is one set operation.
         ours = graph.ours.keys()
         main = graph.parent is None
@@ -896,15 +893,15 @@ class _Pass:
         for place in self.placed((lambda graph: _typed(graph, typed)) if write else None):
             if write:
                 self._write(place)
-            label, where, proto, graph, in_branch, _ = place
+            body, graph, in_branch, _ = place
             for index, outcome in graph.outcomes:
-                site = _Site(label, where, index, proto.node[index], opset, in_branch)
+                site = _Site(body.label, body.path, index, body.proto.node[index], opset, in_branch)
                 found.append((site, outcome))
         return found
 
     # -- one node --
 
-    def _split(self, graph: _Graph, index: int, node: NodeProto) -> None:
+    def _split(self, graph: _Overlay, index: int, node: NodeProto) -> None:
         key = _node_key(node, graph)
         found = self._split_outcomes.get(key)
         if found is None:
@@ -922,7 +919,7 @@ class _Pass:
             if name:
                 self._set(graph, name, inferred.get(name), trust_base=False, authority=True)
 
-    def _node(self, graph: _Graph, index: int, node: NodeProto) -> None:
+    def _node(self, graph: _Overlay, index: int, node: NodeProto) -> None:
         default = node.domain in DEFAULT_DOMAINS
         op = node.op_type
         subgraphs = []
@@ -975,7 +972,7 @@ class _Pass:
         for name, type_proto in types.items():
             self._set(graph, name, type_proto, trust_base=trust)
 
-    def _vague(self, graph: _Graph, node: NodeProto) -> bool:
+    def _vague(self, graph: _Overlay, node: NodeProto) -> bool:
         """Whether onnx left a placeholder in ``node``'s outputs that splitops has not named,
         after splitops named some: onnx may have made it up for dims it could not tell
         apart then (``seq`` against ``unk__1``, which splitops found to be ``seq``), so the
@@ -992,7 +989,7 @@ class _Pass:
         return False
 
     def _follow(
-        self, graph: _Graph, node: NodeProto, changed: bool
+        self, graph: _Overlay, node: NodeProto, changed: bool
     ) -> tuple[Items | None, list[Any] | None]:
         """``node``'s value, and the dims of its output when splitops works them out
         (:data:`SHAPE_OPS`), else ``None``. A Concat's dims are worked out where onnx's may
@@ -1013,7 +1010,7 @@ class _Pass:
 
     def _set(
         self,
-        graph: _Graph,
+        graph: _Overlay,
         name: str,
         type_proto: TypeProto | None,
         *,
@@ -1053,7 +1050,7 @@ class _Pass:
             graph.loose.add(name)
 
     def _reinfer(
-        self, graph: _Graph, node: NodeProto, subgraphs: Sequence[_Graph]
+        self, graph: _Overlay, node: NodeProto, subgraphs: Sequence[_Overlay]
     ) -> dict[str, TypeProto]:
         """onnx's inference of ``node`` alone, from splitops' types of its inputs (and of the
         outer values its subgraphs read); ``{}`` where onnx cannot infer it."""
@@ -1096,7 +1093,7 @@ class _Pass:
 
     # -- calls of local functions --
 
-    def _call(self, graph: _Graph, node: NodeProto, function: FunctionProto) -> None:
+    def _call(self, graph: _Overlay, node: NodeProto, function: FunctionProto) -> None:
         key = _function_key(function)
         trust = not any(graph.is_loose(n) for n in node.input if n)
         if key in self.holders:
@@ -1121,7 +1118,7 @@ class _Pass:
                 self._set(graph, name, found.get(name), trust_base=trust)
 
     def _inferred_call(
-        self, graph: _Graph, node: NodeProto, function: FunctionProto
+        self, graph: _Overlay, node: NodeProto, function: FunctionProto
     ) -> _Inferred | None:
         call_model = _call_model(self.base, node, function, graph)
         # The model of the call without the model's functions (the same for every call) says
@@ -1141,7 +1138,7 @@ class _Pass:
     def _write(self, place: _Place) -> None:
         """Write splitops' types into the graph of ``base`` at ``place`` (see the module's
         docstring), and name onnx's placeholders where splitops found what they stand for."""
-        proto, original = place.proto, place.original
+        proto, original = place.body.proto, place.original
         types = place.graph.ours
         if self.names:
             rename_all(declared_entries(proto, outputs=True), self.names)
@@ -1151,7 +1148,7 @@ class _Pass:
             _write_graph(proto, types, declared_types(original, inputs=False, untyped=True))
 
 
-def _typed(graph: _Graph, memo: dict[int, bool]) -> bool:
+def _typed(graph: _Overlay, memo: dict[int, bool]) -> bool:
     """Whether splitops has types of its own for ``graph`` (a graph walked) or a graph it
     holds, at any depth; ``memo`` keeps the answers by graph."""
     found = memo.get(id(graph))
@@ -1165,7 +1162,7 @@ def _names(entries: Iterable[ValueInfoProto]) -> set[str]:
     return {entry.name for entry in entries}
 
 
-def _any_changed(graph: _Graph, node: NodeProto) -> bool:
+def _any_changed(graph: _Overlay, node: NodeProto) -> bool:
     return any(graph.changed(name) for name in node.input if name)
 
 
@@ -1183,7 +1180,7 @@ def _names_on_axis(node: NodeProto, shapes: Sequence[Sequence[Any] | None]) -> b
     return False
 
 
-def _loose_in(subgraphs: Sequence[_Graph], name: str) -> bool:
+def _loose_in(subgraphs: Sequence[_Overlay], name: str) -> bool:
     return any(s.is_loose(name) for s in subgraphs)
 
 
@@ -1193,7 +1190,7 @@ def _contradicts(base: TypeProto, ours: TypeProto) -> bool:
 
 
 def _branch_union(
-    node: NodeProto, branches: Sequence[_Graph], types: dict[str, TypeProto | None]
+    node: NodeProto, branches: Sequence[_Overlay], types: dict[str, TypeProto | None]
 ) -> dict[str, TypeProto | None]:
     """An If's outputs with what both of splitops' branches agree on refining onnx's."""
     then_branch, else_branch = branches
@@ -1379,7 +1376,7 @@ def _write_functions(inferred: _Inferred) -> None:
 
 
 def _call_model(
-    base: ModelProto, call: NodeProto, function: FunctionProto, scope: _Graph | _NoScope
+    base: ModelProto, call: NodeProto, function: FunctionProto, scope: _Overlay | _NoScope
 ) -> ModelProto:
     """A model of the single call ``call``, its inputs typed (or constant) as in ``scope``,
     without the model's functions (:func:`_with_functions` adds them).
@@ -1481,7 +1478,7 @@ def _merge(outcomes: Sequence[_Outcome]) -> _Outcome:
 # --- one Split or SplitToSequence node -----------------------------------------------------
 
 
-def _infer_split(node: NodeProto, opset: int, scope: _Graph) -> _Outcome:
+def _infer_split(node: NodeProto, opset: int, scope: _Overlay) -> _Outcome:
     """Infer one node's outputs from its inputs' types and the values followed, or find
     every check it fails.
 
@@ -1561,7 +1558,7 @@ def _is_concrete(given: Any) -> bool:
     return given is None or isinstance(given, (int, float))
 
 
-def _node_key(node: NodeProto, graph: _Graph) -> tuple[Any, ...]:
+def _node_key(node: NodeProto, graph: _Overlay) -> tuple[Any, ...]:
     """What a node's outcome depends on, but the names of its values (and subgraphs, which
     a node with subgraphs gets no key for): its attributes, which inputs and outputs it
     lists, and the types and values of its inputs."""

@@ -64,11 +64,10 @@ from ._node import DEFAULT_DOMAINS, is_split_node
 from ._types import dim_of, tensor_parts
 from ._walk import (
     Body,
+    GraphsAt,
     ScopeKey,
     constant_value,
     declared_types,
-    function_id,
-    held_graph,
     iter_bodies,
 )
 
@@ -415,7 +414,7 @@ class ModelView:
     #: its graphs and function bodies by scope, each found from its parent's at the first
     #: ask.
     _typed: ModelProto | None = None
-    _typed_protos: dict[ScopeKey, GraphProto | FunctionProto | None] = field(default_factory=dict)
+    _typed_protos: GraphsAt | None = None
     _names: set[str] | None = None
     _linked: bool = False
     #: What a name means (its value, or its type) from a scope where the scope itself does
@@ -543,32 +542,11 @@ class ModelView:
         return {} if proto is None else declared_types(proto)
 
     def _typed_proto(self, scope: Scope, typed: ModelProto) -> GraphProto | FunctionProto | None:
-        """The graph or function body of ``typed`` where ``scope`` lies in the view's model
-        (the one :func:`~splitops.onnx.model._walk.iter_bodies` finds last at its key), or
-        ``None``: one step down from its parent's, rather than a walk over ``typed``."""
-        found = self._typed_protos
-        pending: list[Scope] = []
-        around: Scope | None = scope
-        while around is not None and around.key not in found:
-            pending.append(around)
-            around = around.parent
-        for below in reversed(pending):
-            root, path = below.key
-            proto: GraphProto | FunctionProto | None = None
-            if not path:
-                if root is None:
-                    proto = typed.graph
-                else:
-                    bodies = [f for f in typed.functions if function_id(f) == root]
-                    proto = bodies[-1] if bodies else None
-            else:
-                parent = below.parent
-                holder = None if parent is None else found[parent.key]
-                index, name, k = path[-1]
-                if holder is not None and index < len(holder.node):
-                    proto = held_graph(holder.node[index], name, k)
-            found[below.key] = proto
-        return found[scope.key]
+        """The graph or function body of ``typed`` where ``scope`` lies in the view's model,
+        or ``None``: one step down from its parent's, rather than a walk over ``typed``."""
+        if self._typed_protos is None:
+            self._typed_protos = GraphsAt(typed)
+        return self._typed_protos(scope.key)
 
 
 def fed_inputs(graph: GraphProto) -> list[ValueInfoProto]:

@@ -47,6 +47,7 @@ __all__ = [
     "SMALL_TENSOR",
     "Body",
     "FunctionId",
+    "GraphsAt",
     "ScopeKey",
     "Step",
     "constant_value",
@@ -294,6 +295,39 @@ def graph_at(proto: GraphProto | FunctionProto, path: Iterable[Step]) -> GraphPr
             raise KeyError((index, name, k))
         proto = held
     return proto
+
+
+class GraphsAt:
+    """The graphs and function bodies of a model by their identity (:data:`ScopeKey`), each
+    found one step down from its holder's, which is found once: looking up every scope of a
+    model costs one step per scope, where :func:`graph_at` from the top costs its depth.
+    ``None`` for a key whose graph the model lacks; of two functions of one identity, the
+    last (as :func:`iter_bodies` finds it last)."""
+
+    def __init__(self, model: ModelProto) -> None:
+        self._model = model
+        self._functions = {function_id(f): f for f in model.functions}
+        self._found: dict[ScopeKey, GraphProto | FunctionProto | None] = {}
+
+    def __call__(self, key: ScopeKey) -> GraphProto | FunctionProto | None:
+        found = self._found
+        if key in found:
+            return found[key]
+        root, path = key
+        depth = len(path)
+        while depth and (root, path[:depth]) not in found:
+            depth -= 1
+        if depth:
+            proto = found[(root, path[:depth])]
+        else:
+            proto = self._model.graph if root is None else self._functions.get(root)
+            found[(root, ())] = proto
+        for step in range(depth, len(path)):
+            index, name, k = path[step]
+            if proto is not None:
+                proto = held_graph(proto.node[index], name, k) if index < len(proto.node) else None
+            found[(root, path[: step + 1])] = proto
+        return proto
 
 
 def held_graph(node: NodeProto, name: str, k: int) -> GraphProto | None:

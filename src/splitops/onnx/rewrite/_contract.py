@@ -27,19 +27,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import onnx
-from onnx import FunctionProto, GraphProto, ModelProto, TypeProto, ValueInfoProto
+from onnx import ModelProto, TypeProto, ValueInfoProto
 
 from ...core import SplitopsError
 from ..model import (
-    FunctionId,
+    GraphsAt,
     ModelEdits,
     ModelView,
-    ScopeKey,
     declared_types,
     defined_names,
     dim_of,
-    function_id,
-    graph_at,
     initializers,
     is_large_weight,
     location,
@@ -148,11 +145,10 @@ def _check_types(before: ModelView, after: ModelProto, what: str, edits: ModelEd
     ``after`` at its identity, moved by ``edits``; of ``after``, only those graphs' own
     protobufs are read (the values they define and the types they give), not a whole view.
     """
-    functions = {function_id(f): f for f in after.functions}
+    graphs_at = GraphsAt(after)
     scopes = before.scopes if edits is None else edits.edited_scopes()
     for scope in scopes:
-        key = scope.key if edits is None else edits.key_after(scope.key)
-        other = _graph_at(after, functions, key)
+        other = graphs_at(scope.key if edits is None else edits.key_after(scope.key))
         if other is None:
             continue
         types = declared_types(other)
@@ -175,20 +171,6 @@ def _check_types(before: ModelView, after: ModelProto, what: str, edits: ModelEd
             raise RewriteError(
                 f"{what} changed what {where} computes: {name!r} is {contradiction}."
             )
-
-
-def _graph_at(
-    model: ModelProto, functions: dict[FunctionId, FunctionProto], key: ScopeKey
-) -> GraphProto | FunctionProto | None:
-    """The graph or function body of ``model`` at ``key``, or ``None``."""
-    root, path = key
-    proto: GraphProto | FunctionProto | None = model.graph if root is None else functions.get(root)
-    if proto is None:
-        return None
-    try:
-        return graph_at(proto, path)
-    except (KeyError, IndexError):
-        return None
 
 
 def _contradiction(before: TypeProto | None, after: TypeProto | None) -> str | None:

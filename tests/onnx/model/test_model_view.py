@@ -203,7 +203,7 @@ def test_a_rewrite_that_changes_a_static_size_is_an_internal_error() -> None:
     wrong.CopyFrom(model)
     wrong.graph.node[0].attribute[1].ints[:] = [3, 3]
     before = ModelView.read(model, types=onnx.shape_inference.infer_shapes(model))
-    with pytest.raises(RewriteError, match=r"main/s computes: 'a' is 2 long on axis 0 before"):
+    with pytest.raises(RewriteError, match=r"main/s computes: of 'a', dim 0 is 2 before"):
         check_rewrite(model, wrong, "lowering", before=before)
 
 
@@ -245,7 +245,7 @@ def test_the_contract_finds_a_wrong_size_in_a_branch_moved_by_the_edits() -> Non
     assert [n.op_type for n in edited.graph.node] == ["Identity", "Neg", "If"]
     assert edits.key_after(branch_scope.key) == (None, ((2, "then_branch", -1),))
     with pytest.raises(
-        RewriteError, match=r"main/pick.then_branch/cut computes: 'a' is 2 long on axis 0"
+        RewriteError, match=r"main/pick.then_branch/cut computes: of 'a', dim 0 is 2 before"
     ):
         check_rewrite(model, edited, "lowering", before=view, edits=edits)
 

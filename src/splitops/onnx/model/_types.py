@@ -370,37 +370,49 @@ def says_more(other: TypeProto | None, ours: TypeProto | None) -> bool:
     return any(_says(a) >= 2 and _says(b) <= 1 for a, b in pairs)
 
 
-def conflicts(declared: TypeProto, inferred: TypeProto) -> Iterator[str]:
+def conflicts(
+    declared: TypeProto,
+    inferred: TypeProto,
+    *,
+    said: tuple[str, str] = ("declared {}", "inferred {}"),
+) -> Iterator[str]:
     """Where two types of one value contradict each other, in words: the kind, the element
-    type, the rank, or two values of a dim.
+    type, the rank, or two values of a dim. ``said`` words what each type says (a template
+    for its value): a declaration against an inference by default.
 
     >>> from onnx import helper
     >>> list(conflicts(helper.make_tensor_type_proto(1, [None, "M", 3]),
     ...                helper.make_tensor_type_proto(1, [2, "N", 4])))
     ['dim 2 is declared 3 and inferred 4']
+    >>> list(conflicts(helper.make_tensor_type_proto(1, [2]), helper.make_tensor_type_proto(1, [3]),
+    ...                said=("{} before", "{} after")))
+    ['dim 0 is 2 before and 3 after']
     """
+    first, second = said
     kind = declared.WhichOneof("value")
     if kind is None or inferred.WhichOneof("value") is None:
         return
     if kind != inferred.WhichOneof("value"):
-        yield f"it is declared {type_text(declared)}, inferred {type_text(inferred)}"
+        a, b = type_text(declared), type_text(inferred)
+        yield f"it is {first.format(a)}, {second.format(b)}"
     elif kind == "sequence_type":
-        yield from conflicts(declared.sequence_type.elem_type, inferred.sequence_type.elem_type)
+        inner = (declared.sequence_type.elem_type, inferred.sequence_type.elem_type)
+        yield from conflicts(*inner, said=said)
     elif kind == "tensor_type":
         mine, given = declared.tensor_type, inferred.tensor_type
         if mine.elem_type and given.elem_type and mine.elem_type != given.elem_type:
-            yield (
-                f"its element type is declared {element_name(mine.elem_type)} and inferred "
-                f"{element_name(given.elem_type)}"
-            )
+            a, b = element_name(mine.elem_type), element_name(given.elem_type)
+            yield f"its element type is {first.format(a)} and {second.format(b)}"
         elif not (mine.HasField("shape") and given.HasField("shape")):
             return
         elif len(mine.shape.dim) != len(given.shape.dim):
-            yield f"its rank is declared {len(mine.shape.dim)} and inferred {len(given.shape.dim)}"
+            ranks = len(mine.shape.dim), len(given.shape.dim)
+            yield f"its rank is {first.format(ranks[0])} and {second.format(ranks[1])}"
         else:
-            for axis, (a, b) in enumerate(zip(mine.shape.dim, given.shape.dim, strict=True)):
-                if _says(a) == _says(b) == 3 and a.dim_value != b.dim_value:
-                    yield f"dim {axis} is declared {a.dim_value} and inferred {b.dim_value}"
+            for axis, (c, d) in enumerate(zip(mine.shape.dim, given.shape.dim, strict=True)):
+                if _says(c) == _says(d) == 3 and c.dim_value != d.dim_value:
+                    values = c.dim_value, d.dim_value
+                    yield f"dim {axis} is {first.format(values[0])} and {second.format(values[1])}"
 
 
 def declared_type(declared: TypeProto, inferred: TypeProto) -> TypeProto:

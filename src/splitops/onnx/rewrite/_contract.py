@@ -27,21 +27,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import onnx
-from onnx import ModelProto, TypeProto, ValueInfoProto
+from onnx import ModelProto, ValueInfoProto
 
 from ...core import SplitopsError
 from ..model import (
     GraphsAt,
     ModelEdits,
     ModelView,
+    conflicts,
     declared_types,
     defined_names,
-    dim_of,
     initializers,
     is_large_weight,
     location,
     node_label,
-    tensor_parts,
     types_only,
 )
 
@@ -135,6 +134,10 @@ def check_fully(model: ModelProto) -> str | None:
     return None
 
 
+#: How the contract words what the original and the rewritten model say of one value.
+_SAID = ("{} before", "{} after")
+
+
 def _check_types(before: ModelView, after: ModelProto, what: str, edits: ModelEdits | None) -> None:
     """No value typed in ``before`` and by ``after`` (the rewritten model, typed by onnx)
     may have contradicting types (element type, rank, or a static length).
@@ -159,7 +162,9 @@ def _check_types(before: ModelView, after: ModelProto, what: str, edits: ModelEd
             type_before, type_after = scope.types.get(name), types.get(name)
             if type_before == type_after:
                 continue
-            contradiction = _contradiction(type_before, type_after)
+            if type_before is None or type_after is None:
+                continue
+            contradiction = next(conflicts(type_before, type_after, said=_SAID), None)
             if contradiction is None:
                 continue
             producer = value.producer
@@ -169,25 +174,5 @@ def _check_types(before: ModelView, after: ModelProto, what: str, edits: ModelEd
                 else f"{scope.label} input {name!r}"
             )
             raise RewriteError(
-                f"{what} changed what {where} computes: {name!r} is {contradiction}."
+                f"{what} changed what {where} computes: of {name!r}, {contradiction}."
             )
-
-
-def _contradiction(before: TypeProto | None, after: TypeProto | None) -> str | None:
-    """How two types of one value contradict each other, or ``None``."""
-    if before is None or after is None:
-        return None
-    element_before, dims_before = tensor_parts(before)
-    element_after, dims_after = tensor_parts(after)
-    if element_before and element_after and element_before != element_after:
-        return f"of element type {element_before} before, {element_after} after"
-    if dims_before is None or dims_after is None:
-        return None
-    if len(dims_before) != len(dims_after):
-        return f"of rank {len(dims_before)} before, {len(dims_after)} after"
-    for axis, (a, b) in enumerate(zip(dims_before, dims_after, strict=True)):
-        length_before, length_after = dim_of(a), dim_of(b)
-        known = isinstance(length_before, int) and isinstance(length_after, int)
-        if known and length_before != length_after:
-            return f"{length_before} long on axis {axis} before, {length_after} after"
-    return None

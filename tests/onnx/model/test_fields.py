@@ -110,3 +110,20 @@ def test_one_reader_of_declared_types(inputs: bool, untyped: bool, names: list[s
         value_info=[helper.make_empty_tensor_value_info("v")],
     )
     assert list(declared_types(graph, inputs=inputs, untyped=untyped)) == names
+
+
+def test_graphs_at_finds_every_body_by_identity_as_the_walk_does() -> None:
+    """Every body the walk yields is found at its key, the same protobuf object, and a key
+    whose graph the model lacks gives ``None``."""
+    from splitops.onnx.model import GraphsAt, iter_bodies
+    from tests.onnx.rewrite.test_scoped_lowering import CASES
+
+    checked = 0
+    for case in CASES:
+        graphs_at = GraphsAt(case.model)
+        for body in iter_bodies(case.model):
+            assert graphs_at(body.key) is body.proto
+            checked += 1
+        assert graphs_at((None, ((10_000, "then_branch", -1),))) is None
+        assert graphs_at((("nowhere", "F", ""), ())) is None
+    assert checked > 2 * len(CASES)

@@ -117,6 +117,7 @@ from ._sequence_forms import (
     sequence_forms,
     sequence_readers,
 )
+from ._sequence_loops import LOOP_OF_INSERTS_UNROLLED, LoopForm, sequence_loops
 from ._split_forms import (
     FOLD_STATIC_SIZES,
     RUNTIME_SIZES_AS_SLICES,
@@ -168,10 +169,17 @@ class Forms:
     #: (:mod:`~splitops.onnx.rewrite._sequence_forms`); none given: the shared forms, ending
     #: in the sequence kept or refused as ``sequences`` says.
     sequence: tuple[SequenceForm, ...] = ()
+    #: The forms of a Loop that builds a sequence (torch's ``tensor_split`` by indices);
+    #: none given: unrolled where the target has no sequences
+    #: (:mod:`~splitops.onnx.rewrite._sequence_loops`).
+    loops: tuple[LoopForm, ...] | None = None
 
     def __post_init__(self) -> None:
         if not self.sequence:
             object.__setattr__(self, "sequence", sequence_forms(kept=self.sequences))
+        if self.loops is None:
+            unrolled = () if self.sequences else (LOOP_OF_INSERTS_UNROLLED,)
+            object.__setattr__(self, "loops", unrolled)
 
 
 def _split_forms(
@@ -345,6 +353,8 @@ class Lower(Rewrite):
         plan = Plan(view, self.target, edits)
         for node in list(view.split_nodes()):
             plan.lower(node)
+        for node in sequence_loops(view.scopes):
+            plan.lower_loop(node)
         self.report = plan.report
 
     def finish(self, model: ModelProto) -> None:
@@ -520,6 +530,15 @@ class Plan:
         raise RewriteError(  # every target's last form applies to any node
             f"{site.where}: no SplitToSequence form of target {self.target!r} applies."
         )
+
+    def lower_loop(self, node: Node) -> None:
+        """The first of the target's Loop forms that applies to ``node``, if any (else the
+        node stays, and a target without sequences refuses what it leaves)."""
+        for form in self.forms.loops or ():
+            if node.scope.opset is not None and form.check(self, node) is None:
+                done = form.rewrite(self, node)
+                self.note(node, None, done.outcome, done.detail)
+                return
 
     def _name_omitted_outputs(self, proto: NodeProto, nodes: list[NodeProto]) -> None:
         """Give each output that a Split among ``nodes`` (what ``proto`` became) leaves out

@@ -356,10 +356,11 @@ class _ByPosition(SequenceForm):
     sizes as an attribute only; SequenceLength gets the count (or computes it).
 
     ``check``: the form of its run-time checks (``None``: the target's). ``end_by_min``: a
-    chunk's end as ``Min(start + chunk, length)`` from opset 12 (tract fails a Slice whose
-    end a Where picks: "DynSlice"), else by a Where. ``counts``: whether the runtime computes
-    a number of parts known only at run time (tract fails the Div of two lengths known only
-    then, "Failed analyse ... Div")."""
+    chunk's end as ``Min(start + chunk, length)``; before opset 12 (where Min takes no int64)
+    the form does not apply to chunks of an axis known only at run time (tract fails a Slice
+    whose end a Where, or arithmetic, picks: "DynSlice"); else by a Where. ``counts``:
+    whether the runtime computes a number of parts known only at run time (tract fails the
+    Div of two lengths known only then, "Failed analyse ... Div")."""
 
     check_form: CheckForm | None = None
     end_by_min: bool = False
@@ -370,6 +371,13 @@ class _ByPosition(SequenceForm):
         why = _why_kept(site)
         if why is not None:
             return why
+        chunks = site.spec.split_input is None or site.split_rank == 0
+        if self.end_by_min and chunks and site.length is None and (site.scope.opset or 0) < 12:
+            return (
+                "the ends of its chunks of an axis known only at run time need Min, which takes "
+                f"int64 from opset 12 only ({plan.target} fails a Slice whose end a Where picks: "
+                "docs/portability.md)"
+            )
         if self.counts or _count(site) is not None:
             return None
         for reader in _read(site):

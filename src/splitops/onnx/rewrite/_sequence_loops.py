@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from onnx import GraphProto, NodeProto, helper, numpy_helper
 
+from ...core import current_limits
 from ..model import DEFAULT_DOMAINS, Node, Scope, Value, node_label
 from ._graph_sizes import GraphBuilder
 from ._sequence_forms import SequenceRewritten
@@ -79,6 +80,8 @@ def _pattern(node: Node) -> _Pattern | str:
     trips = scope.constant(proto.input[0]) if proto.input[0] else None
     if trips is None or trips.size != 1 or trips.dtype.kind not in "iu":
         return "its trip count is known only at run time"
+    if not 0 <= int(trips.reshape(-1)[0]) <= current_limits().max_model_parts:
+        return "its trip count is negative or over the max_model_parts limit"
     if proto.input[1]:
         go = scope.constant(proto.input[1])
         if go is None or go.size != 1 or not bool(go.reshape(-1)[0]):
@@ -118,6 +121,36 @@ def _pattern(node: Node) -> _Pattern | str:
     if any(bound not in folded for bound in part.input[1:3]):
         return "the bounds of the Slice its body inserts are known only at run time"
     return _Pattern(int(trips.reshape(-1)[0]), body, str(insert.input[1]), empty)
+
+
+def _declared_wrong(scope: Scope, found: _Pattern, trip: int, reader: Node) -> str | None:
+    """Where the part a SequenceAt reads has a static length that its output's declared type
+    contradicts (torch's static export declares every part as long as the second), why the
+    rule leaves the Loop: the unrolled Slice would make onnx's check refuse the model."""
+    produced = {out: n for n in found.body.node for out in n.output}
+    part = produced[found.inserted]
+    dims = scope.dims(part.input[0])
+    declared = scope.dims(reader.proto.output[0])
+    known = _fold(found.body, scope, trip)
+    axes = known.get(part.input[3]) if len(part.input) > 3 else None
+    if axes is None and len(part.input) > 3:
+        axes = scope.constant(part.input[3])
+    if dims is None or declared is None or axes is None or len(part.input) > 4:
+        return None
+    axis = int(np.asarray(axes).reshape(-1)[0])
+    axis += len(dims) if axis < 0 else 0
+    if not 0 <= axis < len(dims) or len(declared) != len(dims) or dims[axis] is None:
+        return None
+    length = int(dims[axis])  # type: ignore[arg-type]
+    start, end = (int(np.asarray(known[b]).reshape(-1)[0]) for b in part.input[1:3])
+    start, end = (min(max(b + length if b < 0 else b, 0), length) for b in (start, end))
+    if declared[axis] is None or declared[axis] == max(end - start, 0):
+        return None
+    return (
+        f"{reader.op_type} {node_label(reader.proto)!r} is declared of length "
+        f"{declared[axis]} on axis {axis}, but reads a part of {max(end - start, 0)}: the "
+        "model's declared types are wrong (onnx's check would refuse the unrolled model)"
+    )
 
 
 def _always_true(name: str, given: str, produced: dict[str, NodeProto], scope: Scope) -> bool:
@@ -206,8 +239,16 @@ class _LoopOfInsertsUnrolled(LoopForm):
         value = node.scope.value(node.proto.output[0])
         if value is None:
             return "its sequence is not read"
-        readers = _readers(value, [f"part{i}" for i in range(found.trips)])
-        return readers if isinstance(readers, str) else None
+        trips = [f"\0trip{i}" for i in range(found.trips)]  # no value is named so
+        readers = _readers(value, trips)
+        if isinstance(readers, str):
+            return readers
+        for reader, chosen in readers.found:
+            if reader.op_type == "SequenceAt" and chosen[0] in trips:
+                wrong = _declared_wrong(node.scope, found, trips.index(chosen[0]), reader)
+                if wrong is not None:
+                    return wrong
+        return None
 
     def rewrite(self, plan: Plan, node: Node) -> SequenceRewritten:
         found = _pattern(node)

@@ -6,7 +6,8 @@ A target's SplitToSequence forms are an ordered list of these rules (``Forms.seq
 (:mod:`~splitops.onnx.rewrite._split_forms`): the first that applies lowers the node. The
 list ends in :data:`KEPT` (the sequence stays, in the form onnxruntime runs as the spec says)
 or :data:`REFUSED` (a :class:`~splitops.SplitError` for a target without sequences), whose
-reason is the one the form before it gave. Adding a runtime's form is adding a rule.
+reason is what in the model keeps the sequence (what reads it), or else the reason the form
+before it gave. Adding a runtime's form is adding a rule.
 
 >>> [form.name for form in sequence_forms(kept=False)]
 ['unread-removed', 'unread-checked', 'by-split', 'by-position', 'refused']
@@ -399,13 +400,18 @@ class _ByPosition(SequenceForm):
 
 
 class _Last(SequenceForm):
-    """The last form of a target: it applies to every node, for the reason the form before
-    it gave."""
+    """The last form of a target: it applies to every node, for the reason the model gives
+    or, where none, the form before it."""
 
     def check(self, plan: Plan, site: SplitSite) -> str | None:
         return None
 
     def reason(self, plan: Plan, site: SplitSite) -> str:
+        """Why the sequence stays: what in the model keeps it, else why the last form
+        before this one does not apply."""
+        why = _why_kept(site)
+        if why is not None:
+            return why
         forms = plan.forms.sequence
         before = forms[: forms.index(self)]
         found = [why for form in before if (why := form.check(plan, site)) is not None]

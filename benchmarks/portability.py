@@ -4,8 +4,10 @@ of Split and SplitToSequence, original and lowered for each target, against the 
 The cases (:func:`cases`) are the kinds the spec allows: Split-2/11/13/18 with sizes, equal
 parts and ``num_outputs`` (even, uneven, a zero-size last part, fewer outputs listed than
 parts), negative axes, SplitToSequence with every reader (``SequenceAt`` from the front and
-the back, ``SequenceLength``, ``ConcatFromSequence``) and with its sequence as an output,
-and what torch's exporter writes for ``chunk``, ``tensor_split``, ``split`` and ``unbind``;
+the back, ``SequenceLength``, ``ConcatFromSequence``, the latter through a
+``SequenceErase``), with its sequence as an output, and with a chunk the graph computes
+from ``Shape``, and what torch's exporter writes for ``chunk``, ``tensor_split`` (by a
+count, and by indices: a Loop of SequenceInsert), ``split`` and ``unbind``;
 each with a static axis and with an axis known only at run time, run at lengths the spec
 accepts and at one it rejects. Each runs on onnxruntime, onnx.reference, OpenVINO, tract and
 TVM, where installed (each in a worker process: :mod:`splitops.onnx.run._runtimes`), as it

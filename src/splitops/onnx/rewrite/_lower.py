@@ -37,6 +37,12 @@ outputs:
   a scalar length, or of 1), each ``SequenceAt`` reads its part with one ``Slice`` (a
   ``Gather`` for chunks of 1), which fails at run time where the index lies past the last
   part, as ``SequenceAt`` does; ``SequenceLength`` becomes ``ceil(length / chunk)``.
+- **A SequenceErase at a constant position read by ConcatFromSequence**, of a sequence
+  whose number of parts is known: removed with the sequence, the Concat taking the parts
+  it leaves.
+- **torch's Loop of SequenceInsert** (``tensor_split`` by indices), for a target without
+  sequences: where its trip count and the bounds of the Slice it inserts are constants,
+  one Slice per part (:mod:`~splitops.onnx.rewrite._sequence_loops`).
 - **SplitToSequence that keeps its sequence** (``target="portable"``): a scalar split on a
   static axis becomes the 1-d split it stands for, and ``keepdims`` is dropped wherever a
   split is given (the spec ignores it there; onnxruntime applies it to a scalar split).
@@ -232,8 +238,27 @@ _SLICES = (slices_per_part("num_outputs"),)
 #: - ``tvm``: ``num_outputs`` kept where TVM computes it as the spec says, else (and equal
 #:   parts, which TVM does not check) a Slice per part checked by an Expand then a Gather
 #:   (TVM needs a Slice's bounds of static length); no
-#:   sequences (TVM cuts a sequence output wrong, and refuses ConcatFromSequence of one);
+#:   sequences (TVM refuses ConcatFromSequence of one);
 #:   explicit sizes holding a 0 as a Slice per part (TVM's Split refuses them).
+#:
+#: Their SplitToSequence forms (:mod:`~splitops.onnx.rewrite._sequence_forms`) share the
+#: removal of a sequence nothing reads and one Split where the number of parts is known, and
+#: differ where the parts are read one at a time:
+#:
+#: - ``portable``, ``onnxruntime``: the sequence kept where no form removes it (onnxruntime
+#:   runs it); ``onnxruntime`` also keeps one whose parts would each take a Slice, where it
+#:   has a kernel for the element type (fewer nodes).
+#: - ``openvino``: a Slice per part checked by an Expand then a Gather (OpenVINO's compiler
+#:   fails the Expand check on a Slice's bounds, "BroadcastTransition").
+#: - ``tract``: a chunk's end by Min (tract fails a Slice whose end a Where picks,
+#:   "DynSlice"), so chunks of an axis known only at run time before opset 12 are refused;
+#:   a number of parts known only at run time refused (tract fails the Div of two run-time
+#:   lengths, "Failed analyse").
+#: - ``tvm``: a sequence that is a graph output kept on a static axis or cut by constant
+#:   sizes (TVM computes it as the spec says; it refuses a scalar split of a run-time axis).
+#: - every target without sequences: torch's Loop of SequenceInsert of Slices of constant
+#:   bounds (``tensor_split`` by indices) unrolled into those Slices
+#:   (:mod:`~splitops.onnx.rewrite._sequence_loops`).
 _PORTABLE = _split_forms(zero_sizes=True, num_outputs=_SLICES, equal=(slices_per_part("equal"),))
 FORMS: dict[Target, Forms] = {
     "portable": Forms(_PORTABLE, "none"),
@@ -353,7 +378,7 @@ class Lower(Rewrite):
         plan = Plan(view, self.target, edits)
         for node in list(view.split_nodes()):
             plan.lower(node)
-        for node in sequence_loops(view.scopes):
+        for node in sequence_loops(view.scopes) if self._forms.loops else ():
             plan.lower_loop(node)
         self.report = plan.report
 

@@ -291,3 +291,27 @@ def test_a_loop_inserting_what_is_not_a_slice_stays_and_is_refused() -> None:
     with pytest.raises(splitops.SplitError, match="still holds sequences"):
         splitops.lower_model(model, target="no-sequences")
     assert "Loop" in _ops(splitops.lower_model(model))
+
+
+def test_an_unread_sequence_of_chunks_of_one_of_unknown_rank_keeps_its_checks() -> None:
+    """No split, a rank known only at run time: the axis is checked against the rank at run
+    time (onnxruntime and onnx.reference fail a node nobody reads), with no sequence left."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("SplitToSequence", ["x"], ["seq"], axis=1, name="cut"),
+            helper.make_node("Identity", ["x"], ["y"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", F, None)],
+        [helper.make_tensor_value_info("y", F, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    lowered, report = lower_model_with_report(model, target="no-sequences")
+    assert report[0].detail == "nothing reads its sequence -> run-time checks of its split"
+    assert "SplitToSequence" not in _ops(lowered)
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        onnxruntime = runtime_named("onnxruntime")
+        with pytest.raises(RuntimeRunError):
+            workers.run(onnxruntime, lowered.SerializeToString(), {"x": np.zeros(3, np.float32)})
+        got = workers.run(onnxruntime, lowered.SerializeToString(), _feeds(2))
+    np.testing.assert_array_equal(np.asarray(got[0]), _feeds(2)["x"])

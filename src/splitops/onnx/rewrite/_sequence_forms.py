@@ -193,6 +193,12 @@ def _removable_unread(site: SplitSite) -> bool:
     )
 
 
+def _checkable_unread(site: SplitSite) -> bool:
+    """Whether what the spec checks at run time of a sequence nothing reads can be written
+    as run-time checks: not where its split's rank is unknown, or above 1."""
+    return site.spec.split_input is None or site.split_rank in (0, 1)
+
+
 def _why_kept(site: SplitSite) -> str | None:
     """Why the sequence cannot be removed by any form, where that is a fact of the model
     (what reads it, a position past its parts, a split of unknown rank); else ``None``."""
@@ -200,7 +206,7 @@ def _why_kept(site: SplitSite) -> str | None:
     if why is not None:
         return why
     if not readers:
-        if _removable_unread(site) or site.split_rank in (0, 1):
+        if _removable_unread(site) or _checkable_unread(site):
             return "nothing reads its sequence"
         return (
             "nothing reads its sequence, but what the spec checks of its split at run time "
@@ -296,7 +302,7 @@ class _UnreadChecked(_Unread):
     name = "unread-checked"
 
     def _check(self, site: SplitSite) -> str | None:
-        return _why_kept(site) if site.split_rank not in (0, 1) else None
+        return None if _checkable_unread(site) else _why_kept(site)
 
     def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
         shared = GraphBuilder(site.scope, plan.edits, name_base(site.proto))

@@ -457,6 +457,8 @@ class Plan:
     #: The 1-d sizes tensor, and the bounds of the parts, of each such shared sizes.
     sizes: dict[tuple[str, ...], str] = field(default_factory=dict)
     bounds: dict[tuple[str, ...], list[tuple[str, str]]] = field(default_factory=dict)
+    #: What reads each SplitToSequence's sequence, found once for all its forms.
+    readers: dict[Node, tuple[list[SequenceReader], str | None]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.forms = FORMS[self.target]

@@ -156,8 +156,12 @@ def _erased_then_concatenated(
 # --- what is known of a site ---------------------------------------------------------------
 
 
-def _readers(site: SplitSite) -> tuple[list[SequenceReader], str | None]:
-    return sequence_readers(site.node, erase=True)
+def _readers(plan: Plan, site: SplitSite) -> tuple[list[SequenceReader], str | None]:
+    """:func:`sequence_readers` of the site's node, found once per plan."""
+    found = plan.readers.get(site.node)
+    if found is None:
+        found = plan.readers[site.node] = sequence_readers(site.node, erase=True)
+    return found
 
 
 def _sizes(site: SplitSite) -> tuple[int, ...] | None:
@@ -199,10 +203,10 @@ def _checkable_unread(site: SplitSite) -> bool:
     return site.spec.split_input is None or site.split_rank in (0, 1)
 
 
-def _why_kept(site: SplitSite) -> str | None:
+def _why_kept(plan: Plan, site: SplitSite) -> str | None:
     """Why the sequence cannot be removed by any form, where that is a fact of the model
     (what reads it, a position past its parts, a split of unknown rank); else ``None``."""
-    readers, why = _readers(site)
+    readers, why = _readers(plan, site)
     if why is not None:
         return why
     if not readers:
@@ -237,9 +241,9 @@ def _why_kept(site: SplitSite) -> str | None:
     return None
 
 
-def _read(site: SplitSite) -> list[SequenceReader]:
+def _read(plan: Plan, site: SplitSite) -> list[SequenceReader]:
     """The readers, where :func:`_why_kept` found none blocking."""
-    return _readers(site)[0]
+    return _readers(plan, site)[0]
 
 
 # --- the rules -----------------------------------------------------------------------------
@@ -269,12 +273,12 @@ class SequenceForm:
 
 class _Unread(SequenceForm):
     def check(self, plan: Plan, site: SplitSite) -> str | None:
-        readers, why = _readers(site)
+        readers, why = _readers(plan, site)
         if why is not None:
             return why
-        return "something reads its sequence" if readers else self._check(site)
+        return "something reads its sequence" if readers else self._check(plan, site)
 
-    def _check(self, site: SplitSite) -> str | None:
+    def _check(self, plan: Plan, site: SplitSite) -> str | None:
         return None
 
 
@@ -283,7 +287,7 @@ class _UnreadRemoved(_Unread):
 
     name = "unread-removed"
 
-    def _check(self, site: SplitSite) -> str | None:
+    def _check(self, plan: Plan, site: SplitSite) -> str | None:
         if _removable_unread(site):
             return None
         return "what the spec checks of its split is known only at run time"
@@ -301,8 +305,8 @@ class _UnreadChecked(_Unread):
 
     name = "unread-checked"
 
-    def _check(self, site: SplitSite) -> str | None:
-        return None if _checkable_unread(site) else _why_kept(site)
+    def _check(self, plan: Plan, site: SplitSite) -> str | None:
+        return None if _checkable_unread(site) else _why_kept(plan, site)
 
     def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
         shared = GraphBuilder(site.scope, plan.edits, name_base(site.proto))
@@ -320,7 +324,7 @@ class _BySplit(SequenceForm):
     name = "by-split"
 
     def check(self, plan: Plan, site: SplitSite) -> str | None:
-        why = _why_kept(site)
+        why = _why_kept(plan, site)
         if why is not None:
             return why
         if _count(site) is None:
@@ -333,7 +337,7 @@ class _BySplit(SequenceForm):
         count = _count(site)
         assert count is not None
         plan.spend(site.node, count)
-        return _Edits(plan, site).by_split(_read(site), _sizes(site), count)
+        return _Edits(plan, site).by_split(_read(plan, site), _sizes(site), count)
 
 
 class _KeptForOnnxruntime(SequenceForm):
@@ -344,7 +348,7 @@ class _KeptForOnnxruntime(SequenceForm):
     name = "kept-for-onnxruntime"
 
     def check(self, plan: Plan, site: SplitSite) -> str | None:
-        why = _why_kept(site)
+        why = _why_kept(plan, site)
         if why is not None:
             return why
         if site.element not in ONNXRUNTIME_SEQUENCE_TYPES:
@@ -375,7 +379,7 @@ class _ByPosition(SequenceForm):
     name = "by-position"
 
     def check(self, plan: Plan, site: SplitSite) -> str | None:
-        why = _why_kept(site)
+        why = _why_kept(plan, site)
         if why is not None:
             return why
         chunks = site.spec.split_input is None or site.split_rank == 0
@@ -387,7 +391,7 @@ class _ByPosition(SequenceForm):
             )
         if self.counts or _count(site) is not None:
             return None
-        for reader in _read(site):
+        for reader in _read(plan, site):
             if reader.node.op_type == "SequenceLength" or (reader.position or 0) < 0:
                 what = f"{reader.node.op_type} {node_label(reader.node.proto)!r}"
                 return (
@@ -398,7 +402,7 @@ class _ByPosition(SequenceForm):
         return None
 
     def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
-        readers, count = _read(site), _count(site)
+        readers, count = _read(plan, site), _count(site)
         if count is not None and any(r.node.op_type == "ConcatFromSequence" for r in readers):
             plan.spend(site.node, count)
         check = self.check_form or plan.forms.check
@@ -415,7 +419,7 @@ class _Last(SequenceForm):
     def reason(self, plan: Plan, site: SplitSite) -> str:
         """Why the sequence stays: what in the model keeps it, else why the last form
         before this one does not apply."""
-        why = _why_kept(site)
+        why = _why_kept(plan, site)
         if why is not None:
             return why
         forms = plan.forms.sequence

@@ -4,8 +4,10 @@ of Split and SplitToSequence, original and lowered for each target, against the 
 The cases (:func:`cases`) are the kinds the spec allows: Split-2/11/13/18 with sizes, equal
 parts and ``num_outputs`` (even, uneven, a zero-size last part, fewer outputs listed than
 parts), negative axes, SplitToSequence with every reader (``SequenceAt`` from the front and
-the back, ``SequenceLength``, ``ConcatFromSequence``) and with its sequence as an output,
-and what torch's exporter writes for ``chunk``, ``tensor_split``, ``split`` and ``unbind``;
+the back, ``SequenceLength``, ``ConcatFromSequence``, the latter through a
+``SequenceErase``), with its sequence as an output, and with a chunk the graph computes
+from ``Shape``, and what torch's exporter writes for ``chunk``, ``tensor_split`` (by a
+count, and by indices: a Loop of SequenceInsert), ``split`` and ``unbind``;
 each with a static axis and with an axis known only at run time, run at lengths the spec
 accepts and at one it rejects. Each runs on onnxruntime, onnx.reference, OpenVINO, tract and
 TVM, where installed (each in a worker process: :mod:`splitops.onnx.run._runtimes`), as it
@@ -177,9 +179,48 @@ def _sequence(
     return build
 
 
+def _sequence_of_computed_chunk(readers: Sequence[str]) -> Callable[[int | str], ModelProto]:
+    """SplitToSequence-13 on axis 1 of chunks of ``ceil(N / 2)``, a scalar the graph
+    computes from ``Shape``, read by ``readers`` (``at<i>`` or ``len``, as :func:`_sequence`
+    takes them)."""
+
+    def build(length: int | str) -> ModelProto:
+        model = _sequence(readers, split=0, opset=13)(length)
+        graph = model.graph
+        del graph.initializer[[t.name for t in graph.initializer].index("split")]
+        graph.initializer.extend(
+            numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (("c1", 1), ("c2", 2))
+        )
+        computed = [
+            helper.make_node("Shape", ["x"], ["shape"]),
+            helper.make_node("Gather", ["shape", "c1"], ["axis_length"], axis=0),
+            helper.make_node("Add", ["axis_length", "c1"], ["raised"]),
+            helper.make_node("Div", ["raised", "c2"], ["split"]),
+        ]
+        nodes = [*computed, *graph.node]
+        del graph.node[:]
+        graph.node.extend(nodes)
+        return model
+
+    return build
+
+
+def _sequence_erased(length: int | str) -> ModelProto:
+    """SplitToSequence of chunks of 3 on axis 1, its part 1 erased by SequenceErase, the
+    rest concatenated by ConcatFromSequence."""
+    nodes = [
+        helper.make_node("SplitToSequence", ["x", "split"], ["seq"], axis=1),
+        helper.make_node("SequenceErase", ["seq", "one"], ["rest"]),
+        helper.make_node("ConcatFromSequence", ["rest"], ["joined"], axis=1),
+    ]
+    outputs = [helper.make_tensor_value_info("joined", F, [2, None])]
+    return _model(nodes, length, outputs, opset=11, constants={"split": 3, "one": 1})
+
+
 def _torch(name: str) -> Callable[[int | str], ModelProto]:
     """A module of torch's, exported by its TorchScript exporter at opset 18 on ``[2, N]``:
-    ``name`` is ``chunk``, ``tensor_split``, ``split_sizes`` or ``unbind`` along axis 1."""
+    ``name`` is ``chunk``, ``tensor_split``, ``tensor_split_indices`` (a Loop of
+    SequenceInsert), ``split_sizes`` or ``unbind`` along axis 1."""
 
     def build(length: int | str) -> ModelProto:
         import io
@@ -192,6 +233,8 @@ def _torch(name: str) -> Callable[[int | str], ModelProto]:
                     return torch.chunk(x, 3, dim=1)
                 if name == "tensor_split":
                     return torch.tensor_split(x, 3, dim=1)
+                if name == "tensor_split_indices":
+                    return torch.tensor_split(x, [1, 4], dim=1)
                 if name == "split_sizes":
                     return torch.split(x, 3, dim=1)
                 return torch.unbind(x[:, :3], dim=1)
@@ -224,7 +267,7 @@ def cases() -> list[Case]:
     if importlib.util.find_spec("torch") is not None:
         exported = [
             Case(f"torch-{name}", _torch(name), (7, 9), 7)
-            for name in ("chunk", "tensor_split", "split_sizes", "unbind")
+            for name in ("chunk", "tensor_split", "tensor_split_indices", "split_sizes", "unbind")
         ]
     return [*_spec_cases(), *exported]
 
@@ -252,6 +295,10 @@ def _spec_cases() -> list[Case]:
         Case("sts-chunk-concat", _sequence(["concat", "len"], split=2), (7, 4), 7),
         Case("sts-output", _sequence(["out"], split=3), (7, 6), 7),
         Case("sts24-chunk-read", _sequence(["at0", "len"], split=2, opset=24), (5, 4), 5),
+        Case("sts-sizes-output", _sequence(["out"], split=[2, 5]), (7, 6), 7),
+        Case("sts-erase-concat", _sequence_erased, (7, 6), 7),
+        Case("sts-computed-chunk-read", _sequence_of_computed_chunk(["at0", "at1"]), (7, 4, 0), 7),
+        Case("sts-computed-chunk-len", _sequence_of_computed_chunk(["at0", "len"]), (7, 4, 0), 7),
     ]
 
 

@@ -122,6 +122,30 @@ class SplitSite:
         return None if name is None else self.scope.dims(name)
 
     @property
+    def split_rank(self) -> int | None:
+        """The rank of the split input (a constant's, else its type's), or ``None``."""
+        value = self.split_value
+        if value is not None:
+            return value.ndim
+        dims = self.split_dims
+        return None if dims is None else len(dims)
+
+    @property
+    def split_length(self) -> int | None:
+        """The static length of a 1-d split input (the number of sizes), or ``None``."""
+        dims = self.split_dims
+        return dims[0] if dims is not None and len(dims) == 1 else None
+
+    @property
+    def chunk(self) -> int | None:
+        """A SplitToSequence's chunk length where its parts are chunks of a constant length:
+        1 without a split, the constant scalar split; else ``None``."""
+        if self.spec.split_input is None:
+            return 1
+        value = self.split_value
+        return int(value) if value is not None and value.ndim == 0 else None
+
+    @property
     def split_element(self) -> int | None:
         name = self.spec.split_input
         return None if name is None else self.scope.element(name)

@@ -37,6 +37,12 @@ outputs:
   a scalar length, or of 1), each ``SequenceAt`` reads its part with one ``Slice`` (a
   ``Gather`` for chunks of 1), which fails at run time where the index lies past the last
   part, as ``SequenceAt`` does; ``SequenceLength`` becomes ``ceil(length / chunk)``.
+- **A SequenceErase at a constant position read by ConcatFromSequence**, of a sequence
+  whose number of parts is known: removed with the sequence, the Concat taking the parts
+  it leaves.
+- **torch's Loop of SequenceInsert** (``tensor_split`` by indices), for a target without
+  sequences: where its trip count and the bounds of the Slice it inserts are constants,
+  one Slice per part (:mod:`~splitops.onnx.rewrite._sequence_loops`).
 - **SplitToSequence that keeps its sequence** (``target="portable"``): a scalar split on a
   static axis becomes the 1-d split it stands for, and ``keepdims`` is dropped wherever a
   split is given (the spec ignores it there; onnxruntime applies it to a scalar split).
@@ -83,16 +89,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-import numpy as np
-from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
+from onnx import ModelProto, NodeProto
 
 from ...core import (
     Rule,
     SplitError,
     current_limits,
-    drops_axis,
     require_argument,
-    sequence_sizes,
 )
 from ..inference import infer_model_and_nodes
 from ..model import (
@@ -103,18 +106,25 @@ from ..model import (
     Scope,
     SplitNode,
     SplitSite,
-    attribute_values,
-    drop_attributes,
-    has_attribute,
     links_attributes,
     location,
     node_label,
     types_only,
-    write_split_sizes,
 )
 from ._contract import RewriteError
 from ._graph_sizes import CheckForm, GraphBuilder
 from ._rewrite import Rewrite
+from ._sequence_forms import (
+    KEPT_FOR_ONNXRUNTIME,
+    KEPT_OUTPUT_FOR_TVM,
+    REFUSED,
+    SequenceForm,
+    SequenceReader,
+    by_position,
+    sequence_forms,
+    sequence_readers,
+)
+from ._sequence_loops import LOOP_OF_INSERTS_UNROLLED, LoopForm, sequence_loops
 from ._split_forms import (
     FOLD_STATIC_SIZES,
     RUNTIME_SIZES_AS_SLICES,
@@ -125,7 +135,6 @@ from ._split_forms import (
     ZERO_SIZES_AS_SLICES,
     SplitForm,
     axis_symbol,
-    checkable_length,
     computed_part_sizes,
     computed_sizes,
     copy_node,
@@ -160,11 +169,24 @@ class Forms:
     split: tuple[SplitForm, ...]
     #: How the run-time checks fail where the spec rejects a length.
     check: CheckForm
-    #: Whether a SplitToSequence whose sequence cannot be removed may stay.
+    #: Whether a SplitToSequence whose sequence cannot be removed may stay (and any other
+    #: sequence with it).
     sequences: bool = True
-    #: Whether a sequence that would take a Slice per part stays, where onnxruntime has a
-    #: SplitToSequence kernel for its element type (fewer nodes for onnxruntime to run).
-    onnxruntime_sequences: bool = False
+    #: The forms of a SplitToSequence, in order
+    #: (:mod:`~splitops.onnx.rewrite._sequence_forms`); none given: the shared forms, ending
+    #: in the sequence kept or refused as ``sequences`` says.
+    sequence: tuple[SequenceForm, ...] = ()
+    #: The forms of a Loop that builds a sequence (torch's ``tensor_split`` by indices);
+    #: none given: unrolled where the target has no sequences
+    #: (:mod:`~splitops.onnx.rewrite._sequence_loops`).
+    loops: tuple[LoopForm, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.sequence:
+            object.__setattr__(self, "sequence", sequence_forms(kept=self.sequences))
+        if self.loops is None:
+            unrolled = () if self.sequences else (LOOP_OF_INSERTS_UNROLLED,)
+            object.__setattr__(self, "loops", unrolled)
 
 
 def _split_forms(
@@ -217,8 +239,27 @@ _SLICES = (slices_per_part("num_outputs"),)
 #: - ``tvm``: ``num_outputs`` kept where TVM computes it as the spec says, else (and equal
 #:   parts, which TVM does not check) a Slice per part checked by an Expand then a Gather
 #:   (TVM needs a Slice's bounds of static length); no
-#:   sequences (TVM cuts a sequence output wrong, and refuses ConcatFromSequence of one);
+#:   sequences (TVM refuses ConcatFromSequence of one);
 #:   explicit sizes holding a 0 as a Slice per part (TVM's Split refuses them).
+#:
+#: Their SplitToSequence forms (:mod:`~splitops.onnx.rewrite._sequence_forms`) share the
+#: removal of a sequence nothing reads and one Split where the number of parts is known, and
+#: differ where the parts are read one at a time:
+#:
+#: - ``portable``, ``onnxruntime``: the sequence kept where no form removes it (onnxruntime
+#:   runs it); ``onnxruntime`` also keeps one whose parts would each take a Slice, where it
+#:   has a kernel for the element type (fewer nodes).
+#: - ``openvino``: a Slice per part checked by an Expand then a Gather (OpenVINO's compiler
+#:   fails the Expand check on a Slice's bounds, "BroadcastTransition").
+#: - ``tract``: a chunk's end by Min (tract fails a Slice whose end a Where picks,
+#:   "DynSlice"), so chunks of an axis known only at run time before opset 12 are refused;
+#:   a number of parts known only at run time refused (tract fails the Div of two run-time
+#:   lengths, "Failed analyse").
+#: - ``tvm``: a sequence that is a graph output kept on a static axis or cut by constant
+#:   sizes (TVM computes it as the spec says; it refuses a scalar split of a run-time axis).
+#: - every target without sequences: torch's Loop of SequenceInsert of Slices of constant
+#:   bounds (``tensor_split`` by indices) unrolled into those Slices
+#:   (:mod:`~splitops.onnx.rewrite._sequence_loops`).
 _PORTABLE = _split_forms(zero_sizes=True, num_outputs=_SLICES, equal=(slices_per_part("equal"),))
 FORMS: dict[Target, Forms] = {
     "portable": Forms(_PORTABLE, "none"),
@@ -231,7 +272,7 @@ FORMS: dict[Target, Forms] = {
             equal=(kept_at_run_time("equal"), computed_sizes("equal")),
         ),
         "reshape",
-        onnxruntime_sequences=True,
+        sequence=sequence_forms(kept=True, before_position=(KEPT_FOR_ONNXRUNTIME,)),
     ),
     "openvino": Forms(
         _split_forms(
@@ -241,6 +282,7 @@ FORMS: dict[Target, Forms] = {
         ),
         "expand",
         sequences=False,
+        sequence=sequence_forms(kept=False, position=by_position(check="expand-gather")),
     ),
     "tract": Forms(
         _split_forms(
@@ -252,6 +294,7 @@ FORMS: dict[Target, Forms] = {
         ),
         "none",
         sequences=False,
+        sequence=sequence_forms(kept=False, position=by_position(end_by_min=True, counts=False)),
     ),
     "tvm": Forms(
         _split_forms(
@@ -261,25 +304,10 @@ FORMS: dict[Target, Forms] = {
         ),
         "expand-gather",
         sequences=False,
+        sequence=(*sequence_forms(kept=False)[:-1], KEPT_OUTPUT_FOR_TVM, REFUSED),
     ),
 }
 TARGETS: tuple[Target, ...] = tuple(FORMS)
-
-#: The element types of onnxruntime's SplitToSequence kernels (releases 1.20 to 1.32).
-ONNXRUNTIME_SEQUENCE_TYPES = frozenset(
-    {
-        TensorProto.BOOL,
-        TensorProto.INT32,
-        TensorProto.INT64,
-        TensorProto.FLOAT16,
-        TensorProto.FLOAT,
-        TensorProto.DOUBLE,
-        TensorProto.STRING,
-    }
-)
-
-#: The operators that read a sequence and that lowering replaces.
-_SEQUENCE_READERS = frozenset({"SequenceAt", "SequenceLength", "ConcatFromSequence"})
 
 
 @dataclass(frozen=True)
@@ -351,11 +379,14 @@ class Lower(Rewrite):
         plan = Plan(view, self.target, edits)
         for node in list(view.split_nodes()):
             plan.lower(node)
+        for node in sequence_loops(view.scopes) if self._forms.loops else ():
+            plan.lower_loop(node)
         self.report = plan.report
 
     def finish(self, model: ModelProto) -> None:
         if not self._forms.sequences:
-            _refuse_sequences(model, self.target)
+            kept = {(row.graph, row.node) for row in self.report if row.outcome == "kept"}
+            _refuse_sequences(model, self.target, kept)
 
 
 #: The operators that make, read or hold sequences.
@@ -374,16 +405,18 @@ SEQUENCE_OPS = frozenset(
 )
 
 
-def _refuse_sequences(model: ModelProto, target: str) -> None:
+def _refuse_sequences(model: ModelProto, target: str, kept: set[tuple[str, str]]) -> None:
     """A SplitError naming the sequence operators still in a model lowered for a target
     without sequences (those another operator, such as torch's Loop of SequenceInsert,
-    made; lowering removes only SplitToSequence's)."""
+    made; lowering removes only SplitToSequence's), but for the SplitToSequence nodes a form
+    of the target ``kept`` (by scope and node label)."""
     left = [
         f"{op} {label!r} in {scope.label}"
         for scope in ModelView.read(model).scopes
         for node in scope.nodes
         if (op := node.op_type) in SEQUENCE_OPS and node.proto.domain in DEFAULT_DOMAINS
         for label in [node_label(node.proto)]
+        if not (op == "SplitToSequence" and (scope.label, label) in kept)
     ]
     if left:
         shown = "; ".join(left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
@@ -425,6 +458,8 @@ class Plan:
     #: The 1-d sizes tensor, and the bounds of the parts, of each such shared sizes.
     sizes: dict[tuple[str, ...], str] = field(default_factory=dict)
     bounds: dict[tuple[str, ...], list[tuple[str, str]]] = field(default_factory=dict)
+    #: What reads each SplitToSequence's sequence, found once for all its forms.
+    readers: dict[Node, tuple[list[SequenceReader], str | None]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.forms = FORMS[self.target]
@@ -469,7 +504,7 @@ class Plan:
         if site.spec.op == "Split":
             self._lower_split(site)
         else:
-            _Sequence(self, site).lower()
+            self._lower_sequence(site)
 
     def note(self, node: Node, spec: SplitNode | None, outcome: str, detail: str) -> None:
         """Report what became of a node."""
@@ -511,6 +546,27 @@ class Plan:
         raise RewriteError(  # every target's last forms apply to any valid node
             f"{site.where}: no form of target {self.target!r} applies ({'; '.join(reasons)})."
         )
+
+    # --- SplitToSequence -------------------------------------------------------------------
+
+    def _lower_sequence(self, site: SplitSite) -> None:
+        for form in self.forms.sequence:
+            if form.check(self, site) is None:
+                done = form.rewrite(self, site)
+                self.note(site.node, site.spec, done.outcome, done.detail)
+                return
+        raise RewriteError(  # every target's last form applies to any node
+            f"{site.where}: no SplitToSequence form of target {self.target!r} applies."
+        )
+
+    def lower_loop(self, node: Node) -> None:
+        """The first of the target's Loop forms that applies to ``node``, if any (else the
+        node stays, and a target without sequences refuses what it leaves)."""
+        for form in self.forms.loops or ():
+            if node.scope.opset is not None and form.check(self, node) is None:
+                done = form.rewrite(self, node)
+                self.note(node, None, done.outcome, done.detail)
+                return
 
     def _name_omitted_outputs(self, proto: NodeProto, nodes: list[NodeProto]) -> None:
         """Give each output that a Split among ``nodes`` (what ``proto`` became) leaves out
@@ -555,432 +611,3 @@ class Plan:
         del new.output[:]
         new.output.extend(outputs)
         return new
-
-
-def _count_constant(name: str, count: int) -> NodeProto:
-    """SequenceLength's count: a Constant node, not an initializer, which some converters
-    (onnx2tf) drop when it is also a graph output."""
-    value = numpy_helper.from_array(np.array(count, dtype=np.int64), name)
-    return helper.make_node("Constant", [], [name], value=value)
-
-
-# --- SplitToSequence ---------------------------------------------------------------------
-
-
-@dataclass
-class SequenceReader:
-    """One node that reads a sequence: SequenceAt (with its part), SequenceLength or
-    ConcatFromSequence."""
-
-    node: Node
-    #: SequenceAt's constant position, as given (negative counts from the back).
-    position: int | None = None
-
-
-def sequence_readers(node: Node) -> tuple[list[SequenceReader], str | None]:
-    """The nodes that read the sequence of a SplitToSequence ``node``, when every one is a
-    SequenceAt at a constant position, a SequenceLength or a ConcatFromSequence of its own
-    scope; else why the sequence must stay."""
-    sequence = node.scope.values.get(node.proto.output[0])
-    if sequence is None:
-        return [], None
-    if sequence.output_of:
-        return [], f"it is an output of {sequence.output_of[0].label}"
-    found = []
-    for reader in sequence.uses:
-        proto = reader.proto
-        what = f"{proto.op_type} {node_label(proto)!r}"
-        if reader.scope is not node.scope:
-            return [], f"{what} in {reader.scope.label} reads it"
-        if proto.op_type not in _SEQUENCE_READERS or proto.domain not in DEFAULT_DOMAINS:
-            return [], f"{what} reads it"
-        if proto.input[0] != sequence.name or sequence.name in proto.input[1:]:
-            return [], f"{what} reads it as a tensor"
-        found.append(SequenceReader(reader))
-        if proto.op_type == "SequenceAt":
-            index = reader.input_value(1)
-            position = None if index is None else index.constant()
-            if position is None or position.ndim != 0 or position.dtype.kind not in "iu":
-                return [], f"{what} reads it at a position known only at run time"
-            found[-1].position = int(position)
-    return found, None
-
-
-class _Sequence:
-    """The lowering of one SplitToSequence node."""
-
-    def __init__(self, plan: Plan, site: SplitSite) -> None:
-        self.plan, self.site, self.node, self.spec = plan, site, site.node, site.spec
-        self.scope, self.proto = site.scope, site.proto
-        self.x = site.data
-        self.sequence = site.proto.output[0]
-        self.rank, self.axis = site.rank, site.axis
-        self.dim = checkable_length(site)
-        self.static_length = site.length
-        self.split_element = site.split_element
-        self.split_value = site.split_value
-        split_dims = site.split_dims
-        self.split_rank = None if split_dims is None else len(split_dims)
-        if self.split_value is not None:
-            self.split_rank = self.split_value.ndim
-        self.split_length = split_dims[0] if split_dims and len(split_dims) == 1 else None
-
-    # The split: None (chunks of 1), a constant chunk or sizes, or a value known at run time.
-
-    @property
-    def chunk(self) -> int | None:
-        """The chunk length, when the parts are chunks of a constant length."""
-        if self.spec.split_input is None:
-            return 1
-        if self.split_value is not None and self.split_value.ndim == 0:
-            return int(self.split_value)
-        return None
-
-    def part_sizes(self) -> tuple[int, ...] | None:
-        """The size of every part, where the planner can tell them now."""
-        version = self.spec.rule.since_version
-        if self.split_value is not None and self.split_value.ndim == 1:
-            return tuple(int(v) for v in self.split_value)
-        if self.dim is not None and self.chunk is not None:
-            return sequence_sizes(self.dim, self.chunk, opset=version)
-        return None
-
-    def lower(self) -> None:
-        readers, why_kept = self._readers()
-        if why_kept is None and not readers:
-            why_kept = self._remove_unread()
-            if why_kept is None:
-                return
-        if why_kept is None:
-            why_kept = self._remove(readers)
-            if why_kept is None:
-                return
-        self._keep(why_kept)
-
-    def note(self, outcome: str, detail: str) -> None:
-        self.plan.note(self.node, self.spec, outcome, detail)
-
-    def _replace(self, nodes: Sequence[NodeProto]) -> None:
-        self.plan.edits.replace(self.node, nodes)
-        sequence = self.scope.values.get(self.sequence)
-        if sequence is not None:
-            self.plan.edits.forget(sequence)
-        if self.spec.split_input is not None:
-            self.plan.drop_input(self.node, 1)
-
-    def _readers(self) -> tuple[list[SequenceReader], str | None]:
-        return sequence_readers(self.node)
-
-    def _remove(self, readers: list[SequenceReader]) -> str | None:
-        """Replace the sequence and its readers; or say why it cannot be removed."""
-        sizes = self.part_sizes()
-        count = None if sizes is None else len(sizes)
-        if count is None and self.split_length is not None and self.split_rank == 1:
-            count = self.split_length  # sizes known at run time, their number is static
-        opset = self.scope.opset or 0
-        if count is not None:
-            for reader in readers:
-                if reader.position is not None and not -count <= reader.position < count:
-                    name = node_label(reader.node.proto)
-                    return (
-                        f"{name!r} reads part {reader.position} of {count}: "
-                        "the model fails there at run time"
-                    )
-            if count == 0 and any(r.node.op_type == "ConcatFromSequence" for r in readers):
-                return "ConcatFromSequence of its empty sequence fails at run time"
-            if sizes is None and opset < 13:
-                # Split-11 takes sizes only as an attribute: one Slice per part instead.
-                kept = self._runs_on_onnxruntime()
-                if kept is None and any(r.node.op_type == "ConcatFromSequence" for r in readers):
-                    self.plan.spend(self.node, count)
-                return kept or self._by_position(readers, count)
-            self.plan.spend(self.node, count)
-            self._by_split(readers, sizes, count)
-            return None
-        if self.spec.split_input is not None and self.split_rank is None:
-            return "the rank of its split is not known"
-        if self.split_rank is not None and self.split_rank > 1:
-            return "its split has more than one axis"
-        if any(r.node.op_type == "ConcatFromSequence" for r in readers):
-            return "ConcatFromSequence reads it, and its number of parts is known only at run time"
-        return self._runs_on_onnxruntime() or self._by_position(readers, None)
-
-    def _remove_unread(self) -> str | None:
-        """Remove a sequence nothing reads, keeping as run-time checks what the spec checks
-        of it at run time (the axis against an unknown rank, a chunk length >= 1, sizes
-        adding up to an axis known only then): onnx.reference and onnxruntime run a node
-        nobody reads, and fail where it fails. Or say why it must stay."""
-        spec, constant = self.spec, self.split_value is not None
-        if self.rank is not None and (
-            spec.split_input is None
-            or (constant and self.split_rank == 0)
-            or (constant and self.split_rank == 1 and self.static_length is not None)
-        ):
-            self._replace([])  # valid at every run: inference checked all there is
-            self.note("removed", "nothing reads its sequence")
-            return None
-        if spec.split_input is not None and self.split_rank not in (0, 1):
-            return (
-                "nothing reads its sequence, but what the spec checks of its split at run time "
-                "depends on the split's rank, which is not known"
-            )
-        shared = GraphBuilder(self.scope, self.plan.edits, name_base(self.proto))
-        _RuntimeParts(self, shared).check()
-        self._replace(shared.nodes)
-        self.note("removed", "nothing reads its sequence -> run-time checks of its split")
-        return None
-
-    def _runs_on_onnxruntime(self) -> str | None:
-        """With target ``onnxruntime``: why a sequence whose parts would be read one Slice at
-        a time stays a sequence (onnxruntime has a kernel for its type and, in the kept form,
-        computes it as the spec says), or ``None``."""
-        element = self.scope.element(self.x)
-        if not self.plan.forms.onnxruntime_sequences or element not in ONNXRUNTIME_SEQUENCE_TYPES:
-            return None
-        return "onnxruntime runs it as the spec says, in fewer nodes than one Slice per part"
-
-    def _by_split(
-        self, readers: list[SequenceReader], sizes: tuple[int, ...] | None, count: int
-    ) -> None:
-        """One Split cuts every part; each reader takes its part, or their count."""
-        plan, scope = self.plan, self.scope
-        label = name_base(self.proto)
-        build = plan.scope_builder(scope, label)
-        squeeze = drops_axis(self.spec.split_input is not None, self.spec.keepdims)
-        # A part read once by a SequenceAt that needs no Squeeze is written under its name.
-        named: dict[int, str] = {}
-        for reader in readers:
-            if reader.position is not None and not squeeze:
-                named.setdefault(reader.position % count, reader.node.proto.output[0])
-        outputs = [named.get(i) or plan.view.fresh_name(f"{label}_part{i}") for i in range(count)]
-        nodes: list[NodeProto] = []
-        if count:
-            split = helper.make_node(
-                "Split", [self.x], outputs, name=self.proto.name, axis=self.spec.axis
-            )
-            if sizes is not None:
-                nodes += write_split_sizes(split, scope, scope.opset or 0, sizes, plan.edits, label)
-            else:
-                assert self.spec.split_input is not None
-                runtime = build.as_int64(self.spec.split_input, self.split_element)
-                checked = build.add("Reshape", [runtime, build.ints([count])], "split")
-                build.nodes[-1].name = plan.view.fresh_name(f"{label}/one_size_per_part")
-                split.input.append(checked)
-            nodes += [*build.nodes, split]
-        self._replace(nodes)
-        used = set()
-        for reader in readers:
-            out = reader.node.proto.output[0]
-            op = reader.node.op_type
-            step = plan.scope_builder(scope, name_base(reader.node.proto))
-            if op == "SequenceAt":
-                assert reader.position is not None
-                part = outputs[reader.position % count]
-                if squeeze:
-                    step.squeeze(part, self.spec.axis, output=out)
-                elif part != out:
-                    step.add("Identity", [part], "part", output=out)
-                used.add(reader.position % count)
-            elif op == "SequenceLength":
-                step.nodes.append(_count_constant(out, count))
-            else:
-                elements = (
-                    [step.squeeze(p, self.spec.axis) for p in outputs] if squeeze else outputs
-                )
-                self._concat(step, reader.node.proto, elements)
-            plan.edits.replace(reader.node, step.nodes)
-            for position in range(1, len(reader.node.proto.input)):
-                plan.drop_input(reader.node, position)
-        kind = "Split + Squeeze" if squeeze else "Split"
-        where = "constant sizes" if sizes is not None else "sizes known at run time"
-        self.note("removed", f"sequence of {count} part(s) -> {kind} ({where})")
-
-    def _concat(self, step: GraphBuilder, node: NodeProto, parts: list[str]) -> None:
-        """ConcatFromSequence over the sequence's elements ``parts``: a Concat (of the parts
-        given a new axis first, with ``new_axis=1``)."""
-        attributes = attribute_values(node)
-        axis = int(attributes.get("axis", 0))
-        if attributes.get("new_axis", 0):
-            parts = [step.unsqueeze(p, axis) for p in parts]
-        step.add("Concat", parts, "concat", output=node.output[0], axis=axis)
-
-    def _by_position(self, readers: list[SequenceReader], count: int | None) -> str | None:
-        """Each SequenceAt reads its own part (a Gather for chunks of 1, else a Slice), for a
-        number of parts known only at run time, or for sizes known only at run time where
-        Split takes sizes as an attribute only. SequenceLength gets the ``count`` (or
-        computes it), ConcatFromSequence concatenates every part (when ``count`` is known).
-        What the readers share (the axis length, the checked chunk length or sizes) is
-        computed once, in the SplitToSequence's place."""
-        plan, scope = self.plan, self.scope
-        shared = plan.scope_builder(scope, name_base(self.proto))
-        parts = _RuntimeParts(self, shared)
-        for reader in readers:
-            step = plan.scope_builder(scope, name_base(reader.node.proto))
-            out = reader.node.proto.output[0]
-            if reader.node.op_type == "ConcatFromSequence":
-                assert count is not None
-                names = [step.name(f"part{i}") for i in range(count)]
-                for position, name in enumerate(names):
-                    parts.part(step, position, name)
-                self._concat(step, reader.node.proto, names)
-            elif reader.position is not None:
-                parts.part(step, reader.position, out)
-            elif count is not None:
-                step.nodes.append(_count_constant(out, count))
-            else:
-                parts.count(step, out)
-            plan.edits.replace(reader.node, step.nodes)
-            for position in range(1, len(reader.node.proto.input)):
-                plan.drop_input(reader.node, position)
-        self._replace(shared.nodes)
-        number = "a number of parts known at run time" if count is None else f"{count} part(s)"
-        self.note("removed", f"sequence of {number} -> {parts.how}")
-        return None
-
-    def _keep(self, why: str) -> None:
-        """Keep the sequence: refused without sequences, else in the form onnxruntime runs
-        as the spec says."""
-        if not self.plan.forms.sequences:
-            raise SplitError(
-                f"{self.scope.label}: node {node_label(self.proto)!r} (SplitToSequence) cannot "
-                f"become a Split: {why}.",
-                rule=Rule.CONVERSION,
-                hint="Lower with target 'portable' to keep the sequence in a form onnxruntime "
-                "runs as the spec says",
-            )
-        new = NodeProto()
-        new.CopyFrom(self.proto)
-        changes = []
-        if self.spec.split_input is not None and has_attribute(new, "keepdims"):
-            drop_attributes(new, {"keepdims"})
-            changes.append("keepdims dropped (ignored with a split)")
-        chunk = self.chunk if self.spec.split_input is not None else None
-        if chunk is not None and self.dim:
-            sizes = sequence_sizes(self.dim, chunk, opset=self.spec.rule.since_version)
-            self.plan.spend(self.node, len(sizes))
-            name = self.plan.view.fresh_name(f"{name_base(self.proto)}_split")
-            constants = self.plan.edits.int64_constant(self.scope, name, sizes)
-            new.input[1] = name
-            self.plan.drop_input(self.node, 1)
-            shown = list(sizes) if len(sizes) <= 8 else f"[{', '.join(map(str, sizes[:8]))}, ...]"
-            changes.append(f"scalar split {chunk} -> {shown}")
-            self.plan.edits.replace(self.node, [*constants, new])
-        elif changes:
-            self.plan.edits.replace(self.node, [new])
-        self.note("kept", f"{why}; " + (", ".join(changes) if changes else "unchanged"))
-
-
-class _RuntimeParts:
-    """The parts of a SplitToSequence read one by one, as Slices of its input.
-
-    The spec's three forms: chunks of 1 (no split; ``keepdims=0`` drops the axis, a Squeeze
-    here), chunks of a scalar length ``s`` (the last smaller), and 1-d sizes. A position past
-    the parts fails at run time, as SequenceAt does: a run-time check for chunks, Gather for
-    sizes. The checks of the split itself (``s >= 1``; sizes >= 0 adding up to the axis)
-    lie on the path of every part. (A Gather of the input itself would read chunks of 1 in
-    one node, but onnxruntime's Gather copies only the first string of each row of a string
-    tensor.)
-    """
-
-    def __init__(self, sequence: _Sequence, shared: GraphBuilder) -> None:
-        self.sequence = sequence
-        self.shared = shared
-        self.x = sequence.x
-        self.axis = sequence.spec.axis
-        self.squeeze = drops_axis(sequence.spec.split_input is not None, sequence.spec.keepdims)
-        self._values: dict[str, str] = {}
-        if sequence.spec.split_input is None or sequence.split_rank == 0:
-            self.kind, self.how = "chunks", "Slice per SequenceAt"
-        else:
-            self.kind, self.how = "sizes", "Slice per SequenceAt, offsets by CumSum"
-
-    def _value(self, name: str) -> str:
-        """A shared value, made at first use."""
-        if name not in self._values:
-            self._values[name] = getattr(self, f"_make_{name}")()
-        return self._values[name]
-
-    def _make_length(self) -> str:
-        return self.shared.axis_length(self.x, self.axis)
-
-    def _make_chunk(self) -> str:
-        build, sequence = self.shared, self.sequence
-        if sequence.chunk is not None:  # a constant, checked >= 1 by the model check
-            return build.ints([sequence.chunk])
-        assert sequence.spec.split_input is not None
-        given = build.as_int64(sequence.spec.split_input, sequence.split_element)
-        flat = build.add("Reshape", [given, build.ints([1])], "chunk")
-        small = build.add("Less", [flat, build.ints([1])], "below_one")
-        return build.checked(flat, small, "chunk_length_must_be_at_least_1")
-
-    def _make_chunk_count(self) -> str:
-        build, chunk = self.shared, self._value("chunk")
-        less = build.add("Sub", [chunk, build.ints([1])], "chunk_less_one")
-        raised = build.add("Add", [self._value("length"), less], "raised")
-        return build.add("Div", [raised, chunk], "count")
-
-    def _make_sizes(self) -> str:
-        sequence = self.sequence
-        assert sequence.spec.split_input is not None
-        return self.shared.as_int64(sequence.spec.split_input, sequence.split_element)
-
-    def _make_ends(self) -> str:
-        build, sizes = self.shared, self._value("sizes")
-        ends = build.add("CumSum", [sizes, build.scalar(0)], "ends")
-        total = build.add("Gather", [ends, build.ints([-1])], "total", axis=0)
-        same = build.add("Equal", [total, self._value("length")], "sum")
-        wrong_sum = build.add("Not", [same], "wrong_sum")
-        least = build.add("ReduceMin", [sizes], "least")
-        negative = build.add("Less", [least, build.ints([0])], "negative")
-        bad = build.add("Or", [wrong_sum, negative], "bad_sizes")
-        checked = build.checked(total, bad, "sizes_must_be_non_negative_and_add_up_to_the_axis")
-        return build.add("Add", [ends, build.add("Sub", [checked, total], "zero")], "ends")
-
-    def check(self) -> None:
-        """What the spec checks of the split at run time, reading no part: the axis (through
-        the axis length), the chunk length, or the sizes."""
-        if self.kind == "sizes":
-            self._value("ends")
-            return
-        if self.sequence.rank is None:
-            self._value("length")  # the axis, against a rank known only at run time
-        if self.sequence.spec.split_input is not None:
-            self._value("chunk")
-
-    def count(self, step: GraphBuilder, out: str) -> None:
-        """SequenceLength: the number of parts, a 0-d int64 tensor."""
-        if self.kind == "chunks":
-            step.add("Reshape", [self._value("chunk_count"), step.ints([])], "n", output=out)
-        else:
-            self._value("ends")  # the sizes are checked wherever the sequence is read
-            step.add("Size", [self._value("sizes")], "count", output=out)
-
-    def part(self, step: GraphBuilder, position: int, out: str) -> None:
-        """SequenceAt at a constant ``position`` (negative counts from the back)."""
-        if self.kind == "sizes":
-            where = step.ints([position])
-            end = step.add("Gather", [self._value("ends"), where], "end", axis=0)
-            size = step.add("Gather", [self._value("sizes"), where], "size", axis=0)
-            start = step.add("Sub", [end, size], "start")
-        else:
-            chunk, length = self._value("chunk"), self._value("length")
-            if position < 0:
-                index = step.add("Add", [self._value("chunk_count"), step.ints([position])], "i")
-                before = step.add("Less", [index, step.ints([0])], "before_first")
-                index = step.checked(index, before, "sequence_position_out_of_range")
-                start = step.add("Mul", [index, chunk], "start")
-            else:
-                start = step.add("Mul", [step.ints([position]), chunk], "start")
-                past = step.add("Not", [step.add("Less", [start, length], "inside")], "past")
-                start = step.checked(start, past, "sequence_position_out_of_range")
-            # The last chunk may be shorter: its end is the axis's, not past it (ONNX's
-            # Slice clamps an end past the axis; tract's does not).
-            # (Where, not Min: Min takes int64 from opset 12 on.)
-            end = step.add("Add", [start, chunk], "end")
-            inside = step.add("Less", [end, length], "inside")
-            end = step.add("Where", [inside, end, length], "end")
-        where = step.ints([self.axis])
-        if self.squeeze:
-            step.squeeze(step.add("Slice", [self.x, start, end, where], "slice"), self.axis, out)
-        else:
-            step.add("Slice", [self.x, start, end, where], "part", output=out)

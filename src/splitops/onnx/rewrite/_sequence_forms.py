@@ -1,0 +1,811 @@
+"""The forms a SplitToSequence node may take when lowered, as rules: each says when it applies
+(and, when not, why not), makes its edits, and writes the report row of what it did.
+
+A target's SplitToSequence forms are an ordered list of these rules (``Forms.sequence`` in
+:mod:`~splitops.onnx.rewrite._lower`), as its Split forms are
+(:mod:`~splitops.onnx.rewrite._split_forms`): the first that applies lowers the node. The
+list ends in :data:`KEPT` (the sequence stays, in the form onnxruntime runs as the spec says)
+or :data:`REFUSED` (a :class:`~splitops.SplitError` for a target without sequences), whose
+reason is what in the model keeps the sequence (what reads it), or else the reason the form
+before it gave. Adding a runtime's form is adding a rule.
+
+>>> [form.name for form in sequence_forms(kept=False)]
+['unread-removed', 'unread-checked', 'by-split', 'by-position', 'refused']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from onnx import NodeProto, TensorProto, helper, numpy_helper
+
+from ...core import Rule, SplitError, drops_axis, sequence_sizes
+from ..model import (
+    DEFAULT_DOMAINS,
+    Node,
+    SplitSite,
+    attribute_values,
+    drop_attributes,
+    has_attribute,
+    node_label,
+    write_split_sizes,
+)
+from ._graph_sizes import CheckForm, GraphBuilder
+from ._split_forms import checkable_length, name_base
+
+if TYPE_CHECKING:
+    from ._lower import Plan
+
+__all__ = [
+    "BY_POSITION",
+    "BY_SPLIT",
+    "KEPT",
+    "KEPT_FOR_ONNXRUNTIME",
+    "KEPT_OUTPUT_FOR_TVM",
+    "ONNXRUNTIME_SEQUENCE_TYPES",
+    "REFUSED",
+    "SequenceForm",
+    "SequenceReader",
+    "SequenceRewritten",
+    "by_position",
+    "sequence_forms",
+    "sequence_readers",
+]
+
+#: The element types of onnxruntime's SplitToSequence kernels (releases 1.20 to 1.32).
+ONNXRUNTIME_SEQUENCE_TYPES = frozenset(
+    {
+        TensorProto.BOOL,
+        TensorProto.INT32,
+        TensorProto.INT64,
+        TensorProto.FLOAT16,
+        TensorProto.FLOAT,
+        TensorProto.DOUBLE,
+        TensorProto.STRING,
+    }
+)
+
+#: The operators that read a sequence and that lowering replaces.
+_SEQUENCE_READERS = frozenset({"SequenceAt", "SequenceLength", "ConcatFromSequence"})
+
+
+# --- who reads the sequence ----------------------------------------------------------------
+
+
+@dataclass
+class SequenceReader:
+    """One node that reads a sequence: SequenceAt (with its part), SequenceLength or
+    ConcatFromSequence (of every part, or of those a SequenceErase left)."""
+
+    node: Node
+    #: SequenceAt's constant position, as given (negative counts from the back).
+    position: int | None = None
+    #: The SequenceErase a ConcatFromSequence reads the sequence through, and the position
+    #: it erases (as given; ``None``: the last part).
+    erase: Node | None = None
+    erased: int | None = None
+
+
+def sequence_readers(node: Node, *, erase: bool = False) -> tuple[list[SequenceReader], str | None]:
+    """The nodes that read the sequence of a SplitToSequence ``node``, when every one is a
+    SequenceAt at a constant position, a SequenceLength or a ConcatFromSequence of its own
+    scope (with ``erase``, also a ConcatFromSequence of what a SequenceErase at a constant
+    position leaves); else why the sequence must stay."""
+    sequence = node.scope.values.get(node.proto.output[0])
+    if sequence is None:
+        return [], None
+    if sequence.output_of:
+        return [], f"it is an output of {sequence.output_of[0].label}"
+    found = []
+    for reader in sequence.uses:
+        proto = reader.proto
+        what = f"{proto.op_type} {node_label(proto)!r}"
+        if reader.scope is not node.scope:
+            return [], f"{what} in {reader.scope.label} reads it"
+        if erase and proto.op_type == "SequenceErase" and proto.domain in DEFAULT_DOMAINS:
+            through, why = _erased_then_concatenated(reader, sequence.name)
+            if why is not None:
+                return [], f"{what} reads it, and {why}"
+            found += through
+            continue
+        if proto.op_type not in _SEQUENCE_READERS or proto.domain not in DEFAULT_DOMAINS:
+            return [], f"{what} reads it"
+        if proto.input[0] != sequence.name or sequence.name in proto.input[1:]:
+            return [], f"{what} reads it as a tensor"
+        found.append(SequenceReader(reader))
+        if proto.op_type == "SequenceAt":
+            position = _constant_position(reader)
+            if position is None:
+                return [], f"{what} reads it at a position known only at run time"
+            found[-1].position = position
+    return found, None
+
+
+def _constant_position(node: Node) -> int | None:
+    """The constant scalar integer that ``node`` reads as its second input, or ``None``."""
+    index = node.input_value(1)
+    value = None if index is None else index.constant()
+    if value is None or value.ndim != 0 or value.dtype.kind not in "iu":
+        return None
+    return int(value)
+
+
+def _erased_then_concatenated(
+    erase: Node, sequence: str
+) -> tuple[list[SequenceReader], str | None]:
+    """The ConcatFromSequence nodes that read what the SequenceErase ``erase`` leaves of
+    ``sequence``, where the position it erases is constant; else why not."""
+    proto = erase.proto
+    if proto.input[0] != sequence or sequence in proto.input[1:]:
+        return [], "reads it as a tensor"
+    erased = None
+    if len(proto.input) > 1 and proto.input[1]:
+        erased = _constant_position(erase)
+        if erased is None:
+            return [], "erases a position known only at run time"
+    left = erase.scope.values.get(proto.output[0])
+    if left is None or left.output_of or not left.uses:
+        return [], "what it leaves is not read by a ConcatFromSequence alone"
+    found = []
+    for reader in left.uses:
+        concat = reader.proto
+        if (
+            reader.scope is not erase.scope
+            or concat.op_type != "ConcatFromSequence"
+            or concat.domain not in DEFAULT_DOMAINS
+        ):
+            return [], "what it leaves is not read by a ConcatFromSequence alone"
+        found.append(SequenceReader(reader, erase=erase, erased=erased))
+    return found, None
+
+
+# --- what is known of a site ---------------------------------------------------------------
+
+
+def _readers(plan: Plan, site: SplitSite) -> tuple[list[SequenceReader], str | None]:
+    """:func:`sequence_readers` of the site's node, found once per plan."""
+    found = plan.readers.get(site.node)
+    if found is None:
+        found = plan.readers[site.node] = sequence_readers(site.node, erase=True)
+    return found
+
+
+def _sizes(site: SplitSite) -> tuple[int, ...] | None:
+    """The size of every part, where the planner can tell them now."""
+    value = site.split_value
+    if value is not None and value.ndim == 1:
+        return tuple(int(v) for v in value)
+    length, chunk = checkable_length(site), site.chunk
+    if length is not None and chunk is not None:
+        return sequence_sizes(length, chunk, opset=site.spec.rule.since_version)
+    return None
+
+
+def _count(site: SplitSite) -> int | None:
+    """The number of parts, where it is known now: from the sizes, or the number of sizes
+    given at run time."""
+    sizes = _sizes(site)
+    if sizes is not None:
+        return len(sizes)
+    if site.split_length is not None and site.split_rank == 1:
+        return site.split_length
+    return None
+
+
+def _removable_unread(site: SplitSite) -> bool:
+    """Whether a sequence nothing reads is valid at every run (inference checked all there
+    is), so that it goes without a trace."""
+    spec, constant = site.spec, site.split_value is not None
+    return site.rank is not None and (
+        spec.split_input is None
+        or (constant and site.split_rank == 0)
+        or (constant and site.split_rank == 1 and site.length is not None)
+    )
+
+
+def _checkable_unread(site: SplitSite) -> bool:
+    """Whether what the spec checks at run time of a sequence nothing reads can be written
+    as run-time checks: not where its split's rank is unknown, or above 1."""
+    return site.spec.split_input is None or site.split_rank in (0, 1)
+
+
+def _why_kept(plan: Plan, site: SplitSite) -> str | None:
+    """Why the sequence cannot be removed by any form, where that is a fact of the model
+    (what reads it, a position past its parts, a split of unknown rank); else ``None``."""
+    readers, why = _readers(plan, site)
+    if why is not None:
+        return why
+    if not readers:
+        if _removable_unread(site) or _checkable_unread(site):
+            return "nothing reads its sequence"
+        return (
+            "nothing reads its sequence, but what the spec checks of its split at run time "
+            "depends on the split's rank, which is not known"
+        )
+    concat = any(r.node.op_type == "ConcatFromSequence" for r in readers)
+    count = _count(site)
+    if count is not None:
+        for reader in readers:
+            at = reader.position if reader.erase is None else reader.erased
+            if at is not None and not -count <= at < count:
+                name = node_label((reader.erase or reader.node).proto)
+                return f"{name!r} reads part {at} of {count}: the model fails there at run time"
+            if reader.erase is not None and count == 0:
+                name = node_label(reader.erase.proto)
+                return f"{name!r} erases a part of its empty sequence: it fails at run time"
+            if reader.erase is not None and count == 1:
+                return "ConcatFromSequence of its empty sequence fails at run time"
+        if count == 0 and concat:
+            return "ConcatFromSequence of its empty sequence fails at run time"
+        return None
+    if site.spec.split_input is not None and site.split_rank is None:
+        return "the rank of its split is not known"
+    if site.split_rank is not None and site.split_rank > 1:
+        return "its split has more than one axis"
+    if concat:
+        return "ConcatFromSequence reads it, and its number of parts is known only at run time"
+    return None
+
+
+def _read(plan: Plan, site: SplitSite) -> list[SequenceReader]:
+    """The readers, where :func:`_why_kept` found none blocking."""
+    return _readers(plan, site)[0]
+
+
+# --- the rules -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SequenceRewritten:
+    """What a form made of a SplitToSequence node (its edits are made): the report row's
+    outcome ("removed" or "kept") and detail."""
+
+    outcome: str
+    detail: str
+
+
+class SequenceForm:
+    """One form of a SplitToSequence node: :meth:`check` says whether it applies to a site
+    (``None``) or why not; :meth:`rewrite` makes its edits."""
+
+    name = ""
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        raise NotImplementedError
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+        raise NotImplementedError
+
+
+class _Unread(SequenceForm):
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        readers, why = _readers(plan, site)
+        if why is not None:
+            return why
+        return "something reads its sequence" if readers else self._check(plan, site)
+
+    def _check(self, plan: Plan, site: SplitSite) -> str | None:
+        return None
+
+
+class _UnreadRemoved(_Unread):
+    """A sequence nothing reads, valid at every run: removed."""
+
+    name = "unread-removed"
+
+    def _check(self, plan: Plan, site: SplitSite) -> str | None:
+        if _removable_unread(site):
+            return None
+        return "what the spec checks of its split is known only at run time"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+        _Edits(plan, site).replace([])
+        return SequenceRewritten("removed", "nothing reads its sequence")
+
+
+class _UnreadChecked(_Unread):
+    """A sequence nothing reads, removed, but what the spec checks of it at run time (the
+    axis against an unknown rank, a chunk length >= 1, sizes adding up to an axis known only
+    then) stays as run-time checks: onnx.reference and onnxruntime run a node nobody reads,
+    and fail where it fails."""
+
+    name = "unread-checked"
+
+    def _check(self, plan: Plan, site: SplitSite) -> str | None:
+        return None if _checkable_unread(site) else _why_kept(plan, site)
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+        shared = GraphBuilder(site.scope, plan.edits, name_base(site.proto))
+        _RuntimeParts(site, shared).check()
+        _Edits(plan, site).replace(shared.nodes)
+        detail = "nothing reads its sequence -> run-time checks of its split"
+        return SequenceRewritten("removed", detail)
+
+
+class _BySplit(SequenceForm):
+    """A number of parts known now: one Split cuts them (a Squeeze of each part read where
+    ``keepdims=0`` drops the axis); SequenceLength becomes a constant, ConcatFromSequence a
+    Concat (of the parts a SequenceErase left)."""
+
+    name = "by-split"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        why = _why_kept(plan, site)
+        if why is not None:
+            return why
+        if _count(site) is None:
+            return "its number of parts is known only at run time"
+        if _sizes(site) is None and (site.scope.opset or 0) < 13:
+            return "its sizes are known at run time, and Split takes them as an attribute only"
+        return None
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+        count = _count(site)
+        assert count is not None
+        plan.spend(site.node, count)
+        return _Edits(plan, site).by_split(_read(plan, site), _sizes(site), count)
+
+
+class _KeptForOnnxruntime(SequenceForm):
+    """A sequence whose parts would each need their own Slice stays where onnxruntime has a
+    SplitToSequence kernel for its element type (it runs the kept form as the spec says, in
+    fewer nodes)."""
+
+    name = "kept-for-onnxruntime"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        why = _why_kept(plan, site)
+        if why is not None:
+            return why
+        if site.element not in ONNXRUNTIME_SEQUENCE_TYPES:
+            return "onnxruntime has no SplitToSequence kernel for its element type"
+        return None
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+        why = "onnxruntime runs it as the spec says, in fewer nodes than one Slice per part"
+        return _Edits(plan, site).keep(why)
+
+
+@dataclass(frozen=True)
+class _ByPosition(SequenceForm):
+    """Each SequenceAt reads its own part (a Slice, or a Gather of sizes' bounds), for a
+    number of parts known only at run time, or for sizes known only then where Split takes
+    sizes as an attribute only; SequenceLength gets the count (or computes it).
+
+    ``check``: the form of its run-time checks (``None``: the target's). ``end_by_min``: a
+    chunk's end as ``Min(start + chunk, length)``; before opset 12 (where Min takes no int64)
+    the form does not apply to chunks of an axis known only at run time (tract fails a Slice
+    whose end a Where, or arithmetic, picks: "DynSlice"); else by a Where. ``counts``:
+    whether the runtime computes a number of parts known only at run time (tract fails the
+    Div of two lengths known only then, "Failed analyse ... Div")."""
+
+    check_form: CheckForm | None = None
+    end_by_min: bool = False
+    counts: bool = True
+    name = "by-position"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        why = _why_kept(plan, site)
+        if why is not None:
+            return why
+        chunks = site.spec.split_input is None or site.split_rank == 0
+        if self.end_by_min and chunks and site.length is None and (site.scope.opset or 0) < 12:
+            return (
+                "the ends of its chunks of an axis known only at run time need Min, which takes "
+                f"int64 from opset 12 only ({plan.target} fails a Slice whose end a Where picks: "
+                "docs/portability.md)"
+            )
+        if self.counts or _count(site) is not None:
+            return None
+        for reader in _read(plan, site):
+            if reader.node.op_type == "SequenceLength" or (reader.position or 0) < 0:
+                what = f"{reader.node.op_type} {node_label(reader.node.proto)!r}"
+                return (
+                    f"{what} needs its number of parts, known only at run time, which "
+                    f"{plan.target} cannot compute (it fails a Div of two lengths known only "
+                    "at run time: docs/portability.md)"
+                )
+        return None
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+        readers, count = _read(plan, site), _count(site)
+        if count is not None and any(r.node.op_type == "ConcatFromSequence" for r in readers):
+            plan.spend(site.node, count)
+        check = self.check_form or plan.forms.check
+        return _Edits(plan, site).by_position(readers, count, check, self.end_by_min)
+
+
+class _Last(SequenceForm):
+    """The last form of a target: it applies to every node, for the reason the model gives
+    or, where none, the form before it."""
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        return None
+
+    def reason(self, plan: Plan, site: SplitSite) -> str:
+        """Why the sequence stays: what in the model keeps it, else why the last form
+        before this one does not apply."""
+        why = _why_kept(plan, site)
+        if why is not None:
+            return why
+        forms = plan.forms.sequence
+        before = forms[: forms.index(self)]
+        found = [why for form in before if (why := form.check(plan, site)) is not None]
+        return found[-1] if found else "no form removes it"
+
+
+class _Kept(_Last):
+    """The sequence stays, in the form onnxruntime runs as the spec says: a scalar split on a
+    static axis spelled out as the sizes it stands for, ``keepdims`` dropped wherever a split
+    is given (the spec ignores it there; onnxruntime applies it to a scalar split)."""
+
+    name = "kept"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+        return _Edits(plan, site).keep(self.reason(plan, site))
+
+
+class _Refused(_Last):
+    """A :class:`~splitops.SplitError` naming the node and why its sequence stays, for a
+    target whose runtime has no sequences."""
+
+    name = "refused"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+        raise SplitError(
+            f"{site.scope.label}: node {site.label!r} (SplitToSequence) cannot become a "
+            f"Split: {self.reason(plan, site)}.",
+            rule=Rule.CONVERSION,
+            hint="Lower with target 'portable' to keep the sequence in a form onnxruntime "
+            "runs as the spec says",
+        )
+
+
+class _KeptOutputForTvm(SequenceForm):
+    """A sequence that is a graph output and that nothing else reads stays where TVM computes
+    it as the spec says: on an axis of static length, or cut by constant sizes (unchecked on
+    an axis known only at run time: sizes that do not add up to it cut parts). TVM refuses a
+    scalar split on an axis known only at run time."""
+
+    name = "kept-output-for-tvm"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        sequence = site.scope.values.get(site.proto.output[0])
+        if sequence is None or not sequence.output_of or sequence.uses:
+            return "it is not a graph output that nothing else reads"
+        constant_sizes = site.split_value is not None and site.split_rank == 1
+        if checkable_length(site) is None and not constant_sizes:
+            return "its parts are chunks of an axis known only at run time"
+        return None
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+        why = "a graph output, which TVM computes as the spec says"
+        if checkable_length(site) is None:
+            why += " (unchecked: sizes that do not add up to the axis cut parts)"
+        return _Edits(plan, site).keep(why)
+
+
+UNREAD: tuple[SequenceForm, ...] = (_UnreadRemoved(), _UnreadChecked())
+BY_SPLIT: SequenceForm = _BySplit()
+KEPT_FOR_ONNXRUNTIME: SequenceForm = _KeptForOnnxruntime()
+KEPT_OUTPUT_FOR_TVM: SequenceForm = _KeptOutputForTvm()
+BY_POSITION: SequenceForm = _ByPosition()
+KEPT: SequenceForm = _Kept()
+REFUSED: SequenceForm = _Refused()
+
+
+def by_position(
+    *, check: CheckForm | None = None, end_by_min: bool = False, counts: bool = True
+) -> SequenceForm:
+    return _ByPosition(check, end_by_min, counts)
+
+
+def sequence_forms(
+    *,
+    kept: bool,
+    before_position: Sequence[SequenceForm] = (),
+    position: SequenceForm = BY_POSITION,
+) -> tuple[SequenceForm, ...]:
+    """A target's SplitToSequence forms: a sequence nothing reads removed, one Split where
+    the number of parts is known, the target's ``before_position`` forms, its ``position``
+    form (a Slice per part read), then :data:`KEPT` (with ``kept``) or :data:`REFUSED`."""
+    return (*UNREAD, BY_SPLIT, *before_position, position, KEPT if kept else REFUSED)
+
+
+# --- the edits -----------------------------------------------------------------------------
+
+
+class _Edits:
+    """The edits of one SplitToSequence site and the nodes that read its sequence."""
+
+    def __init__(self, plan: Plan, site: SplitSite) -> None:
+        self.plan, self.site, self.spec = plan, site, site.spec
+        self.scope, self.proto, self.x = site.scope, site.proto, site.data
+
+    def replace(self, nodes: Sequence[NodeProto]) -> None:
+        """Put ``nodes`` in the node's place; its sequence and split go."""
+        plan = self.plan
+        plan.edits.replace(self.site.node, nodes)
+        sequence = self.scope.values.get(self.proto.output[0])
+        if sequence is not None:
+            plan.edits.forget(sequence)
+        if self.spec.split_input is not None:
+            plan.drop_input(self.site.node, 1)
+
+    def _done(self, reader: SequenceReader, nodes: list[NodeProto]) -> None:
+        """``nodes`` replace ``reader`` (and the SequenceErase it reads through)."""
+        plan = self.plan
+        plan.edits.replace(reader.node, nodes)
+        for position in range(1, len(reader.node.proto.input)):
+            plan.drop_input(reader.node, position)
+        erase = reader.erase
+        if erase is not None and not plan.edits.is_replaced(erase):
+            plan.edits.replace(erase, [])
+            if len(erase.proto.input) > 1 and erase.proto.input[1]:
+                plan.drop_input(erase, 1)
+            left = erase.scope.values.get(erase.proto.output[0])
+            if left is not None:
+                plan.edits.forget(left)
+
+    @staticmethod
+    def _left(reader: SequenceReader, count: int) -> list[int]:
+        """The positions a ConcatFromSequence concatenates: all but the one erased."""
+        if reader.erase is None:
+            return list(range(count))
+        erased = (count - 1 if reader.erased is None else reader.erased) % count
+        return [i for i in range(count) if i != erased]
+
+    def by_split(
+        self, readers: list[SequenceReader], sizes: tuple[int, ...] | None, count: int
+    ) -> SequenceRewritten:
+        """One Split cuts every part; each reader takes its part, or their count."""
+        plan, scope, spec = self.plan, self.scope, self.spec
+        label = name_base(self.proto)
+        build = plan.scope_builder(scope, label)
+        squeeze = drops_axis(spec.split_input is not None, spec.keepdims)
+        # A part read once by a SequenceAt that needs no Squeeze is written under its name.
+        named: dict[int, str] = {}
+        for reader in readers:
+            if reader.position is not None and not squeeze:
+                named.setdefault(reader.position % count, reader.node.proto.output[0])
+        outputs = [named.get(i) or plan.view.fresh_name(f"{label}_part{i}") for i in range(count)]
+        nodes: list[NodeProto] = []
+        if count:
+            split = helper.make_node(
+                "Split", [self.x], outputs, name=self.proto.name, axis=spec.axis
+            )
+            if sizes is not None:
+                nodes += write_split_sizes(split, scope, scope.opset or 0, sizes, plan.edits, label)
+            else:
+                assert spec.split_input is not None
+                runtime = build.as_int64(spec.split_input, self.site.split_element)
+                checked = build.add("Reshape", [runtime, build.ints([count])], "split")
+                build.nodes[-1].name = plan.view.fresh_name(f"{label}/one_size_per_part")
+                split.input.append(checked)
+            nodes += [*build.nodes, split]
+        self.replace(nodes)
+        for reader in readers:
+            out = reader.node.proto.output[0]
+            op = reader.node.op_type
+            step = plan.scope_builder(scope, name_base(reader.node.proto))
+            if op == "SequenceAt":
+                assert reader.position is not None
+                part = outputs[reader.position % count]
+                if squeeze:
+                    step.squeeze(part, spec.axis, output=out)
+                elif part != out:
+                    step.add("Identity", [part], "part", output=out)
+            elif op == "SequenceLength":
+                step.nodes.append(_count_constant(out, count))
+            else:
+                chosen = [outputs[i] for i in self._left(reader, count)]
+                elements = [step.squeeze(p, spec.axis) for p in chosen] if squeeze else chosen
+                _concat(step, reader.node.proto, elements)
+            self._done(reader, step.nodes)
+        kind = "Split + Squeeze" if squeeze else "Split"
+        where = "constant sizes" if sizes is not None else "sizes known at run time"
+        return SequenceRewritten("removed", f"sequence of {count} part(s) -> {kind} ({where})")
+
+    def by_position(
+        self,
+        readers: list[SequenceReader],
+        count: int | None,
+        check: CheckForm,
+        end_by_min: bool,
+    ) -> SequenceRewritten:
+        """Each SequenceAt reads its own part; SequenceLength gets the ``count`` (or computes
+        it), ConcatFromSequence concatenates the parts (when ``count`` is known). What the
+        readers share (the axis length, the checked chunk length or sizes) is computed once,
+        in the SplitToSequence's place."""
+        plan, scope = self.plan, self.scope
+
+        def builder(label: str) -> GraphBuilder:
+            return GraphBuilder(scope, plan.edits, label, check)
+
+        shared = builder(name_base(self.proto))
+        parts = _RuntimeParts(self.site, shared, end_by_min=end_by_min)
+        for reader in readers:
+            step = builder(name_base(reader.node.proto))
+            out = reader.node.proto.output[0]
+            if reader.node.op_type == "ConcatFromSequence":
+                assert count is not None
+                left = self._left(reader, count)
+                names = [step.name(f"part{i}") for i in left]
+                for position, name in zip(left, names, strict=True):
+                    parts.part(step, position, name)
+                _concat(step, reader.node.proto, names)
+            elif reader.position is not None:
+                parts.part(step, reader.position, out)
+            elif count is not None:
+                step.nodes.append(_count_constant(out, count))
+            else:
+                parts.count(step, out)
+            self._done(reader, step.nodes)
+        self.replace(shared.nodes)
+        number = "a number of parts known at run time" if count is None else f"{count} part(s)"
+        return SequenceRewritten("removed", f"sequence of {number} -> {parts.how}")
+
+    def keep(self, why: str) -> SequenceRewritten:
+        """Keep the sequence, in the form onnxruntime runs as the spec says."""
+        plan, site = self.plan, self.site
+        new = NodeProto()
+        new.CopyFrom(self.proto)
+        changes = []
+        if self.spec.split_input is not None and has_attribute(new, "keepdims"):
+            drop_attributes(new, {"keepdims"})
+            changes.append("keepdims dropped (ignored with a split)")
+        chunk = site.chunk if self.spec.split_input is not None else None
+        length = checkable_length(site)
+        if chunk is not None and length:
+            sizes = sequence_sizes(length, chunk, opset=self.spec.rule.since_version)
+            plan.spend(site.node, len(sizes))
+            name = plan.view.fresh_name(f"{name_base(self.proto)}_split")
+            constants = plan.edits.int64_constant(self.scope, name, sizes)
+            new.input[1] = name
+            plan.drop_input(site.node, 1)
+            shown = list(sizes) if len(sizes) <= 8 else f"[{', '.join(map(str, sizes[:8]))}, ...]"
+            changes.append(f"scalar split {chunk} -> {shown}")
+            plan.edits.replace(site.node, [*constants, new])
+        elif changes:
+            plan.edits.replace(site.node, [new])
+        return SequenceRewritten("kept", f"{why}; " + (", ".join(changes) or "unchanged"))
+
+
+def _concat(step: GraphBuilder, node: NodeProto, parts: list[str]) -> None:
+    """ConcatFromSequence over the sequence's elements ``parts``: a Concat (of the parts
+    given a new axis first, with ``new_axis=1``)."""
+    attributes = attribute_values(node)
+    axis = int(attributes.get("axis", 0))
+    if attributes.get("new_axis", 0):
+        parts = [step.unsqueeze(p, axis) for p in parts]
+    step.add("Concat", parts, "concat", output=node.output[0], axis=axis)
+
+
+def _count_constant(name: str, count: int) -> NodeProto:
+    """SequenceLength's count: a Constant node, not an initializer, which some converters
+    (onnx2tf) drop when it is also a graph output."""
+    value = numpy_helper.from_array(np.array(count, dtype=np.int64), name)
+    return helper.make_node("Constant", [], [name], value=value)
+
+
+class _RuntimeParts:
+    """The parts of a SplitToSequence read one by one, as Slices of its input.
+
+    The spec's three forms: chunks of 1 (no split; ``keepdims=0`` drops the axis, a Squeeze
+    here), chunks of a scalar length ``s`` (the last smaller), and 1-d sizes. A position past
+    the parts fails at run time, as SequenceAt does: a run-time check for chunks, Gather for
+    sizes. The checks of the split itself (``s >= 1``; sizes >= 0 adding up to the axis)
+    lie on the path of every part. (A Gather of the input itself would read chunks of 1 in
+    one node, but onnxruntime's Gather copies only the first string of each row of a string
+    tensor.)
+    """
+
+    def __init__(self, site: SplitSite, shared: GraphBuilder, *, end_by_min: bool = False) -> None:
+        self.site = site
+        self.shared = shared
+        self.x = site.data
+        self.axis = site.spec.axis
+        self.squeeze = drops_axis(site.spec.split_input is not None, site.spec.keepdims)
+        # Min takes int64 from opset 12 on.
+        self.end_by_min = end_by_min and shared.opset >= 12
+        self._values: dict[str, str] = {}
+        if site.spec.split_input is None or site.split_rank == 0:
+            self.kind, self.how = "chunks", "Slice per SequenceAt"
+        else:
+            self.kind, self.how = "sizes", "Slice per SequenceAt, offsets by CumSum"
+
+    def _value(self, name: str) -> str:
+        """A shared value, made at first use."""
+        if name not in self._values:
+            self._values[name] = getattr(self, f"_make_{name}")()
+        return self._values[name]
+
+    def _make_length(self) -> str:
+        return self.shared.axis_length(self.x, self.axis)
+
+    def _make_chunk(self) -> str:
+        build, site = self.shared, self.site
+        if site.chunk is not None:  # a constant, checked >= 1 by the model check
+            return build.ints([site.chunk])
+        assert site.spec.split_input is not None
+        given = build.as_int64(site.spec.split_input, site.split_element)
+        flat = build.add("Reshape", [given, build.ints([1])], "chunk")
+        small = build.add("Less", [flat, build.ints([1])], "below_one")
+        return build.checked(flat, small, "chunk_length_must_be_at_least_1")
+
+    def _make_chunk_count(self) -> str:
+        build, chunk = self.shared, self._value("chunk")
+        less = build.add("Sub", [chunk, build.ints([1])], "chunk_less_one")
+        raised = build.add("Add", [self._value("length"), less], "raised")
+        return build.add("Div", [raised, chunk], "count")
+
+    def _make_sizes(self) -> str:
+        site = self.site
+        assert site.spec.split_input is not None
+        return self.shared.as_int64(site.spec.split_input, site.split_element)
+
+    def _make_ends(self) -> str:
+        build, sizes = self.shared, self._value("sizes")
+        ends = build.add("CumSum", [sizes, build.scalar(0)], "ends")
+        total = build.add("Gather", [ends, build.ints([-1])], "total", axis=0)
+        same = build.add("Equal", [total, self._value("length")], "sum")
+        wrong_sum = build.add("Not", [same], "wrong_sum")
+        least = build.add("ReduceMin", [sizes], "least")
+        negative = build.add("Less", [least, build.ints([0])], "negative")
+        bad = build.add("Or", [wrong_sum, negative], "bad_sizes")
+        checked = build.checked(total, bad, "sizes_must_be_non_negative_and_add_up_to_the_axis")
+        return build.add("Add", [ends, build.add("Sub", [checked, total], "zero")], "ends")
+
+    def check(self) -> None:
+        """What the spec checks of the split at run time, reading no part: the axis (through
+        the axis length), the chunk length, or the sizes."""
+        if self.kind == "sizes":
+            self._value("ends")
+            return
+        if self.site.rank is None:
+            self._value("length")  # the axis, against a rank known only at run time
+        if self.site.spec.split_input is not None:
+            self._value("chunk")
+
+    def count(self, step: GraphBuilder, out: str) -> None:
+        """SequenceLength: the number of parts, a 0-d int64 tensor."""
+        if self.kind == "chunks":
+            step.add("Reshape", [self._value("chunk_count"), step.ints([])], "n", output=out)
+        else:
+            self._value("ends")  # the sizes are checked wherever the sequence is read
+            step.add("Size", [self._value("sizes")], "count", output=out)
+
+    def part(self, step: GraphBuilder, position: int, out: str) -> None:
+        """SequenceAt at a constant ``position`` (negative counts from the back)."""
+        if self.kind == "sizes":
+            where = step.ints([position])
+            end = step.add("Gather", [self._value("ends"), where], "end", axis=0)
+            size = step.add("Gather", [self._value("sizes"), where], "size", axis=0)
+            start = step.add("Sub", [end, size], "start")
+        else:
+            chunk, length = self._value("chunk"), self._value("length")
+            if position < 0:
+                index = step.add("Add", [self._value("chunk_count"), step.ints([position])], "i")
+                before = step.add("Less", [index, step.ints([0])], "before_first")
+                index = step.checked(index, before, "sequence_position_out_of_range")
+                start = step.add("Mul", [index, chunk], "start")
+            else:
+                start = step.add("Mul", [step.ints([position]), chunk], "start")
+                past = step.add("Not", [step.add("Less", [start, length], "inside")], "past")
+                start = step.checked(start, past, "sequence_position_out_of_range")
+            # The last chunk may be shorter: its end is the axis's, not past it (ONNX's
+            # Slice clamps an end past the axis; tract's does not).
+            end = step.add("Add", [start, chunk], "end")
+            if self.end_by_min:
+                end = step.add("Min", [end, length], "end")
+            else:  # Where, not Min: Min takes int64 from opset 12 on.
+                inside = step.add("Less", [end, length], "inside")
+                end = step.add("Where", [inside, end, length], "end")
+        where = step.ints([self.axis])
+        if self.squeeze:
+            step.squeeze(step.add("Slice", [self.x, start, end, where], "slice"), self.axis, out)
+        else:
+            step.add("Slice", [self.x, start, end, where], "part", output=out)

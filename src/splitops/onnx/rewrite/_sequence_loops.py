@@ -1,0 +1,379 @@
+"""A Loop that builds a sequence by SequenceInsert (what torch's TorchScript exporter writes
+for ``tensor_split`` by indices), unrolled into its parts, for targets without sequences.
+
+torch exports ``torch.tensor_split(x, [1, 4], dim=1)`` as a ``SequenceEmpty``, a ``Loop`` of
+a constant number of trips whose body inserts ``Slice(x, indices[i], indices[i + 1])`` into
+the sequence, one more ``SequenceInsert`` of the last part after the loop, and a
+``SequenceAt`` of each part. Where the trip count is a constant, the sequence holds a known
+list of tensors: the rule copies the body once per trip (each copy's values renamed, the
+iteration number a constant, and what the body computes from constants alone folded, so
+that the Slices get constant bounds), and each reader takes its part: ``SequenceAt`` an
+``Identity``, ``SequenceLength`` a constant, ``ConcatFromSequence`` a ``Concat``.
+
+Like the SplitToSequence forms (:mod:`~splitops.onnx.rewrite._sequence_forms`), the rule
+says when it applies (or why not) and what it did, for the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from onnx import GraphProto, NodeProto, helper, numpy_helper
+
+from ...core import current_limits
+from ..model import (
+    DEFAULT_DOMAINS,
+    Node,
+    Scope,
+    Value,
+    attribute_values,
+    constant_value,
+    graph_attributes,
+    held_graph,
+    node_label,
+)
+from ._graph_sizes import GraphBuilder
+from ._sequence_forms import SequenceRewritten
+from ._split_forms import name_base
+
+if TYPE_CHECKING:
+    from ._lower import Plan
+
+__all__ = ["LOOP_OF_INSERTS_UNROLLED", "LoopForm", "sequence_loops"]
+
+
+class LoopForm:
+    """One form of a Loop node: :meth:`check` says whether it applies (``None``) or why not;
+    :meth:`rewrite` makes its edits."""
+
+    name = ""
+
+    def check(self, plan: Plan, node: Node) -> str | None:
+        raise NotImplementedError
+
+    def rewrite(self, plan: Plan, node: Node) -> SequenceRewritten:
+        raise NotImplementedError
+
+
+#: The operators whose result the rule folds where every input is a constant (the index
+#: arithmetic of torch's export), each as numpy computes it.
+_FOLDED: dict[str, Callable[[list[Any], dict[str, Any]], Any]] = {
+    "Identity": lambda a, _: a[0],
+    "Add": lambda a, _: np.add(a[0], a[1]),
+    "Sub": lambda a, _: np.subtract(a[0], a[1]),
+    "Mul": lambda a, _: np.multiply(a[0], a[1]),
+    "Gather": lambda a, k: np.take(a[0], a[1], axis=int(k.get("axis", 0))),
+}
+#: The most elements a folded value may have (index arithmetic is small).
+_MOST_FOLDED = 4096
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    """What the rule found of a Loop: its trip count, its body, the value its body inserts,
+    the SequenceEmpty it starts from."""
+
+    trips: int
+    body: GraphProto
+    inserted: str
+    empty: Node
+
+
+def _pattern(node: Node) -> _Pattern | str:
+    """The Loop's pattern, or why it is not one the rule unrolls."""
+    proto, scope = node.proto, node.scope
+    if len(proto.input) != 3 or len(proto.output) != 1:
+        return "it carries more than one sequence, or has scan outputs"
+    trips = scope.constant(proto.input[0]) if proto.input[0] else None
+    if trips is None or trips.size != 1 or trips.dtype.kind not in "iu":
+        return "its trip count is known only at run time"
+    if not 0 <= int(trips.reshape(-1)[0]) <= current_limits().max_model_parts:
+        return "its trip count is negative or over the max_model_parts limit"
+    if proto.input[1]:
+        go = scope.constant(proto.input[1])
+        if go is None or go.size != 1 or not bool(go.reshape(-1)[0]):
+            return "its condition is not a constant true"
+    start = scope.value(proto.input[2])
+    empty = None if start is None or len(start.uses) != 1 else start.producer
+    if empty is None or empty.op_type != "SequenceEmpty":
+        return "its sequence does not start as a SequenceEmpty read by the Loop alone"
+    body = held_graph(proto, "body", -1)
+    if body is None or len(body.input) != 3 or len(body.output) != 2:
+        return "its body is not of one iteration number, one condition and one sequence"
+    _, condition, carried = (i.name for i in body.input)
+    cond_out, seq_out = (o.name for o in body.output)
+    produced = {out: n for n in body.node for out in n.output}
+    insert = produced.get(seq_out)
+    if (
+        insert is None
+        or insert.op_type != "SequenceInsert"
+        or list(insert.input) != [carried, insert.input[1]]
+    ):
+        return "its body does not append one tensor to the sequence"
+    for inner in body.node:
+        if inner is insert:
+            continue
+        if inner.domain not in DEFAULT_DOMAINS or next(graph_attributes(inner), None) is not None:
+            return f"its body's {inner.op_type} {node_label(inner)!r} is not one it copies"
+        if carried in inner.input or inner.op_type in ("Split", "SplitToSequence"):
+            return f"its body's {inner.op_type} {node_label(inner)!r} is not one it copies"
+    if not _always_true(cond_out, condition, produced, scope):
+        return "its body's condition is not always true"
+    part = produced.get(insert.input[1])
+    if part is None or part.op_type != "Slice":
+        return "its body does not insert a Slice"
+    folded = _fold(body, scope, 0)
+    if any(bound not in folded for bound in part.input[1:3]):
+        return "the bounds of the Slice its body inserts are known only at run time"
+    return _Pattern(int(trips.reshape(-1)[0]), body, str(insert.input[1]), empty)
+
+
+def _declared_wrong(scope: Scope, found: _Pattern, trip: int, reader: Node) -> str | None:
+    """Where the part a SequenceAt reads has a static length that its output's declared type
+    contradicts (torch's static export declares every part as long as the second), why the
+    rule leaves the Loop: the unrolled Slice would make onnx's check refuse the model."""
+    produced = {out: n for n in found.body.node for out in n.output}
+    part = produced[found.inserted]
+    dims = scope.dims(part.input[0])
+    declared = scope.dims(reader.proto.output[0])
+    known = _fold(found.body, scope, trip)
+    axes = known.get(part.input[3]) if len(part.input) > 3 else None
+    if axes is None and len(part.input) > 3:
+        axes = scope.constant(part.input[3])
+    if dims is None or declared is None or axes is None or len(part.input) > 4:
+        return None
+    axis = int(np.asarray(axes).reshape(-1)[0])
+    axis += len(dims) if axis < 0 else 0
+    if not 0 <= axis < len(dims) or len(declared) != len(dims) or dims[axis] is None:
+        return None
+    length = int(dims[axis])  # type: ignore[arg-type]
+    start, end = (int(np.asarray(known[b]).reshape(-1)[0]) for b in part.input[1:3])
+    start, end = (min(max(b + length if b < 0 else b, 0), length) for b in (start, end))
+    if declared[axis] is None or declared[axis] == max(end - start, 0):
+        return None
+    return (
+        f"{reader.op_type} {node_label(reader.proto)!r} is declared of length "
+        f"{declared[axis]} on axis {axis}, but reads a part of {max(end - start, 0)}: the "
+        "model's declared types are wrong (onnx's check would refuse the unrolled model)"
+    )
+
+
+def _always_true(name: str, given: str, produced: dict[str, NodeProto], scope: Scope) -> bool:
+    """Whether the body's condition ``name`` is the condition it was given (a constant true)
+    or a constant true, through Identity nodes."""
+    while name != given:
+        node = produced.get(name)
+        if node is None:
+            value = scope.constant(name)
+            return value is not None and value.size == 1 and bool(value.reshape(-1)[0])
+        if node.op_type == "Constant":
+            value = constant_value(node)
+            return value is not None and value.size == 1 and bool(value.reshape(-1)[0])
+        if node.op_type != "Identity":
+            return False
+        name = node.input[0]
+    return True
+
+
+@dataclass
+class _Readers:
+    """The nodes that read the Loop's sequence and what SequenceInsert made of it after the
+    loop: each with the parts of the sequence it reads."""
+
+    found: list[tuple[Node, list[str]]]
+    inserts: list[Node]
+
+
+def _readers(value: Value, parts: list[str]) -> _Readers | str:
+    """Each reader of the sequence ``value`` (holding ``parts``) and of the sequences that
+    SequenceInsert makes of it, or why one is not a reader the rule replaces."""
+    if value.output_of:
+        return "its sequence is a graph output"
+    found = _Readers([], [])
+    for reader in value.uses:
+        proto, what = reader.proto, f"{reader.op_type} {node_label(reader.proto)!r}"
+        if reader.scope is not value.scope or proto.domain not in DEFAULT_DOMAINS:
+            return f"{what} reads its sequence"
+        if proto.input[0] != value.name or value.name in proto.input[1:]:
+            return f"{what} reads its sequence as a tensor"
+        if reader.op_type == "SequenceInsert":
+            at = len(parts)
+            if len(proto.input) > 2 and proto.input[2]:
+                given = reader.scope.constant(proto.input[2])
+                if given is None or given.size != 1:
+                    return f"{what} inserts at a position known only at run time"
+                at = int(given.reshape(-1)[0])
+                if not -len(parts) <= at <= len(parts):
+                    return f"{what} inserts past the sequence: it fails at run time"
+                at %= len(parts) + 1
+            grown = [*parts[:at], proto.input[1], *parts[at:]]
+            after = reader.scope.value(proto.output[0])
+            more = _readers(after, grown) if after is not None else _Readers([], [])
+            if isinstance(more, str):
+                return more
+            found.found += more.found
+            found.inserts += [reader, *more.inserts]
+        elif reader.op_type == "SequenceAt":
+            given = reader.scope.constant(proto.input[1])
+            if given is None or given.size != 1 or given.dtype.kind not in "iu":
+                return f"{what} reads it at a position known only at run time"
+            at = int(given.reshape(-1)[0])
+            if not -len(parts) <= at < len(parts):
+                return f"{what} reads part {at} of {len(parts)}: it fails at run time"
+            found.found.append((reader, [parts[at]]))
+        elif reader.op_type == "SequenceLength" or (
+            reader.op_type == "ConcatFromSequence" and parts
+        ):
+            found.found.append((reader, parts))
+        else:
+            return f"{what} reads its sequence"
+    return found
+
+
+class _LoopOfInsertsUnrolled(LoopForm):
+    """A Loop of a constant number of trips that appends one Slice of constant bounds per
+    trip to a sequence started empty (torch's ``tensor_split`` by indices): unrolled, each
+    reader given its part (see the module's documentation)."""
+
+    name = "loop-of-inserts-unrolled"
+
+    def check(self, plan: Plan, node: Node) -> str | None:
+        found = _pattern(node)
+        if isinstance(found, str):
+            return found
+        value = node.scope.value(node.proto.output[0])
+        if value is None:
+            return "its sequence is not read"
+        trips = [f"\0trip{i}" for i in range(found.trips)]  # no value is named so
+        readers = _readers(value, trips)
+        if isinstance(readers, str):
+            return readers
+        for reader, chosen in readers.found:
+            if reader.op_type == "SequenceAt" and chosen[0] in trips:
+                wrong = _declared_wrong(node.scope, found, trips.index(chosen[0]), reader)
+                if wrong is not None:
+                    return wrong
+        return None
+
+    def rewrite(self, plan: Plan, node: Node) -> SequenceRewritten:
+        found = _pattern(node)
+        assert not isinstance(found, str)
+        plan.spend(node, found.trips)
+        scope, label = node.scope, name_base(node.proto)
+        build = plan.scope_builder(scope, label)
+        parts = [_unroll(build, scope, found, trip) for trip in range(found.trips)]
+        plan.edits.replace(node, build.nodes)
+        plan.edits.replace(found.empty, [])
+        for position in (0, 1):
+            plan.drop_input(node, position)
+        value = scope.value(node.proto.output[0])
+        assert value is not None
+        readers = _readers(value, parts)
+        assert not isinstance(readers, str)
+        for insert in readers.inserts:
+            plan.edits.replace(insert, [])
+            if len(insert.proto.input) > 2:
+                plan.drop_input(insert, 2)
+        for reader, chosen in readers.found:
+            step = plan.scope_builder(scope, name_base(reader.proto))
+            out = reader.proto.output[0]
+            if reader.op_type == "SequenceAt":
+                step.add("Identity", chosen, "part", output=out)
+                plan.drop_input(reader, 1)
+            elif reader.op_type == "SequenceLength":
+                count = numpy_helper.from_array(np.array(len(chosen), np.int64), out)
+                step.nodes.append(helper.make_node("Constant", [], [out], value=count))
+            else:
+                attributes = attribute_values(reader.proto)
+                axis = int(attributes.get("axis", 0))
+                if attributes.get("new_axis", 0):
+                    chosen = [step.unsqueeze(p, axis) for p in chosen]
+                step.add("Concat", chosen, "concat", output=out, axis=axis)
+            plan.edits.replace(reader, step.nodes)
+        detail = (
+            f"Loop of {found.trips} SequenceInsert of a Slice -> {found.trips} Slices of "
+            "constant bounds, each reader of its sequence given its parts"
+        )
+        return SequenceRewritten("rewritten", detail)
+
+
+def _fold(body: GraphProto, scope: Scope, trip: int) -> dict[str, Any]:
+    """What the body computes from constants alone (its own Constant nodes, the constants it
+    sees, its iteration number ``trip``) by the operators of :data:`_FOLDED`, by name."""
+    known: dict[str, Any] = {body.input[0].name: np.array(trip, np.int64)}
+    computed: set[str] = set()  # what the body computes at run time
+
+    def constant(name: str) -> Any:
+        if name in known:
+            return known[name]
+        return None if name in computed else scope.constant(name)
+
+    for node in body.node:
+        if node.op_type == "Constant":
+            value = constant_value(node)
+            if value is not None:
+                known[node.output[0]] = value
+                continue
+        values = [constant(name) for name in node.input]
+        fold = _FOLDED.get(node.op_type)
+        if fold is not None and values and all(v is not None for v in values):
+            attributes = attribute_values(node)
+            try:
+                result = np.asarray(fold(values, attributes))
+            except (IndexError, ValueError):  # fails at run time, as the node will
+                result = None
+            if result is not None and result.size <= _MOST_FOLDED:
+                known[node.output[0]] = result
+                continue
+        computed.update(node.output)
+    return known
+
+
+def _unroll(build: GraphBuilder, scope: Scope, found: _Pattern, trip: int) -> str:
+    """The body's nodes for one trip, in ``build``: its values renamed, its iteration
+    number ``trip``, what it computes from constants alone folded. Returns the name of the
+    Slice it inserts."""
+    known = _fold(found.body, scope, trip)
+    renamed: dict[str, str] = {}
+
+    def written(name: str, *, flat: bool) -> str:
+        """The name a copied node reads for ``name``: its value written as a constant where
+        it was folded (1-d where ``flat``, as a Slice's bounds are)."""
+        if name in renamed or not name or name not in known:
+            return renamed.get(name, name)
+        array = np.asarray(known[name])
+        array = array.reshape(1) if flat and array.ndim == 0 else array
+        tensor = numpy_helper.from_array(array, build.name(f"trip{trip}_const"))
+        build.nodes += build.edits.tensor_constant(scope, tensor)
+        return tensor.name
+
+    for node in found.body.node:
+        if node.op_type == "SequenceInsert" or all(out in known for out in node.output):
+            continue
+        copy = NodeProto()
+        copy.CopyFrom(node)
+        copy.name = build.name(f"trip{trip}_{node.op_type.lower()}") if node.name else ""
+        for index, name in enumerate(node.input):
+            copy.input[index] = written(name, flat=node.op_type == "Slice" and index > 0)
+        for index, name in enumerate(node.output):
+            if name:
+                renamed[name] = build.name(f"trip{trip}_{name.strip('/').replace('/', '_')}")
+                copy.output[index] = renamed[name]
+        build.nodes.append(copy)
+    return renamed[found.inserted]
+
+
+LOOP_OF_INSERTS_UNROLLED: LoopForm = _LoopOfInsertsUnrolled()
+
+
+def sequence_loops(scopes: list[Scope]) -> list[Node]:
+    """The Loop nodes of the default domain, in every scope."""
+    return [
+        node
+        for scope in scopes
+        for node in scope.nodes
+        if node.op_type == "Loop" and node.proto.domain in DEFAULT_DOMAINS
+    ]

@@ -1,0 +1,317 @@
+"""SplitToSequence lowering per target, its forms as rules, run live on the runtimes
+installed here (onnxruntime and onnx.reference always; OpenVINO and tract, which CI installs;
+TVM where installed), each against splitops' engine on the original (the spec's answer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from benchmarks.portability import _sequence, _sequence_erased, _sequence_of_computed_chunk
+from onnx import ModelProto, TensorProto, helper, numpy_helper
+from tests.processes import GUARD_SECONDS
+
+import splitops
+from splitops.onnx.model import ModelEdits, ModelView, SplitSite
+from splitops.onnx.rewrite._lower import FORMS, Lower, Plan, lower_model_with_report
+from splitops.onnx.run import RuntimeRunError, RuntimeWorkers
+from splitops.onnx.run._runtimes import runtime_named
+
+F = TensorProto.FLOAT
+
+
+def _ops(model: ModelProto) -> set[str]:
+    return {node.op_type for node in model.graph.node}
+
+
+def _feeds(length: int) -> dict[str, Any]:
+    return {"x": np.arange(2 * length, dtype=np.float32).reshape(2, length)}
+
+
+def _runtime(name: str) -> Any:
+    found = runtime_named(name)
+    if not found.is_installed():
+        pytest.skip(f"{name} is not installed here")
+    return found
+
+
+def _assert_exact(got: list[Any], model: ModelProto, length: int) -> None:
+    expected = splitops.backend.run_model(model, _feeds(length))
+    assert len(got) == len(expected)
+    for value, want in zip(got, expected, strict=True):
+        if isinstance(want, list):
+            assert [np.asarray(p).tolist() for p in value] == [p.tolist() for p in want]
+        else:
+            np.testing.assert_array_equal(np.asarray(value), want, strict=True)
+
+
+@pytest.mark.parametrize(
+    ("target", "readers", "form"),
+    [
+        ("portable", ["at0", "len"], "by-position"),
+        ("onnxruntime", ["at0", "len"], "kept-for-onnxruntime"),
+        ("openvino", ["at0"], "by-position"),
+        ("tract", ["at0", "len"], "refused"),
+        ("tvm", ["out"], "refused"),
+        ("portable", [], "unread-checked"),
+    ],
+)
+def test_the_first_sequence_form_that_applies_lowers_the_node_and_writes_its_row(
+    target: str, readers: list[str], form: str
+) -> None:
+    """A target's SplitToSequence forms are an ordered list: each form before the one that
+    lowers the node says why it does not apply; the row is the applying form's."""
+    model = _sequence_of_computed_chunk(readers)("N")
+    view = ModelView.read(model, types=Lower(target).types(model))  # type: ignore[arg-type]
+    site = SplitSite.read(next(view.split_nodes()))
+    plan = Plan(view, target, ModelEdits(view))  # type: ignore[arg-type]
+    forms = FORMS[target].sequence  # type: ignore[index]
+    checks = [(f.name, f.check(plan, site)) for f in forms]
+    first = next(name for name, why_not in checks if why_not is None)
+    assert first == form
+    before = checks[: [name for name, _ in checks].index(first)]
+    assert before
+    assert all(why_not for _, why_not in before), before
+    if form == "refused":
+        with pytest.raises(splitops.SplitError) as refused:
+            lower_model_with_report(model, target=target)  # type: ignore[arg-type]
+        assert any(str(why) in str(refused.value) for _, why in before)
+        return
+    _, report = lower_model_with_report(model, target=target)  # type: ignore[arg-type]
+    done = next(f for f in forms if f.name == form)
+    row = done.rewrite(Plan(view, target, ModelEdits(view)), site)  # type: ignore[arg-type]
+    assert (report[0].outcome, report[0].detail) == (row.outcome, row.detail)
+
+
+def test_every_target_ends_its_sequence_forms_in_kept_or_refused() -> None:
+    for target, forms in FORMS.items():
+        last = forms.sequence[-1].name
+        assert last == ("kept" if forms.sequences else "refused"), target
+
+
+# --- OpenVINO -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("length", [7, 4, 0])
+def test_openvino_runs_its_targets_chunks_of_a_length_computed_from_shape(length: int) -> None:
+    """OpenVINO's compiler fails the Expand check on the parts' bounds (BroadcastTransition);
+    the openvino target checks them by an Expand then a Gather, which it runs: the spec's
+    parts where ceil(N / 2) >= 1, a failure at N = 0 (a chunk of 0), as the spec."""
+    openvino = _runtime("openvino")
+    model = _sequence_of_computed_chunk(["at0", "at1"])("N")
+    lowered, report = lower_model_with_report(model, target="openvino")
+    assert "SplitToSequence" not in _ops(lowered)
+    assert report[0].outcome == "removed"
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        if length == 0:
+            with pytest.raises(splitops.SplitError):
+                splitops.backend.run_model(model, _feeds(length))
+            with pytest.raises(RuntimeRunError):
+                workers.run(openvino, lowered.SerializeToString(), _feeds(length))
+            return
+        got = workers.run(openvino, lowered.SerializeToString(), _feeds(length))
+    _assert_exact(got, model, length)
+
+
+@pytest.mark.parametrize("target", ["openvino", "tract", "tvm", "no-sequences"])
+def test_a_sequence_erase_read_by_concat_is_lowered_with_its_sequence(target: str) -> None:
+    """SplitToSequence of chunks of 3 of 7, part 1 erased, the rest concatenated: one Split
+    and a Concat of the parts left, for targets without sequences (OpenVINO runs the original
+    exactly; its target must not refuse it), run live on onnxruntime."""
+    model = _sequence_erased(7)
+    lowered, report = lower_model_with_report(model, target=target)  # type: ignore[arg-type]
+    assert not _ops(lowered) & {"SplitToSequence", "SequenceErase", "ConcatFromSequence"}
+    assert report[0].detail == "sequence of 3 part(s) -> Split (constant sizes)"
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        got = workers.run(runtime_named("onnxruntime"), lowered.SerializeToString(), _feeds(7))
+    _assert_exact(got, model, 7)
+    assert np.asarray(got[0]).tolist() == [[0, 1, 2, 6], [7, 8, 9, 13]]
+
+
+def test_openvino_runs_the_erased_sequence_lowered_as_it_runs_the_original() -> None:
+    openvino = _runtime("openvino")
+    model = _sequence_erased(7)
+    lowered = splitops.lower_model(model, target="openvino")
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        original = workers.run(openvino, model.SerializeToString(), _feeds(7))
+        got = workers.run(openvino, lowered.SerializeToString(), _feeds(7))
+    _assert_exact(original, model, 7)
+    _assert_exact(got, model, 7)
+
+
+def test_an_erase_past_the_parts_keeps_the_sequence_with_its_reason() -> None:
+    model = _sequence_erased(7)
+    for tensor in model.graph.initializer:
+        if tensor.name == "one":
+            tensor.CopyFrom(numpy_helper.from_array(np.array(5, np.int64), "one"))
+    with pytest.raises(splitops.SplitError, match="reads part 5 of 3"):
+        splitops.lower_model(model, target="openvino")
+    _, report = lower_model_with_report(model)
+    assert report[0].outcome == "kept"
+
+
+# --- TVM ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("split", [3, [2, 5], None])
+def test_tvm_keeps_a_sequence_output_it_computes_as_the_spec_says(split: Any) -> None:
+    """A sequence that is a graph output, on a static axis: TVM runs it exactly, so its
+    target keeps it (it refused it before); a scalar split on a run-time axis, which TVM
+    refuses ("dynamic dim size and scalar split"), is still refused."""
+    model = _sequence(["out"], split=split)(7)
+    lowered, report = lower_model_with_report(model, target="tvm")
+    assert report[0].outcome == "kept"
+    assert "TVM computes" in report[0].detail
+    if split is not None and not isinstance(split, list):
+        with pytest.raises(splitops.SplitError, match="it is an output of main"):
+            splitops.lower_model(_sequence(["out"], split=split)("N"), target="tvm")
+    pytest.importorskip("tvm")
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        got = workers.run(runtime_named("tvm"), lowered.SerializeToString(), _feeds(7))
+    _assert_exact(got, model, 7)
+
+
+# --- tract --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("length", [7, 4, 1])
+def test_tract_runs_its_targets_chunks_of_a_length_computed_at_run_time(length: int) -> None:
+    """Parts read from the front: each a Slice ending at Min(start + chunk, length), which
+    tract runs (it fails the same Slice ending at a Where's pick: 'DynSlice')."""
+    tract = _runtime("tract")
+    model = _sequence_of_computed_chunk(["at0", "at1"] if length > 1 else ["at0"])("N")
+    lowered = splitops.lower_model(model, target="tract")
+    assert "Min" in _ops(lowered)
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        got = workers.run(tract, lowered.SerializeToString(), _feeds(length))
+    _assert_exact(got, model, length)
+
+
+def test_tract_refuses_a_number_of_parts_known_only_at_run_time_with_its_reason() -> None:
+    model = _sequence_of_computed_chunk(["at0", "len"])("N")
+    with pytest.raises(splitops.SplitError, match="tract cannot compute") as refused:
+        splitops.lower_model(model, target="tract")
+    assert "SequenceLength" in str(refused.value)
+    opset11 = _sequence(["at0"], split=3)("N")
+    with pytest.raises(splitops.SplitError, match="Min, which takes int64 from opset 12"):
+        splitops.lower_model(opset11, target="tract")
+
+
+def _lengths_model(nodes: list[Any], output: Any) -> ModelProto:
+    """``x`` of shape [2, N], ``chunk = (N + 1) / 2`` (scalars from Shape), then ``nodes``:
+    no Split, no sequence."""
+    ints = {"c1": 1, "c2": 2, "one": [1], "zero": [0], "axis": [1]}
+    prefix = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "c1"], ["n"], axis=0),
+        helper.make_node("Add", ["n", "c1"], ["raised"]),
+        helper.make_node("Div", ["raised", "c2"], ["chunk"]),
+        helper.make_node("Reshape", ["chunk", "one"], ["chunk1"]),
+        helper.make_node("Reshape", ["n", "one"], ["length"]),
+    ]
+    graph = helper.make_graph(
+        [*prefix, *nodes],
+        "g",
+        [helper.make_tensor_value_info("x", F, [2, "N"])],
+        [output],
+        [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in ints.items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_tract_limits_without_split_or_sequences() -> None:
+    """What tract cannot run, shown without Split or SplitToSequence: a Slice whose end a
+    Where picks from run-time scalars ('DynSlice'), and a Div of two lengths known only at
+    run time ('Failed analyse'). onnxruntime runs both."""
+    tract = _runtime("tract")
+    where_end = _lengths_model(
+        [
+            helper.make_node("Less", ["chunk1", "length"], ["inside"]),
+            helper.make_node("Where", ["inside", "chunk1", "length"], ["end"]),
+            helper.make_node("Slice", ["x", "zero", "end", "axis"], ["y"]),
+        ],
+        helper.make_tensor_value_info("y", F, [2, None]),
+    )
+    count = _lengths_model(
+        [
+            helper.make_node("Sub", ["chunk1", "one"], ["less"]),
+            helper.make_node("Add", ["length", "less"], ["up"]),
+            helper.make_node("Div", ["up", "chunk1"], ["y"]),
+        ],
+        helper.make_tensor_value_info("y", TensorProto.INT64, [1]),
+    )
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        for model, error in ((where_end, "DynSlice"), (count, "Div")):
+            on_onnxruntime = workers.run(
+                runtime_named("onnxruntime"), model.SerializeToString(), _feeds(7)
+            )
+            assert np.asarray(on_onnxruntime[0]).size > 0
+            with pytest.raises(RuntimeRunError, match=error):
+                workers.run(tract, model.SerializeToString(), _feeds(7))
+
+
+# --- torch's Loop of SequenceInsert -------------------------------------------------------
+
+
+def _tensor_split_by_indices() -> ModelProto:
+    """torch.tensor_split(x, [1, 4], dim=1) by the TorchScript exporter, on [2, N]: a Loop
+    of SequenceInsert of Slices."""
+    pytest.importorskip("torch")
+    from benchmarks.portability import _torch
+
+    return _torch("tensor_split_indices")("N")
+
+
+@pytest.mark.parametrize("runtime", ["onnxruntime", "onnx.reference", "openvino", "tract"])
+def test_torchs_loop_of_sequence_inserts_becomes_slices_that_run_exactly(runtime: str) -> None:
+    """Targets without sequences refused torch's tensor_split by indices; with constant
+    indices the Loop unrolls into Slices of constant bounds, which each runtime runs as the
+    spec says (the spec's answer: splitops' engine on the original)."""
+    found = _runtime(runtime)
+    model = _tensor_split_by_indices()
+    assert {"Loop", "SequenceInsert"} <= _ops(model)
+    target = "no-sequences" if found.target == "onnxruntime" else found.target
+    lowered, report = lower_model_with_report(model, target=target)  # type: ignore[arg-type]
+    assert not _ops(lowered) & {"Loop", "SequenceEmpty", "SequenceInsert", "SequenceAt"}
+    (row,) = report
+    assert (row.op, row.outcome) == ("Loop", "rewritten")
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        for length in (7, 5, 4):
+            got = workers.run(found, lowered.SerializeToString(), _feeds(length))
+            _assert_exact(got, model, length)
+
+
+def test_a_loop_inserting_what_is_not_a_slice_stays_and_is_refused() -> None:
+    """The rule unrolls a Loop of Slices of constant bounds only."""
+    model = _tensor_split_by_indices()
+    (loop,) = [n for n in model.graph.node if n.op_type == "Loop"]
+    (insert,) = [n for n in loop.attribute[0].g.node if n.op_type == "SequenceInsert"]
+    insert.input[1] = "x"
+    with pytest.raises(splitops.SplitError, match="still holds sequences"):
+        splitops.lower_model(model, target="no-sequences")
+    assert "Loop" in _ops(splitops.lower_model(model))
+
+
+def test_an_unread_sequence_of_chunks_of_one_of_unknown_rank_keeps_its_checks() -> None:
+    """No split, a rank known only at run time: the axis is checked against the rank at run
+    time (onnxruntime and onnx.reference fail a node nobody reads), with no sequence left."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("SplitToSequence", ["x"], ["seq"], axis=1, name="cut"),
+            helper.make_node("Identity", ["x"], ["y"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", F, None)],
+        [helper.make_tensor_value_info("y", F, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    lowered, report = lower_model_with_report(model, target="no-sequences")
+    assert report[0].detail == "nothing reads its sequence -> run-time checks of its split"
+    assert "SplitToSequence" not in _ops(lowered)
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        onnxruntime = runtime_named("onnxruntime")
+        with pytest.raises(RuntimeRunError):
+            workers.run(onnxruntime, lowered.SerializeToString(), {"x": np.zeros(3, np.float32)})
+        got = workers.run(onnxruntime, lowered.SerializeToString(), _feeds(2))
+    np.testing.assert_array_equal(np.asarray(got[0]), _feeds(2)["x"])

@@ -26,6 +26,7 @@ import contextlib
 import inspect
 import json
 import logging
+import re
 import sys
 import time
 import traceback
@@ -342,7 +343,9 @@ def export_one(spec: Architecture, exporter: str, out: Path) -> dict[str, Any]:
             np.savez(out / f"{stem}.npz", **arrays)
         line["opset"] = _opset(out / f"{stem}.onnx")
     except Exception as error:  # recorded in the manifest; the next model goes on
-        said = " ".join(str(error).split())[:300]
+        # torch.onnx's errors begin with advice; the cause follows "## Exception summary".
+        text = re.sub(r"\x1b\[[0-9;]*m", "", str(error)).split("## Exception summary")[-1]
+        said = " ".join(text.split())[:300]
         line["error"] = f"{type(error).__name__}: {said}"
         (out / f"{stem}.onnx").unlink(missing_ok=True)
         if "--traceback" in sys.argv:

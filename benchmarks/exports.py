@@ -176,6 +176,34 @@ def build(
     return out
 
 
+def keep(export: Export, folder: Path) -> Path:
+    """Copy ``export`` into ``folder/torch-<version>/`` as a test fixture: its inputs and
+    torch's outputs, a manifest line, and the model without the exporter's per-node
+    metadata (stack traces: most of a small dynamo export's bytes). Returns the model's
+    path."""
+    out = folder / export.path.parent.name
+    out.mkdir(parents=True, exist_ok=True)
+    model = onnx.load(str(export.path))
+    for graph in _graphs(model.graph):
+        for node in graph.node:
+            del node.metadata_props[:]
+            node.doc_string = ""
+    onnx.save(model, str(out / export.path.name))
+    npz = export.path.with_suffix(".npz")
+    (out / npz.name).write_bytes(npz.read_bytes())
+    line = {
+        "model": export.model,
+        "exporter": export.exporter,
+        "torch": export.torch,
+        "transformers": export.transformers,
+        "file": export.path.name,
+        "opset": export.opset,
+    }
+    with (out / "manifest.jsonl").open("a") as manifest:
+        manifest.write(json.dumps(line) + "\n")
+    return out / export.path.name
+
+
 # --- what an export holds -------------------------------------------------------------------
 
 
@@ -623,12 +651,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=CACHE, help=f"default: {CACHE}")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these architectures only")
     parser.add_argument("--exporters", nargs="+", choices=EXPORTERS)
+    parser.add_argument(
+        "--keep",
+        nargs="+",
+        metavar=("FOLDER", "FILE"),
+        help="copy these exports (torch-<version>/<file>.onnx) into FOLDER as test fixtures",
+    )
     ours, rest = parser.parse_known_args(argv)
     python = str(ours.torch_env.absolute() / "bin" / "python") if ours.torch_env else sys.executable
     began = time.perf_counter()
-    if ours.torch_env or not any(ours.cache.glob("*/manifest.jsonl")):
+    if ours.torch_env or not (ours.keep or any(ours.cache.glob("*/manifest.jsonl"))):
         print(f"exporting with {python}", file=sys.stderr, flush=True)
         build(python, ours.cache, ours.only, ours.exporters)
+    if ours.keep:
+        folder, *files = ours.keep
+        known = {f"{e.path.parent.name}/{e.path.name}": e for e in read_exports(ours.cache)}
+        for name in files:
+            print(keep(known[name], Path(folder)), file=sys.stderr)
+        return 0
     if ours.build_only:
         return 0
     runtimes, out = runtimes_and_out(rest, "exports", "portability.md")

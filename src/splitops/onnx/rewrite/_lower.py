@@ -163,6 +163,12 @@ class Forms:
     #: SplitToSequence kernel for its element type (fewer nodes for onnxruntime to run).
     onnxruntime_sequences: bool = False
 
+    @property
+    def runtime_sizes_as_slices(self) -> bool:
+        """Whether sizes given at run time become a Slice per part (the runtime fails a Split
+        that takes them): the parts of a sequence cut by such sizes too."""
+        return RUNTIME_SIZES_AS_SLICES in self.split
+
 
 def _split_forms(
     *,
@@ -751,7 +757,20 @@ class _Sequence:
                 named.setdefault(reader.position % count, reader.node.proto.output[0])
         outputs = [named.get(i) or plan.view.fresh_name(f"{label}_part{i}") for i in range(count)]
         nodes: list[NodeProto] = []
-        if count:
+        slices = sizes is None and plan.forms.runtime_sizes_as_slices
+        if count and slices:
+            # tract fails a Split of sizes given at run time, and a CumSum of them: a Slice
+            # per part, each end its start plus its size (as the Split form does).
+            assert self.spec.split_input is not None
+            runtime = build.as_int64(self.spec.split_input, self.split_element)
+            where, start = build.ints([self.spec.axis]), build.ints([0])
+            for index, output in enumerate(outputs):
+                bounds = [runtime, build.ints([index]), build.ints([index + 1])]
+                end = build.add("Add", [start, build.add("Slice", bounds, "size")], "end")
+                build.nodes.append(helper.make_node("Slice", [self.x, start, end, where], [output]))
+                start = end
+            nodes += build.nodes
+        elif count:
             split = helper.make_node(
                 "Split", [self.x], outputs, name=self.proto.name, axis=self.spec.axis
             )
@@ -788,7 +807,8 @@ class _Sequence:
             plan.edits.replace(reader.node, step.nodes)
             for position in range(1, len(reader.node.proto.input)):
                 plan.drop_input(reader.node, position)
-        kind = "Split + Squeeze" if squeeze else "Split"
+        kind = "a Slice per part" if slices else "Split"
+        kind += " + Squeeze" if squeeze else ""
         where = "constant sizes" if sizes is not None else "sizes known at run time"
         self.note("removed", f"sequence of {count} part(s) -> {kind} ({where})")
 

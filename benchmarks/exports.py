@@ -451,6 +451,8 @@ class Reproduction:
 
     export: Export
     runtime: str
+    #: ``"original"``, or the target whose lowering failed.
+    variant: str
     node: str
     ops: tuple[str, ...]
     has_split: bool
@@ -458,11 +460,15 @@ class Reproduction:
 
 
 def reproduce(
-    entry: Corpus, runtime: Runtime, message: str, workers: RuntimeWorkers
+    entry: Corpus, runtime: Runtime, variant: str, message: str, workers: RuntimeWorkers
 ) -> Reproduction | None:
-    """``message``'s failing node cut out of ``entry``'s export and run on ``runtime``."""
+    """``message``'s failing node cut out of ``entry``'s export (``variant``: the original,
+    or the target it was lowered for) and run on ``runtime``."""
     name = failing_node(message)
-    cut = None if name is None else cut_at(onnx.load(str(entry.export.path)), name)
+    model = onnx.load(str(entry.export.path))
+    if variant != "original":
+        model = splitops.lower_model(model, target=variant)  # type: ignore[arg-type]
+    cut = None if name is None else cut_at(model, name)
     if cut is None or name is None:
         return None
     used = {value.name for value in cut.graph.input}
@@ -471,30 +477,33 @@ def reproduce(
     said = next((str(g) for g in got if isinstance(g, RuntimeRunError)), None)
     ops = tuple(sorted({node.op_type for node in _nodes(cut)}))
     has_split = bool(set(ops) & _SPLIT_OPS) or any(op.startswith("Sequence") for op in ops)
-    return Reproduction(entry.export, runtime.name, name, ops, has_split, said)
+    return Reproduction(entry.export, runtime.name, variant, name, ops, has_split, said)
 
 
 def reproductions(
     corpus: Sequence[Corpus], rows: Sequence[Row], runtimes: Sequence[Runtime]
 ) -> list[Reproduction]:
-    """For each runtime and each message its originals fail with, the first export's failing
-    node cut out and run again."""
+    """For each runtime and each message its originals, or their lowerings for its own
+    target, fail with: the first export's failing node cut out and run again."""
     by_name = {runtime.name: runtime for runtime in runtimes}
     entries = {entry.export: entry for entry in corpus}
     found = []
     seen: set[tuple[str, str]] = set()
     with RuntimeWorkers() as workers:
         for row in rows:
-            message = row.errors.get("original")
-            if row.original != "error" or message is None:
-                continue
-            key = (row.runtime, re.sub(r"#\d+ \"[^\"]+\"|Node \S+ ", "", message))
-            if key in seen:
-                continue
-            seen.add(key)
-            made = reproduce(entries[row.export], by_name[row.runtime], message, workers)
-            if made is not None:
-                found.append(made)
+            runtime = by_name[row.runtime]
+            for variant in ("original", runtime.target):
+                message = row.errors.get(variant)
+                verdict = row.original if variant == "original" else row.lowered[variant]
+                if verdict != "error" or message is None:
+                    continue
+                key = (row.runtime, re.sub(r"#\d+ \"[^\"]+\"|Node \S+ ", "", message))
+                if key in seen:
+                    continue
+                seen.add(key)
+                made = reproduce(entries[row.export], runtime, variant, message, workers)
+                if made is not None:
+                    found.append(made)
     return found
 
 
@@ -584,19 +593,20 @@ def report(
         "",
         "### Failures cut down to the node a runtime names",
         "",
-        "For each runtime and each error its originals fail with (once), the part of the "
-        "first such export that computes the named node, run alone on that runtime: where "
-        "that cut holds no Split and no sequence and fails too, the failure is the runtime's "
-        "own limit, not the Split's.",
+        "For each runtime and each error its originals, or their lowerings for its own "
+        "target, fail with (once), the part of the first such model that computes the named "
+        "node, run alone on that runtime: where that cut holds no Split and no sequence and "
+        "fails too, the failure is the runtime's own limit, not the Split's.",
         "",
     ]
     for made in found:
         ops = ", ".join(made.ops)
         holds = "holds a Split or a sequence" if made.has_split else "no Split, no sequence"
         outcome = f"fails too: {' '.join(made.said.split())[:160]}" if made.said else "runs"
+        which = "" if made.variant == "original" else f" lowered for `{made.variant}`"
         lines.append(
-            f"- {made.runtime}, {made.export.label}, node `{made.node}`: the cut ({ops}; "
-            f"{holds}) {outcome}"
+            f"- {made.runtime}, {made.export.label}{which}, node `{made.node}`: the cut "
+            f"({ops}; {holds}) {outcome}"
         )
     lines += [
         "",

@@ -56,6 +56,8 @@ from splitops.onnx.run._runtimes import (
     installed_runtimes,
 )
 
+from . import exports
+
 F = TensorProto.FLOAT
 VERDICTS = ("exact", "accepts", "wrong", "error")
 
@@ -661,6 +663,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, _, _, ratio in costs:
             if ratio > 1.2:
                 print(f"FAIL cost: {name}: {ratio:.2f} > 1.2", file=sys.stderr)
+    if out.exists():  # the section of real exports is written by benchmarks.exports: kept
+        kept = exports.kept_section(out.read_text())
+        text += "\n" + kept if kept else ""
     out.write_text(text)
     print(f"wrote {out}", file=sys.stderr)
     for line in regressions(rows):

@@ -331,6 +331,46 @@ def test_sizes_computed_from_shape_become_slices_that_tract_runs(length: int) ->
         np.testing.assert_array_equal(np.asarray(value), want, strict=True)
 
 
+def _sequence_sizes_from_shape() -> ModelProto:
+    """What torch's dynamo exporter writes, unoptimized, for DINOv3's split of the prefix
+    tokens from the patches: SplitToSequence by sizes computed from Shape, each part read
+    by a SequenceAt."""
+    model = _sizes_from_shape()
+    nodes = [n for n in model.graph.node if n.op_type != "Split"]
+    zero, one = (numpy_helper.from_array(np.array(i, np.int64), f"at{i}") for i in (0, 1))
+    nodes += [
+        helper.make_node("SplitToSequence", ["x", "s"], ["seq"], axis=0, name="cut"),
+        helper.make_node("SequenceAt", ["seq", "at0"], ["a"]),
+        helper.make_node("SequenceAt", ["seq", "at1"], ["b"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", list(model.graph.input), list(model.graph.output), [zero, one]
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize("length", [6, 7])
+def test_a_sequence_cut_by_sizes_computed_from_shape_becomes_slices_that_tract_runs(
+    length: int,
+) -> None:
+    """tract has no SplitToSequence, and fails a Split of sizes given at run time: the tract
+    target reads each part of such a sequence with a Slice, which it runs, run live."""
+    from splitops.onnx.run import RuntimeWorkers
+
+    tract = runtime_named("tract")
+    if not tract.is_installed():
+        pytest.skip("tract is not installed here")
+    model = _sequence_sizes_from_shape()
+    lowered = splitops.lower_model(model, target="tract")
+    assert not {"Split", "SplitToSequence", "SequenceAt"} & set(_ops(lowered)), _ops(lowered)
+    x = np.arange(2 * length, dtype=np.float32).reshape(length, 2)
+    expected = splitops.backend.run_model(model, {"x": x})
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        got = workers.run(tract, lowered.SerializeToString(), {"x": x})
+    for value, want in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(np.asarray(value), want, strict=True)
+
+
 def test_the_tract_target_reports_constant_sizes_it_cannot_check_on_a_runtime_axis() -> None:
     """tract cuts constant sizes [4, 4] from a run-time axis of 9 without an error, where the
     spec rejects them (onnxruntime refuses): the tract target keeps the node, and its report

@@ -73,3 +73,26 @@ def test_workers_leave_no_folder_behind(tmp_path: Path, monkeypatch: pytest.Monk
         workers.run(runtime, halves_model(), FEEDS)  # another ends at the block's end
         assert list(tmp_path.glob("splitops-runtime-*"))
     assert list(tmp_path.glob("splitops-runtime-*")) == []
+
+
+def test_openvino_computes_a_float32_model_in_float32() -> None:
+    """OpenVINO computes float32 models in bfloat16 on a CPU with bfloat16 units unless told
+    otherwise; the worker asks for float32, the model's own type, as the spec computes."""
+    openvino = runtime_named("openvino")
+    if not openvino.is_installed():
+        pytest.skip("openvino is not installed here")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "b"], ["c"])],
+        "g",
+        [helper.make_tensor_value_info(n, F, [1, 64]) for n in "a"]
+        + [helper.make_tensor_value_info("b", F, [64, 1])],
+        [helper.make_tensor_value_info("c", F, [1, 1])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    # 1 + 2**-12 needs 13 bits of mantissa: bfloat16 keeps 8.
+    a = np.full((1, 64), 1 + 2**-12, dtype=np.float32)
+    b = np.ones((64, 1), dtype=np.float32)
+    with RuntimeWorkers() as workers:
+        (c,) = workers.run(openvino, model.SerializeToString(), {"a": a, "b": b})
+    assert c.dtype == np.float32
+    np.testing.assert_allclose(c, a @ b, rtol=1e-6)

@@ -188,6 +188,12 @@ class Forms:
             unrolled = () if self.sequences else (LOOP_OF_INSERTS_UNROLLED,)
             object.__setattr__(self, "loops", unrolled)
 
+    @property
+    def runtime_sizes_as_slices(self) -> bool:
+        """Whether sizes given at run time become a Slice per part (the runtime fails a Split
+        that takes them): the parts of a sequence cut by such sizes too."""
+        return RUNTIME_SIZES_AS_SLICES in self.split
+
 
 def _split_forms(
     *,

@@ -573,7 +573,20 @@ class _Edits:
                 named.setdefault(reader.position % count, reader.node.proto.output[0])
         outputs = [named.get(i) or plan.view.fresh_name(f"{label}_part{i}") for i in range(count)]
         nodes: list[NodeProto] = []
-        if count:
+        slices = sizes is None and plan.forms.runtime_sizes_as_slices
+        if count and slices:
+            # tract fails a Split of sizes given at run time, and a CumSum of them: a Slice
+            # per part, each end its start plus its size (as the Split form does).
+            assert spec.split_input is not None
+            runtime = build.as_int64(spec.split_input, self.site.split_element)
+            where, start = build.ints([spec.axis]), build.ints([0])
+            for index, output in enumerate(outputs):
+                bounds = [runtime, build.ints([index]), build.ints([index + 1])]
+                end = build.add("Add", [start, build.add("Slice", bounds, "size")], "end")
+                build.nodes.append(helper.make_node("Slice", [self.x, start, end, where], [output]))
+                start = end
+            nodes += build.nodes
+        elif count:
             split = helper.make_node(
                 "Split", [self.x], outputs, name=self.proto.name, axis=spec.axis
             )
@@ -605,7 +618,8 @@ class _Edits:
                 elements = [step.squeeze(p, spec.axis) for p in chosen] if squeeze else chosen
                 _concat(step, reader.node.proto, elements)
             self._done(reader, step.nodes)
-        kind = "Split + Squeeze" if squeeze else "Split"
+        kind = "a Slice per part" if slices else "Split"
+        kind += " + Squeeze" if squeeze else ""
         where = "constant sizes" if sizes is not None else "sizes known at run time"
         return SequenceRewritten("removed", f"sequence of {count} part(s) -> {kind} ({where})")
 

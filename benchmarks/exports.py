@@ -1,0 +1,701 @@
+"""``python -m benchmarks.exports``: real model exports on every installed runtime, original
+and lowered for every target, against the spec.
+
+The models are tiny random-initialized ``transformers`` models (:mod:`benchmarks.export_models`:
+ConvNeXt, Swin, ViT, DINOv2, DINOv3 ViT and ConvNeXt, wav2vec2, the Whisper encoder, GPT-2,
+Llama, Phi-3), each written by torch's exporters: dynamo, dynamo unoptimized (as torch 2.5 and
+2.6 ran it by default) and TorchScript. The files users report were written by earlier
+exporters than the current one, so the corpus is built with each torch that a venv offers:
+``--torch-env PATH`` runs the exports in the venv at ``PATH`` (its ``bin/python``, with
+torch, transformers and onnxscript installed) into ``CACHE/torch-<version>/``; without it
+the current interpreter exports, where the cache is empty.
+
+Each file runs on onnxruntime, onnx.reference, OpenVINO, tract and TVM where installed (each
+in a worker process), as exported and as ``lower_model(model, target=...)`` gives it for
+each target of :data:`~splitops.onnx.rewrite.TARGETS`, at two input sizes (the dynamic axes
+grown). splitops' reference engine on the original gives the spec's answer; a size where that
+answer is not torch's (a tracing exporter fixed an axis it was told is dynamic) is left out.
+A run is **exact** when every output has the spec's shape and element type and its values
+within ``rtol=1e-3, atol=1e-4`` of the spec's (runtimes sum in their own order); **wrong**
+when not; **error** when the runtime refuses or fails; **refused** when the target's lowering
+refuses the model. The section "Real exports" of ``docs/portability.md`` is rewritten in
+place (``python -m benchmarks.portability`` keeps it)::
+
+    python -m benchmarks.exports --torch-env /work/exports-envs/torch2.4 --build-only
+    python -m benchmarks.exports                  # run what the cache holds, write the doc
+    python -m benchmarks.exports --runtimes onnxruntime tract --out /tmp/p
+
+>>> model = onnx.parser.parse_model('''
+...     <ir_version: 8, opset_import: ["" : 18]>
+...     g (float[2, 5] x) => (float[2, 2] y, float[2, 2] a) {
+...         two = Constant <value_int = 2> ()
+...         zero = Constant <value_int = 0> ()
+...         s = SplitToSequence <axis = 1> (x, two)
+...         y = SequenceAt (s, zero)
+...         a, b, c = Split <axis = 1, num_outputs = 3> (x)
+...     }
+... ''')
+>>> describe(sequence_patterns(model))
+'1 Split, 1 num_outputs, 1 uneven num_outputs, 1 SplitToSequence, 1 SequenceAt'
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import onnx.utils
+from onnx import ModelProto
+
+import splitops
+from splitops.onnx.rewrite import TARGETS
+from splitops.onnx.run import Runtime, RuntimeRunError, RuntimeWorkers
+
+from .export_models import EXPORTERS
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Where the exports are built (ignored by git): one folder per torch release.
+CACHE = ROOT / ".cache" / "exports"
+HEADING = "## Real exports"
+RTOL, ATOL = 1e-3, 1e-4
+VERDICTS = ("exact", "wrong", "error", "refused")
+
+
+@dataclass(frozen=True)
+class Export:
+    """One exported file, its example inputs at two sizes and torch's outputs for them."""
+
+    path: Path
+    model: str
+    exporter: str
+    torch: str
+    transformers: str
+    opset: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.model} {self.exporter} torch {self.torch}"
+
+    def arrays(self) -> dict[str, Any]:
+        with np.load(self.path.with_suffix(".npz")) as found:
+            return dict(found)
+
+    def feeds(self) -> list[dict[str, Any]]:
+        """The inputs at each size, by input name."""
+        arrays = self.arrays()
+        return [
+            {
+                key[len(f"in{k}_") :]: value
+                for key, value in arrays.items()
+                if key.startswith(f"in{k}_")
+            }
+            for k in (0, 1)
+        ]
+
+    def torch_outputs(self) -> list[list[Any]]:
+        arrays = self.arrays()
+        return [
+            [arrays[key] for key in sorted(arrays) if key.startswith(f"out{k}_")] for k in (0, 1)
+        ]
+
+
+def read_exports(folder: Path) -> list[Export]:
+    """The exports under ``folder`` (every ``*/manifest.jsonl``: the last line of a file wins;
+    failed exports are left out), by torch release, model and exporter."""
+    found: dict[Path, Export] = {}
+    for manifest in sorted(folder.glob("*/manifest.jsonl")):
+        for line in manifest.read_text().splitlines():
+            entry = json.loads(line)
+            path = manifest.parent / entry["file"]
+            if "error" in entry or not path.exists():
+                found.pop(path, None)
+                continue
+            found[path] = Export(
+                path,
+                entry["model"],
+                entry["exporter"],
+                entry["torch"],
+                entry["transformers"],
+                entry["opset"],
+            )
+    return sorted(found.values(), key=lambda e: (_release(e.torch), e.model, e.exporter))
+
+
+def export_failures(folder: Path) -> list[dict[str, Any]]:
+    """The manifest lines of exports that failed (and did not succeed later)."""
+    last: dict[Path, dict[str, Any]] = {}
+    for manifest in sorted(folder.glob("*/manifest.jsonl")):
+        for line in manifest.read_text().splitlines():
+            entry = json.loads(line)
+            last[manifest.parent / entry["file"]] = entry
+    return [entry for entry in last.values() if "error" in entry]
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".")[:3] if part.isdigit())
+
+
+def build(
+    python: str,
+    folder: Path,
+    only: Sequence[str] | None = None,
+    exporters: Sequence[str] | None = None,
+) -> Path:
+    """Export every architecture (or those in ``only``) by every exporter (or those in
+    ``exporters``) with the interpreter ``python`` into ``folder/torch-<its torch version>``;
+    returns that folder. Its manifest gains a line per export: the last one of a file wins."""
+    version = subprocess.run(
+        [python, "-c", "import torch; print(torch.__version__.split('+')[0])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    out = (folder / f"torch-{version}").resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    command = [python, "-m", "benchmarks.export_models", "--out", str(out)]
+    if only:
+        command += ["--only", *only]
+    if exporters:
+        command += ["--exporters", *exporters]
+    environment = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # In the folder: the dynamo exporter of torch 2.4 writes a report where it runs.
+    subprocess.run(command, cwd=out, env=environment, check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def keep(export: Export, folder: Path) -> Path:
+    """Copy ``export`` into ``folder/torch-<version>/`` as a test fixture: its inputs and
+    torch's outputs, a manifest line, and the model without the exporter's per-node
+    metadata (stack traces: most of a small dynamo export's bytes). Returns the model's
+    path."""
+    out = folder / export.path.parent.name
+    out.mkdir(parents=True, exist_ok=True)
+    model = onnx.load(str(export.path))
+    for graph in _graphs(model.graph):
+        for node in graph.node:
+            del node.metadata_props[:]
+            node.doc_string = ""
+    onnx.save(model, str(out / export.path.name))
+    npz = export.path.with_suffix(".npz")
+    (out / npz.name).write_bytes(npz.read_bytes())
+    line = {
+        "model": export.model,
+        "exporter": export.exporter,
+        "torch": export.torch,
+        "transformers": export.transformers,
+        "file": export.path.name,
+        "opset": export.opset,
+    }
+    with (out / "manifest.jsonl").open("a") as manifest:
+        manifest.write(json.dumps(line) + "\n")
+    return out / export.path.name
+
+
+# --- what an export holds -------------------------------------------------------------------
+
+
+def _graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+    yield graph
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.HasField("g"):
+                yield from _graphs(attribute.g)
+            for subgraph in attribute.graphs:
+                yield from _graphs(subgraph)
+
+
+def _nodes(model: ModelProto) -> Iterator[onnx.NodeProto]:
+    for graph in _graphs(model.graph):
+        yield from graph.node
+    for function in model.functions:
+        yield from function.node
+
+
+def sequence_patterns(model: ModelProto) -> Counter[str]:
+    """The Split and sequence patterns ``model`` holds, counted: ``Split`` (every Split),
+    ``num_outputs`` and ``uneven num_outputs`` (a Split-18 whose axis length, known
+    statically, the count does not divide), ``SplitToSequence``, ``SequenceAt``, ``Loop of
+    SequenceInsert`` (a Loop whose body inserts into a sequence) and the other sequence ops."""
+    found: Counter[str] = Counter()
+    inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    shapes = {
+        value.name: [d.dim_value if d.HasField("dim_value") else None for d in
+                     value.type.tensor_type.shape.dim]
+        for value in [*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output]
+        if value.type.HasField("tensor_type")
+    }  # fmt: skip
+    for node in _nodes(model):
+        if node.op_type == "Loop":
+            body = next(a.g for a in node.attribute if a.name == "body")
+            if any(inner.op_type == "SequenceInsert" for g in _graphs(body) for inner in g.node):
+                found["Loop of SequenceInsert"] += 1
+        if node.op_type.startswith("Sequence") or node.op_type in (
+            "SplitToSequence",
+            "ConcatFromSequence",
+        ):
+            found[node.op_type] += 1
+        if node.op_type != "Split":
+            continue
+        found["Split"] += 1
+        attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        parts = attributes.get("num_outputs")
+        if parts is None:
+            continue
+        found["num_outputs"] += 1
+        dims = shapes.get(node.input[0])
+        axis = int(attributes.get("axis", 0))
+        length = dims[axis] if dims and -len(dims) <= axis < len(dims) else None
+        if length is not None and length % int(parts):
+            found["uneven num_outputs"] += 1
+    return found
+
+
+#: The patterns users report, in the order the report lists them.
+PATTERNS = (
+    "Split",
+    "num_outputs",
+    "uneven num_outputs",
+    "SplitToSequence",
+    "SequenceAt",
+    "Loop of SequenceInsert",
+)
+
+
+def describe(counts: Counter[str]) -> str:
+    """``counts`` in one short cell: the reported patterns first, then other sequence ops."""
+    shown = [f"{counts[p]} {p}" for p in PATTERNS if counts[p]]
+    shown += [f"{n} {op}" for op, n in sorted(counts.items()) if op not in PATTERNS and n]
+    return ", ".join(shown) or "none"
+
+
+# --- running --------------------------------------------------------------------------------
+
+
+def _spec(model: ModelProto, feeds: Sequence[dict[str, Any]]) -> list[list[Any]] | str:
+    """The spec's outputs at each size (splitops' reference engine), or why it failed."""
+    try:
+        return [list(splitops.backend.run_model(model, f)) for f in feeds]
+    except Exception as error:  # reported: the row then has no oracle
+        return f"{type(error).__name__}: {' '.join(str(error).split())[:200]}"
+
+
+def close(got: Sequence[Any], want: Sequence[Any]) -> bool:
+    """Every output with the wanted shape and element type, values within the tolerance."""
+    if len(got) != len(want):
+        return False
+    for g, w in zip(got, want, strict=True):
+        g, w = np.asarray(g), np.asarray(w)
+        if g.shape != w.shape or g.dtype != w.dtype:
+            return False
+        if not np.allclose(g, w, rtol=RTOL, atol=ATOL, equal_nan=True):
+            return False
+    return True
+
+
+def verdict(wanted: Sequence[list[Any]], got: Sequence[list[Any] | RuntimeRunError]) -> str:
+    if any(isinstance(outcome, RuntimeRunError) for outcome in got):
+        return "error"
+    ok = all(close(g, w) for g, w in zip(got, wanted, strict=True))  # type: ignore[arg-type]
+    return "exact" if ok else "wrong"
+
+
+@dataclass
+class Row:
+    """One export on one runtime: the original's verdict and each target's, and the first
+    error each gave (by target; ``"original"`` for the export itself)."""
+
+    export: Export
+    runtime: str
+    original: str
+    lowered: dict[str, str]
+    errors: dict[str, str]
+
+
+@dataclass
+class Corpus:
+    """An export, what it holds, and the input sizes it runs at: those where the spec's
+    answer (``spec``, by size) is torch's. A tracing exporter may fix an axis it was told is
+    dynamic; the file then holds at the example's size only. ``spec`` is why the spec's engine
+    failed where it failed at every size."""
+
+    export: Export
+    nodes: int
+    patterns: Counter[str]
+    sizes: tuple[int, ...]
+    spec: list[list[Any]] | str
+
+    def feeds(self) -> list[dict[str, Any]]:
+        every = self.export.feeds()
+        return [every[k] for k in self.sizes]
+
+    @property
+    def agreement(self) -> str:
+        if isinstance(self.spec, str):
+            return f"spec failed: {self.spec}"
+        if not self.sizes:
+            return "no"
+        return "yes" if len(self.sizes) == 2 else "at the example's size only"
+
+
+def read_corpus(exports: Sequence[Export]) -> list[Corpus]:
+    found = []
+    for export in exports:
+        model = onnx.load(str(export.path))
+        every = export.feeds()
+        outputs = export.torch_outputs()
+        sizes, wanted, failed = [], [], ""
+        for k in (0, 1):
+            spec = _spec(model, [every[k]])
+            if isinstance(spec, str):
+                failed = failed or spec
+            elif close(spec[0], outputs[k]):
+                sizes.append(k)
+                wanted.append(spec[0])
+        nodes = sum(1 for _ in _nodes(model))
+        answer: list[list[Any]] | str = failed if failed and not sizes else wanted
+        found.append(Corpus(export, nodes, sequence_patterns(model), tuple(sizes), answer))
+    return found
+
+
+def run_exports(
+    corpus: Sequence[Corpus],
+    runtimes: Sequence[Runtime],
+    *,
+    progress: Callable[[str], None] = lambda _: None,
+    seconds: float | None = None,
+) -> list[Row]:
+    """Every export on every runtime, as exported and lowered for each target. A variant
+    that is byte for byte one already run reuses its outcome."""
+    rows: list[Row] = []
+    with RuntimeWorkers() if seconds is None else RuntimeWorkers(seconds) as workers:
+        for entry in corpus:
+            if isinstance(entry.spec, str) or not entry.sizes:
+                continue
+            progress(entry.export.label)
+            model = onnx.load(str(entry.export.path))
+            feeds = entry.feeds()
+            variants: dict[str, bytes | str] = {"original": model.SerializeToString()}
+            for target in TARGETS:
+                try:
+                    variants[target] = splitops.lower_model(
+                        model, target=target
+                    ).SerializeToString()
+                except splitops.SplitError as refused:
+                    variants[target] = f"refused: {refused}"
+            for runtime in runtimes:
+                seen: dict[str, tuple[str, str]] = {}
+                outcome: dict[str, str] = {}
+                errors: dict[str, str] = {}
+                for name, variant in variants.items():
+                    if isinstance(variant, str):
+                        outcome[name], errors[name] = "refused", variant
+                        continue
+                    key = hashlib.sha256(variant).hexdigest()
+                    if key not in seen:
+                        got = workers.run_each(runtime, variant, feeds)
+                        said = next((str(g) for g in got if isinstance(g, RuntimeRunError)), "")
+                        seen[key] = (verdict(entry.spec, got), said)
+                    outcome[name], said = seen[key]
+                    if said:
+                        errors[name] = said
+                original = outcome.pop("original")
+                rows.append(Row(entry.export, runtime.name, original, outcome, errors))
+    return rows
+
+
+# --- reproductions without Split -------------------------------------------------------------
+
+_SPLIT_OPS = {"Split", "SplitToSequence", "ConcatFromSequence", "Loop"}
+
+
+def failing_node(message: str) -> str | None:
+    """The node a runtime's error names: tract quotes it (``#12 "name" Op``), TVM writes
+    ``Node name cannot ...``; ``None`` where the message names none."""
+    found = re.search(r'#\d+ "([^"]+)"', message) or re.search(r"\bNode (\S+) ", message)
+    return found.group(1) if found else None
+
+
+def cut_at(model: ModelProto, node_name: str) -> ModelProto | None:
+    """The part of ``model`` that computes the node ``node_name`` from the graph's inputs, the
+    node's outputs its outputs (``None`` where the main graph has no such node)."""
+    node = next((n for n in model.graph.node if n.name == node_name), None)
+    if node is None:
+        return None
+    # splitops' inference types what onnx's cannot (the cut's outputs need a type).
+    extractor = onnx.utils.Extractor(splitops.infer_shapes(model))
+    inputs = [value.name for value in model.graph.input]
+    outputs = [name for name in node.output if name]
+    try:
+        return extractor.extract_model(inputs, outputs)
+    except ValueError:  # an output no inference could type: no cut
+        return None
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """A runtime's failure on an export, cut down to the failing node: the cut's op types,
+    whether it holds a Split or a sequence, and what the runtime says to it."""
+
+    export: Export
+    runtime: str
+    #: ``"original"``, or the target whose lowering failed.
+    variant: str
+    node: str
+    ops: tuple[str, ...]
+    has_split: bool
+    said: str | None
+
+
+def reproduce(
+    entry: Corpus, runtime: Runtime, variant: str, message: str, workers: RuntimeWorkers
+) -> Reproduction | None:
+    """``message``'s failing node cut out of ``entry``'s export (``variant``: the original,
+    or the target it was lowered for) and run on ``runtime``."""
+    name = failing_node(message)
+    model = onnx.load(str(entry.export.path))
+    if variant != "original":
+        model = splitops.lower_model(model, target=variant)  # type: ignore[arg-type]
+    cut = None if name is None else cut_at(model, name)
+    if cut is None or name is None:
+        return None
+    used = {value.name for value in cut.graph.input}
+    feeds = [{k: v for k, v in f.items() if k in used} for f in entry.feeds()]
+    got = workers.run_each(runtime, cut.SerializeToString(), feeds)
+    said = next((str(g) for g in got if isinstance(g, RuntimeRunError)), None)
+    ops = tuple(sorted({node.op_type for node in _nodes(cut)}))
+    has_split = bool(set(ops) & _SPLIT_OPS) or any(op.startswith("Sequence") for op in ops)
+    return Reproduction(entry.export, runtime.name, variant, name, ops, has_split, said)
+
+
+def reproductions(
+    corpus: Sequence[Corpus], rows: Sequence[Row], runtimes: Sequence[Runtime]
+) -> list[Reproduction]:
+    """For each runtime and each message its originals, or their lowerings for its own
+    target, fail with: the first export's failing node cut out and run again."""
+    by_name = {runtime.name: runtime for runtime in runtimes}
+    entries = {entry.export: entry for entry in corpus}
+    found = []
+    seen: set[tuple[str, str]] = set()
+    with RuntimeWorkers() as workers:
+        for row in rows:
+            runtime = by_name[row.runtime]
+            for variant in ("original", runtime.target):
+                message = row.errors.get(variant)
+                verdict = row.original if variant == "original" else row.lowered[variant]
+                if verdict != "error" or message is None:
+                    continue
+                key = (row.runtime, re.sub(r"#\d+ \"[^\"]+\"|Node \S+ ", "", message))
+                if key in seen:
+                    continue
+                seen.add(key)
+                made = reproduce(entries[row.export], runtime, variant, message, workers)
+                if made is not None:
+                    found.append(made)
+    return found
+
+
+# --- the report -----------------------------------------------------------------------------
+
+_MARK = {"exact": "✓", "wrong": "✗", "error": "E", "refused": "R"}
+
+
+def report(
+    corpus: Sequence[Corpus],
+    rows: Sequence[Row],
+    runtimes: Sequence[Runtime],
+    failures: Sequence[dict[str, Any]],
+    seconds: float,
+    found: Sequence[Reproduction] = (),
+) -> str:
+    versions = ", ".join(f"{r.name} {r.version()}" for r in runtimes)
+    lines = [
+        HEADING,
+        "",
+        "Written by `python -m benchmarks.exports` (its docstring says how the corpus is built "
+        f"and judged) in {seconds:.0f} s, with {versions}. Tiny random-initialized "
+        "`transformers` models, exported by torch's dynamo and TorchScript exporters of each "
+        "torch release listed; a run is exact when its outputs match splitops' reference "
+        f"engine on the original within rtol={RTOL:g}, atol={ATOL:g}.",
+        "",
+        "Built and run from the root of a clone; each earlier torch lives in a venv of its "
+        "own, with a transformers release of its time:",
+        "",
+        "```bash",
+        "python -m venv /tmp/torch2.4 && /tmp/torch2.4/bin/pip install torch==2.4.1 "
+        "transformers==4.56.2 onnx onnxscript",
+        "python -m benchmarks.exports --torch-env /tmp/torch2.4 --build-only",
+        "python -m benchmarks.exports",
+        "```",
+        "",
+        "### The corpus",
+        "",
+        "| model | exporter | torch | transformers | opset | nodes | Split and sequence "
+        "patterns | torch = spec |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for entry in corpus:
+        e = entry.export
+        lines.append(
+            f"| {e.model} | {e.exporter} | {e.torch} | {e.transformers} | {e.opset} "
+            f"| {entry.nodes} | {describe(entry.patterns)} | {entry.agreement} |"
+        )
+    if failures:
+        lines += ["", "Exports that failed (no file):", ""]
+        lines += [
+            f"- {f['model']} {f['exporter']}, torch {f['torch']}: {f['error'][:160]}"
+            for f in failures
+        ]
+    lines += [
+        "",
+        "### Model by model",
+        "",
+        "A cell reads the original's verdict, then each target's lowering in the order of "
+        "the columns' heading: ✓ exact, ✗ wrong, E error, R the target refuses the model.",
+        "",
+    ]
+    order = " ".join(TARGETS)
+    for runtime in runtimes:
+        mine = [row for row in rows if row.runtime == runtime.name]
+        lines += [
+            f"**{runtime.name}** (own target `{runtime.target}`)",
+            "",
+            f"| export | original | {order} |",
+            "|---|---|---|",
+        ]
+        for row in mine:
+            cells = " ".join(_MARK[row.lowered[t]] for t in TARGETS)
+            lines.append(f"| {row.export.label} | {row.original} | {cells} |")
+        lines.append("")
+    totals = ["| runtime | original | " + " | ".join(f"`{t}`" for t in TARGETS) + " |"]
+    totals.append("|---" * (2 + len(TARGETS)) + "|")
+    for runtime in runtimes:
+        mine = [row for row in rows if row.runtime == runtime.name]
+        cells = [_count([row.original for row in mine])]
+        cells += [_count([row.lowered[t] for row in mine]) for t in TARGETS]
+        totals.append(f"| {runtime.name} | " + " | ".join(cells) + " |")
+    lines += [
+        "Totals, exports counted exact / wrong / error / refused:",
+        "",
+        *totals,
+        "",
+        "### Failures cut down to the node a runtime names",
+        "",
+        "For each runtime and each error its originals, or their lowerings for its own "
+        "target, fail with (once), the part of the first such model that computes the named "
+        "node, run alone on that runtime: where that cut holds no Split and no sequence and "
+        "fails too, the failure is the runtime's own limit, not the Split's.",
+        "",
+    ]
+    for made in found:
+        ops = ", ".join(made.ops)
+        holds = "holds a Split or a sequence" if made.has_split else "no Split, no sequence"
+        outcome = f"fails too: {' '.join(made.said.split())[:160]}" if made.said else "runs"
+        which = "" if made.variant == "original" else f" lowered for `{made.variant}`"
+        lines.append(
+            f"- {made.runtime}, {made.export.label}{which}, node `{made.node}`: the cut "
+            f"({ops}; {holds}) {outcome}"
+        )
+    lines += [
+        "",
+        "### Why a run departs (each runtime's first error, by export)",
+        "",
+    ]
+    for row in rows:
+        # One line per message: the original's error is most often every target's too.
+        by_message: dict[str, list[str]] = {}
+        for name, said in row.errors.items():
+            if name == "original" or row.lowered.get(name) == "error":
+                by_message.setdefault(" ".join(said.split())[:220], []).append(name)
+        for said, names in by_message.items():
+            which = "original and every target" if len(names) == 1 + len(TARGETS) else (
+                ", ".join(names))  # fmt: skip
+            lines.append(f"- {row.export.label}, {row.runtime} ({which}): {said}")
+    return "\n".join(lines) + "\n"
+
+
+def _count(verdicts: Sequence[str]) -> str:
+    found = Counter(verdicts)
+    return " / ".join(str(found[v]) for v in VERDICTS)
+
+
+def replace_section(document: str, section: str) -> str:
+    """``document`` with its section under :data:`HEADING` replaced by ``section`` (appended
+    where it has none); the section runs to the next heading of its level."""
+    start = document.find(HEADING + "\n")
+    if start < 0:
+        return document.rstrip("\n") + "\n\n" + section
+    end = document.find("\n## ", start + len(HEADING))
+    rest = "" if end < 0 else document[end + 1 :]
+    return document[:start] + section + ("\n" + rest if rest else "")
+
+
+def kept_section(document: str) -> str:
+    """The section under :data:`HEADING` of ``document`` (empty where it has none), for a
+    benchmark that rewrites the rest of the document to keep."""
+    start = document.find(HEADING + "\n")
+    if start < 0:
+        return ""
+    end = document.find("\n## ", start + len(HEADING))
+    return document[start:] if end < 0 else document[start : end + 1]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .portability import runtimes_and_out
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.exports", add_help=False)
+    parser.add_argument("--torch-env", type=Path, help="a venv whose torch exports the corpus")
+    parser.add_argument("--build-only", action="store_true", help="export, run nothing")
+    parser.add_argument("--cache", type=Path, default=CACHE, help=f"default: {CACHE}")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="these architectures only")
+    parser.add_argument("--exporters", nargs="+", choices=EXPORTERS)
+    parser.add_argument(
+        "--keep",
+        nargs="+",
+        metavar=("FOLDER", "FILE"),
+        help="copy these exports (torch-<version>/<file>.onnx) into FOLDER as test fixtures",
+    )
+    ours, rest = parser.parse_known_args(argv)
+    python = str(ours.torch_env.absolute() / "bin" / "python") if ours.torch_env else sys.executable
+    began = time.perf_counter()
+    if ours.torch_env or not (ours.keep or any(ours.cache.glob("*/manifest.jsonl"))):
+        print(f"exporting with {python}", file=sys.stderr, flush=True)
+        build(python, ours.cache, ours.only, ours.exporters)
+    if ours.keep:
+        folder, *files = ours.keep
+        known = {f"{e.path.parent.name}/{e.path.name}": e for e in read_exports(ours.cache)}
+        for name in files:
+            print(keep(known[name], Path(folder)), file=sys.stderr)
+        return 0
+    if ours.build_only:
+        return 0
+    runtimes, out = runtimes_and_out(rest, "exports", "portability.md")
+    exports = read_exports(ours.cache)
+    if ours.only:
+        exports = [e for e in exports if e.model in ours.only]
+    corpus = read_corpus(exports)
+    rows = run_exports(corpus, runtimes, progress=lambda s: print(s, file=sys.stderr, flush=True))
+    found = reproductions(corpus, rows, runtimes)
+    section = report(
+        corpus, rows, runtimes, export_failures(ours.cache), time.perf_counter() - began, found
+    )
+    document = out.read_text() if out.exists() else ""
+    out.write_text(replace_section(document, section))
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -7,10 +7,10 @@ parts), negative axes, SplitToSequence with every reader (``SequenceAt`` from th
 the back, ``SequenceLength``, ``ConcatFromSequence``) and with its sequence as an output,
 and what torch's exporter writes for ``chunk``, ``tensor_split``, ``split`` and ``unbind``;
 each with a static axis and with an axis known only at run time, run at lengths the spec
-accepts and at one it rejects. Each runs on onnxruntime, onnx.reference, OpenVINO, tract and
-TVM, where installed (each in a worker process: :mod:`splitops.onnx.run._runtimes`), as it
-is and as ``lower_model`` gives it for each target. splitops' reference engine on the
-original gives what the spec says. A run is:
+accepts and at one it rejects. Each runs on onnxruntime, onnx.reference, OpenVINO, tract,
+TVM, tinygrad and onnx2torch, where installed (each in a worker process:
+:mod:`splitops.onnx.run._runtimes`), as it is and as ``lower_model`` gives it for each
+target. splitops' reference engine on the original gives what the spec says. A run is:
 
 - **exact**: at every length, the spec's outputs (values, shapes, element types), and an
   error wherever the spec rejects the length;
@@ -315,18 +315,21 @@ def run_matrix(
     *,
     progress: Callable[[str], None] = lambda _: None,
     seconds: float | None = None,
+    targets: Sequence[str] = TARGETS,
+    only: Callable[[str], bool] = lambda _: True,
 ) -> list[Row]:
     """Every case on every runtime, original and lowered for each target; ``seconds``: how
-    long a worker may take to answer one run (the workers' own default otherwise)."""
+    long a worker may take to answer one run (the workers' own default otherwise);
+    ``targets`` and ``only`` (which case names) narrow it."""
     rows: list[Row] = []
     with RuntimeWorkers() if seconds is None else RuntimeWorkers(seconds) as workers:
-        for case in cases():
+        for case in [case for case in cases() if only(case.name)]:
             for name, model, lengths in case.models():
                 progress(name)
                 wanted = [_spec(model, length) for length in lengths]
                 feeds = [_feeds(length) for length in lengths]
                 variants: dict[str, ModelProto | str] = {}
-                for target in TARGETS:
+                for target in targets:
                     try:
                         variants[target] = splitops.lower_model(model, target=target)
                     except splitops.SplitError as refused:

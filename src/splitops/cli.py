@@ -227,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_runtime_name,
         metavar="NAME",
         help="with --portability, probe only this runtime (onnxruntime, onnx.reference, "
-        "openvino, tract, tvm; repeatable; default: every one installed)",
+        "openvino, tract, tvm, tinygrad, onnx2torch; repeatable; default: every one installed)",
     )
     _limit_arguments(check, "max_model_parts", "max_input_elements")
 
@@ -256,7 +256,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lower.add_argument(
         "--target",
-        choices=["portable", "no-sequences", "onnxruntime", "openvino", "tract", "tvm"],
+        choices=[
+            "portable",
+            "no-sequences",
+            "onnxruntime",
+            "openvino",
+            "tract",
+            "tvm",
+            "tinygrad",
+            "onnx2torch",
+        ],
         default="portable",
         help="the runtime the model is for, or portable (the default: forms every runtime "
         "runs exactly), or no-sequences (portable, refusing a SplitToSequence whose sequence "
@@ -328,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--runtime",
         required=True,
         metavar="NAME",
-        help="onnxruntime, onnx.reference, openvino, tract or tvm",
+        help="onnxruntime, onnx.reference, openvino, tract, tvm, tinygrad or onnx2torch",
     )
     return parser
 

@@ -118,6 +118,7 @@ from ._split_forms import (
     RUNTIME_SIZES_CHECKED,
     SPLIT1_AS_SLICES,
     SPLIT1_SIZES,
+    SPLIT18_AS_SLICES,
     UNSIZED,
     ZERO_SIZES_AS_SLICES,
     SplitForm,
@@ -125,6 +126,7 @@ from ._split_forms import (
     checkable_length,
     computed_part_sizes,
     computed_sizes,
+    constant_slices,
     copy_node,
     copy_without_split,
     explicit_sizes_kept,
@@ -144,7 +146,9 @@ __all__ = [
     "sequence_readers",
 ]
 
-Target = Literal["portable", "no-sequences", "onnxruntime", "openvino", "tract", "tvm"]
+Target = Literal[
+    "portable", "no-sequences", "onnxruntime", "openvino", "tract", "tvm", "tinygrad", "onnx2torch"
+]
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,12 @@ class Forms:
     #: Whether a sequence that would take a Slice per part stays, where onnxruntime has a
     #: SplitToSequence kernel for its element type (fewer nodes for onnxruntime to run).
     onnxruntime_sequences: bool = False
+    #: Whether the runtime runs a Split at opset 18 or later; where not, a sequence removed
+    #: at such an opset becomes a Slice per part instead of one Split.
+    split18: bool = True
+    #: Whether the runtime runs control flow (If, Loop, Scan) and calls of model-local
+    #: functions; where not, a model holding them is refused.
+    control_flow: bool = True
 
 
 def _split_forms(
@@ -216,6 +226,17 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:   (TVM needs a Slice's bounds of static length); no
 #:   sequences (TVM cuts a sequence output wrong, and refuses ConcatFromSequence of one);
 #:   explicit sizes holding a 0 as a Slice per part (TVM's Split refuses them).
+#: - ``tinygrad``: sizes computed in the graph, checked by a Reshape (tinygrad's runner cuts
+#:   ``num_outputs`` into balanced parts, [3, 2, 2] of 7 where the spec says [3, 3, 1], and
+#:   equal parts of an uneven axis too; an Expand to [-1] does not fail there); no sequences
+#:   (tinygrad has no sequence operators).
+#: - ``onnx2torch``: a Slice per part for every Split at opset 18 or later (onnx2torch has no
+#:   Split-18 converter), checked by a Reshape (an Expand checks as well, in more nodes;
+#:   unchecked, invalid lengths cut parts); Split-2 to 13 kept with constant sizes, and
+#:   equal parts of an axis known at run time given their sizes computed in the graph
+#:   (onnx2torch's Split-13 cuts ``length // parts``, without an error where they are
+#:   unequal); no sequences, control flow or model-local functions (onnx2torch converts
+#:   none of them, and refuses the whole model).
 _PORTABLE = _split_forms(zero_sizes=True, num_outputs=_SLICES, equal=(slices_per_part("equal"),))
 FORMS: dict[Target, Forms] = {
     "portable": Forms(_PORTABLE, "none"),
@@ -258,6 +279,29 @@ FORMS: dict[Target, Forms] = {
         ),
         "expand-gather",
         sequences=False,
+    ),
+    "tinygrad": Forms(
+        _split_forms(
+            zero_sizes=False,
+            num_outputs=(computed_sizes("num_outputs"),),
+            equal=(computed_sizes("equal"),),
+        ),
+        "reshape",
+        sequences=False,
+    ),
+    "onnx2torch": Forms(
+        (
+            SPLIT18_AS_SLICES,
+            *_split_forms(
+                zero_sizes=False,
+                num_outputs=_SLICES,
+                equal=(computed_sizes("equal"),),
+            ),
+        ),
+        "reshape",
+        sequences=False,
+        split18=False,
+        control_flow=False,
     ),
 }
 TARGETS: tuple[Target, ...] = tuple(FORMS)
@@ -353,6 +397,8 @@ class Lower(Rewrite):
     def finish(self, model: ModelProto) -> None:
         if not self._forms.sequences:
             _refuse_sequences(model, self.target)
+        if not self._forms.control_flow:
+            _refuse_control_flow(model, self.target)
 
 
 #: The operators that make, read or hold sequences.
@@ -389,6 +435,34 @@ def _refuse_sequences(model: ModelProto, target: str) -> None:
             rule=Rule.CONVERSION,
             hint="Export the model without sequences (for torch: split by sizes rather than "
             "tensor_split by indices), or lower with target 'portable'",
+        )
+
+
+#: The operators that hold subgraphs.
+_CONTROL_FLOW_OPS = frozenset({"If", "Loop", "Scan"})
+
+
+def _refuse_control_flow(model: ModelProto, target: str) -> None:
+    """A SplitError naming the control flow and function calls in a model lowered for a
+    target whose runtime converts neither (onnx2torch has no If, Loop, Scan or function
+    converter, and refuses the whole model)."""
+    functions = {(f.domain, f.name) for f in model.functions}
+    left = [
+        f"{node.op_type} {node_label(node.proto)!r} in {scope.label}"
+        + (" (a model-local function)" if (node.proto.domain, node.op_type) in functions else "")
+        for scope in ModelView.read(model).scopes
+        for node in scope.nodes
+        if (node.op_type in _CONTROL_FLOW_OPS and node.proto.domain in DEFAULT_DOMAINS)
+        or (node.proto.domain, node.op_type) in functions
+    ]
+    if left:
+        shown = "; ".join(left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
+        raise SplitError(
+            f"the model holds control flow or function calls, which target {target!r} cannot "
+            f"run: {shown}.",
+            rule=Rule.CONVERSION,
+            hint="Inline its functions (onnx.inliner.inline_local_functions) and export it "
+            "without control flow, or lower with target 'portable'",
         )
 
 
@@ -685,8 +759,10 @@ class _Sequence:
                     )
             if count == 0 and any(r.node.op_type == "ConcatFromSequence" for r in readers):
                 return "ConcatFromSequence of its empty sequence fails at run time"
-            if sizes is None and opset < 13:
-                # Split-11 takes sizes only as an attribute: one Slice per part instead.
+            no_split = opset >= 18 and not self.plan.forms.split18
+            if sizes is None and (opset < 13 or no_split):
+                # Split-11 takes sizes only as an attribute (and a target may have no
+                # Split-18): one Slice per part instead.
                 kept = self._runs_on_onnxruntime()
                 if kept is None and any(r.node.op_type == "ConcatFromSequence" for r in readers):
                     self.plan.spend(self.node, count)
@@ -751,7 +827,12 @@ class _Sequence:
                 named.setdefault(reader.position % count, reader.node.proto.output[0])
         outputs = [named.get(i) or plan.view.fresh_name(f"{label}_part{i}") for i in range(count)]
         nodes: list[NodeProto] = []
-        if count:
+        as_slices = (scope.opset or 0) >= 18 and not plan.forms.split18
+        if count and sizes is not None and as_slices:
+            static = self.static_length is not None
+            slices = constant_slices(build, self.x, self.spec.axis, outputs, sizes, static=static)
+            nodes += [*build.nodes, *slices]
+        elif count:
             split = helper.make_node(
                 "Split", [self.x], outputs, name=self.proto.name, axis=self.spec.axis
             )
@@ -788,7 +869,8 @@ class _Sequence:
             plan.edits.replace(reader.node, step.nodes)
             for position in range(1, len(reader.node.proto.input)):
                 plan.drop_input(reader.node, position)
-        kind = "Split + Squeeze" if squeeze else "Split"
+        kind = "Slice per part" if as_slices and sizes is not None else "Split"
+        kind += " + Squeeze" if squeeze else ""
         where = "constant sizes" if sizes is not None else "sizes known at run time"
         self.note("removed", f"sequence of {count} part(s) -> {kind} ({where})")
 

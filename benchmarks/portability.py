@@ -359,6 +359,28 @@ def _counts(verdicts: Sequence[str]) -> str:
     return text + (f" ({refused} refused)" if refused else "")
 
 
+#: How a runtime runs a model here, and what its own target gives it, where the
+#: module's documentation does not say (a runtime's own section of the report).
+NOTES = {
+    "tinygrad": "`tinygrad.nn.onnx.OnnxRunner` on tinygrad's default device (CPU, which "
+    "compiles with clang; its Python device where no device opens), a new runner for each run "
+    "(a runner keeps the lengths of its first run). Its Split cuts "
+    "`num_outputs`, and equal parts of an uneven axis, into balanced parts ([3, 2, 2] of 7, "
+    "where the spec says [3, 3, 1]); it has no sequence operators. Target `tinygrad`: "
+    "sizes computed in the graph, checked by a Reshape (an Expand to [-1] does not fail "
+    "on tinygrad); no sequences.",
+    "onnx2torch": "`onnx2torch.convert`, its `torch.fx.GraphModule` run on torch. It has "
+    "no converter for Split-1, Split-18 (so none for any Split in a model of opset 18 or "
+    "later), sequences, If, Loop, Scan or model-local functions, nor for Shape, Constant "
+    "or ReduceMin at their newest opsets (24, 24, 18); its Split-13 cuts equal parts as "
+    "`length // parts` without an error. Target `onnx2torch`: a Slice per part for every "
+    "Split at opset 18 or later (constant bounds where the sizes are known, checked by a "
+    "Reshape against an axis known only at run time), sizes computed in the graph for "
+    "equal parts; no sequences; a model with control flow or function calls is refused "
+    "(a `SplitError` naming the nodes).",
+}
+
+
 def report(rows: Sequence[Row], runtimes: Sequence[Runtime], seconds: float) -> str:
     versions = ", ".join(f"{r.name} {r.version()}" for r in runtimes)
     missing = [r.name for r in RUNTIMES if r not in runtimes]
@@ -405,6 +427,13 @@ def report(rows: Sequence[Row], runtimes: Sequence[Runtime], seconds: float) -> 
         "A cell reads: the original's verdict → the verdict lowered for the runtime's own "
         "target (`onnx.reference` takes onnxruntime's) (lowered `portable`).",
         "",
+    ]
+    noted = [runtime for runtime in runtimes if runtime.name in NOTES]
+    if noted:
+        lines += ["How these runtimes run a model, and what their own target gives them:", ""]
+        lines += [f"- **{runtime.name}**: {NOTES[runtime.name]}" for runtime in noted]
+        lines.append("")
+    lines += [
         "Why the original departs, where it does (the runtime's first error):",
         "",
     ]

@@ -248,9 +248,10 @@ def _load_onnx2torch(path: str) -> _Loaded:
 
 def _importable_torchvision() -> None:
     """Make ``import torchvision`` work for onnx2torch, which imports it for its
-    NonMaxSuppression and RoiAlign converters only. torchvision from PyPI is built for
-    PyPI's CUDA torch, and fails to import beside a CPU torch ("operator torchvision::nms
-    does not exist"): a stand-in module then takes its place, whose use fails."""
+    NonMaxSuppression and RoiAlign converters only. Where torchvision is not installed, or
+    fails to import (PyPI's build is made for PyPI's CUDA torch; beside a CPU torch it says
+    "operator torchvision::nms does not exist"), a stand-in module takes its place, whose
+    use fails."""
     import types
 
     try:

@@ -94,7 +94,8 @@ _COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
     "lower": {
         ExitCode.OK: "lowered and written",
         ExitCode.RULE_BROKEN: "a node breaks a rule (reported as check reports it), or a "
-        "sequence --target no-sequences cannot remove; nothing written",
+        "sequence --target no-sequences cannot remove (or control flow --target onnx2torch "
+        "cannot run); nothing written",
         ExitCode.BAD_INPUT: "the model cannot be read safely, an option is wrong, or -o "
         "cannot be written",
         ExitCode.OTHER_OPERATOR: "shape inference failed on another operator",
@@ -646,7 +647,7 @@ def _lower(args: argparse.Namespace) -> ExitCode:
         if error.rule is Rule.LIMIT:
             raise
         diagnostics = check_model(model)
-        if not diagnostics:  # a sequence --target no-sequences cannot remove: one line
+        if not diagnostics:  # what the target cannot keep (a sequence, control flow): one line
             raise
         _print_problems(say, args, diagnostics)
         say(f"{args.model}: {len(diagnostics)} problem(s); nothing written.", stream=sys.stderr)

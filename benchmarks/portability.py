@@ -9,10 +9,10 @@ the back, ``SequenceLength``, ``ConcatFromSequence``, the latter through a
 from ``Shape``, and what torch's exporter writes for ``chunk``, ``tensor_split`` (by a
 count, and by indices: a Loop of SequenceInsert), ``split`` and ``unbind``;
 each with a static axis and with an axis known only at run time, run at lengths the spec
-accepts and at one it rejects. Each runs on onnxruntime, onnx.reference, OpenVINO, tract and
-TVM, where installed (each in a worker process: :mod:`splitops.onnx.run._runtimes`), as it
-is and as ``lower_model`` gives it for each target. splitops' reference engine on the
-original gives what the spec says. A run is:
+accepts and at one it rejects. Each runs on onnxruntime, onnx.reference, OpenVINO, tract,
+TVM, tinygrad and onnx2torch, where installed (each in a worker process:
+:mod:`splitops.onnx.run._runtimes`), as it is and as ``lower_model`` gives it for each
+target. splitops' reference engine on the original gives what the spec says. A run is:
 
 - **exact**: at every length, the spec's outputs (values, shapes, element types), and an
   error wherever the spec rejects the length;
@@ -364,18 +364,21 @@ def run_matrix(
     *,
     progress: Callable[[str], None] = lambda _: None,
     seconds: float | None = None,
+    targets: Sequence[str] = TARGETS,
+    only: Callable[[str], bool] = lambda _: True,
 ) -> list[Row]:
     """Every case on every runtime, original and lowered for each target; ``seconds``: how
-    long a worker may take to answer one run (the workers' own default otherwise)."""
+    long a worker may take to answer one run (the workers' own default otherwise);
+    ``targets`` and ``only`` (which case names) narrow it."""
     rows: list[Row] = []
     with RuntimeWorkers() if seconds is None else RuntimeWorkers(seconds) as workers:
-        for case in cases():
+        for case in [case for case in cases() if only(case.name)]:
             for name, model, lengths in case.models():
                 progress(name)
                 wanted = [_spec(model, length) for length in lengths]
                 feeds = [_feeds(length) for length in lengths]
                 variants: dict[str, ModelProto | str] = {}
-                for target in TARGETS:
+                for target in targets:
                     try:
                         variants[target] = splitops.lower_model(model, target=target)
                     except splitops.SplitError as refused:
@@ -403,6 +406,28 @@ def _counts(verdicts: Sequence[str]) -> str:
     text = " / ".join(str(found[v]) for v in VERDICTS)
     refused = found["refused"]
     return text + (f" ({refused} refused)" if refused else "")
+
+
+#: How a runtime runs a model here, and what its own target gives it, where the
+#: module's documentation does not say (a runtime's own section of the report).
+NOTES = {
+    "tinygrad": "`tinygrad.nn.onnx.OnnxRunner` on tinygrad's default device (CPU, which "
+    "compiles with clang; its Python device where no device opens), a new runner for each run "
+    "(a runner keeps the lengths of its first run). Its Split cuts "
+    "`num_outputs`, and equal parts of an uneven axis, into balanced parts ([3, 2, 2] of 7, "
+    "where the spec says [3, 3, 1]); it has no sequence operators. Target `tinygrad`: "
+    "sizes computed in the graph, checked by a Reshape (an Expand to [-1] does not fail "
+    "on tinygrad); no sequences.",
+    "onnx2torch": "`onnx2torch.convert`, its `torch.fx.GraphModule` run on torch. It has "
+    "no converter for Split-1, Split-18 (so none for any Split in a model of opset 18 or "
+    "later), sequences, If, Loop, Scan or model-local functions, nor for Shape, Constant "
+    "or ReduceMin at their newest opsets (24, 24, 18); its Split-13 cuts equal parts as "
+    "`length // parts` without an error. Target `onnx2torch`: a Slice per part for every "
+    "Split at opset 18 or later (constant bounds where the sizes are known, checked by a "
+    "Reshape against an axis known only at run time), sizes computed in the graph for "
+    "equal parts; no sequences; a model with control flow or function calls is refused "
+    "(a `SplitError` naming the nodes).",
+}
 
 
 def report(rows: Sequence[Row], runtimes: Sequence[Runtime], seconds: float) -> str:
@@ -451,6 +476,13 @@ def report(rows: Sequence[Row], runtimes: Sequence[Runtime], seconds: float) -> 
         "A cell reads: the original's verdict → the verdict lowered for the runtime's own "
         "target (`onnx.reference` takes onnxruntime's) (lowered `portable`).",
         "",
+    ]
+    noted = [runtime for runtime in runtimes if runtime.name in NOTES]
+    if noted:
+        lines += ["How these runtimes run a model, and what their own target gives them:", ""]
+        lines += [f"- **{runtime.name}**: {NOTES[runtime.name]}" for runtime in noted]
+        lines.append("")
+    lines += [
         "Why the original departs, where it does (the runtime's first error):",
         "",
     ]

@@ -94,7 +94,8 @@ _COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
     "lower": {
         ExitCode.OK: "lowered and written",
         ExitCode.RULE_BROKEN: "a node breaks a rule (reported as check reports it), or a "
-        "sequence --target no-sequences cannot remove; nothing written",
+        "sequence --target no-sequences cannot remove (or control flow --target onnx2torch "
+        "cannot run); nothing written",
         ExitCode.BAD_INPUT: "the model cannot be read safely, an option is wrong, or -o "
         "cannot be written",
         ExitCode.OTHER_OPERATOR: "shape inference failed on another operator",
@@ -227,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_runtime_name,
         metavar="NAME",
         help="with --portability, probe only this runtime (onnxruntime, onnx.reference, "
-        "openvino, tract, tvm; repeatable; default: every one installed)",
+        "openvino, tract, tvm, tinygrad, onnx2torch; repeatable; default: every one installed)",
     )
     _limit_arguments(check, "max_model_parts", "max_input_elements")
 
@@ -256,7 +257,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lower.add_argument(
         "--target",
-        choices=["portable", "no-sequences", "onnxruntime", "openvino", "tract", "tvm"],
+        choices=[
+            "portable",
+            "no-sequences",
+            "onnxruntime",
+            "openvino",
+            "tract",
+            "tvm",
+            "tinygrad",
+            "onnx2torch",
+        ],
         default="portable",
         help="the runtime the model is for, or portable (the default: forms every runtime "
         "runs exactly), or no-sequences (portable, refusing a SplitToSequence whose sequence "
@@ -328,7 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--runtime",
         required=True,
         metavar="NAME",
-        help="onnxruntime, onnx.reference, openvino, tract or tvm",
+        help="onnxruntime, onnx.reference, openvino, tract, tvm, tinygrad or onnx2torch",
     )
     return parser
 
@@ -636,7 +646,7 @@ def _lower(args: argparse.Namespace) -> ExitCode:
         if error.rule is Rule.LIMIT:
             raise
         diagnostics = check_model(model)
-        if not diagnostics:  # a sequence --target no-sequences cannot remove: one line
+        if not diagnostics:  # what the target cannot keep (a sequence, control flow): one line
             raise
         _print_problems(say, args, diagnostics)
         say(f"{args.model}: {len(diagnostics)} problem(s); nothing written.", stream=sys.stderr)

@@ -93,6 +93,45 @@ def test_lower_without_sequences_names_the_node_in_one_line(
     assert "kept" in kept.stdout
 
 
+def test_lower_for_onnx2torch_refuses_control_flow_in_one_line(
+    cli: Cli, tmp_path: Path, error_line: ErrorLine
+) -> None:
+    """onnx2torch converts no If: its target refuses the model (exit 1, the If named),
+    where another target lowers the Splits in its branches."""
+    branches = [
+        helper.make_graph(
+            [helper.make_node("Split", ["x"], names, axis=0, num_outputs=3)],
+            branch,
+            [],
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, [None]) for n in names],
+        )
+        for branch, names in (("then", ["a", "b", "c"]), ("else", ["d", "e", "f"]))
+    ]
+    choose = helper.make_node(
+        "If", ["go"], ["p", "q", "r"], then_branch=branches[0], else_branch=branches[1]
+    )
+    choose.name = "pick"
+    graph = helper.make_graph(
+        [choose],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [7])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [None]) for n in "pqr"],
+        [onnx.numpy_helper.from_array(np.array(True), "go")],
+    )
+    onnx.save(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), tmp_path / "if.onnx"
+    )
+    done = cli("lower", "if.onnx", "-o", "out.onnx", "--target", "onnx2torch")
+    assert done.returncode == 1
+    line = error_line(done)
+    assert "If 'pick' in main" in line
+    assert "target 'onnx2torch' cannot run" in line
+    assert not (tmp_path / "out.onnx").exists()
+    lowered = cli("lower", "if.onnx", "-o", "out.onnx", "--target", "tinygrad")
+    assert lowered.returncode == 0, lowered.stderr
+    assert lowered.stdout.count("rewritten") == 2
+
+
 def test_a_failed_write_leaves_the_old_file_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -154,7 +193,8 @@ def test_check_portability_finds_what_onnxruntime_does_and_that_lower_fixes_it(
 
 def test_check_portability_of_the_example_finds_no_departure_on_onnxruntime(cli: Cli) -> None:
     """The example's Splits run as the spec says on onnxruntime and onnx.reference; its
-    SplitToSequence, a graph output, is what runtimes without sequences refuse."""
+    SplitToSequence, a graph output, is what runtimes without sequences refuse, and its
+    Split-18 nodes what onnx2torch refuses (it has no Split-18 converter), which lower fixes."""
     done = cli(
         "check",
         Path(splitops.__file__).parent / "examples" / "split_tour.onnx",
@@ -166,8 +206,13 @@ def test_check_portability_of_the_example_finds_no_departure_on_onnxruntime(cli:
     ours = [d for d in found["departures"] if d["runtime"].startswith(("onnxruntime", "onnx."))]
     assert ours == []
     others = {d["runtime"].split()[0]: d for d in found["departures"]}
-    assert set(others) <= {"openvino", "tract", "tvm"}
-    assert all(d["node"] == "tail_chunks" for d in others.values())
+    assert set(others) <= {"openvino", "tract", "tvm", "tinygrad", "onnx2torch"}
+    for departure in found["departures"]:
+        if departure["node"] != "tail_chunks":
+            assert departure["runtime"].startswith("onnx2torch"), departure
+            assert departure["op"] == "Split"
+            assert departure["opset"] == 18
+            assert departure["fixed_by_lower"]
     assert {r["runtime"] for r in found["not_installed"]} | {
         name.split()[0] for name in found["runtimes"]
     } >= {"onnxruntime", "onnx.reference", "openvino", "tract", "tvm"}

@@ -256,7 +256,8 @@ def test_an_unknown_runtime_is_a_usage_error_in_one_line(pack: Path, capsys: Any
     code, _, err = _error(capsys, "conformance", "run", str(pack), "--runtime", "tensorrt")
     assert code == ExitCode.BAD_INPUT
     assert err == ["splitops: error: --runtime 'tensorrt' is no runtime splitops runs; choose one "
-                   "of onnxruntime, onnx.reference, openvino, tract, tvm."]  # fmt: skip
+                   "of onnxruntime, onnx.reference, openvino, tract, tvm, tinygrad, "
+                   "onnx2torch."]  # fmt: skip
 
 
 def test_writing_over_a_folder_of_other_files_is_refused_and_keeps_them(

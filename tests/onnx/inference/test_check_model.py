@@ -352,9 +352,10 @@ def test_the_count_check_gives_is_every_split_node_of_the_model() -> None:
     """``splitops check`` counts the nodes inference checked, not by a second walk: the
     count is that of every Split and SplitToSequence node in the main graph, its subgraphs
     at any depth and every local function (called, uncalled, of two overloads)."""
+    from tests.onnx.rewrite.test_scoped_lowering import CASES
+
     from splitops.onnx import split_nodes
     from splitops.onnx.inference import check_model_counted
-    from tests.onnx.rewrite.test_scoped_lowering import CASES
 
     counts = [
         (case.name, check_model_counted(case.model)[1], sum(1 for _ in split_nodes(case.model)))

@@ -68,7 +68,8 @@ def test_a_linked_attribute_takes_the_call_s_value_or_is_left_out() -> None:
         linked.type = AttributeProto.INT if name == "axis" else AttributeProto.INTS
         node.attribute.append(linked)
     assert links_attributes(node)
-    assert links_only(node, {"a", "s"}) and not links_only(node, {"a"})
+    assert links_only(node, {"a", "s"})
+    assert not links_only(node, {"a"})
     resolved = resolve_linked(node, {"a": 1})
     assert attribute_values(resolved) == {"axis": 1}
     assert not links_attributes(resolved)
@@ -115,8 +116,9 @@ def test_one_reader_of_declared_types(inputs: bool, untyped: bool, names: list[s
 def test_graphs_at_finds_every_body_by_identity_as_the_walk_does() -> None:
     """Every body the walk yields is found at its key, the same protobuf object, and a key
     whose graph the model lacks gives ``None``."""
-    from splitops.onnx.model import GraphsAt, iter_bodies
     from tests.onnx.rewrite.test_scoped_lowering import CASES
+
+    from splitops.onnx.model import GraphsAt, iter_bodies
 
     checked = 0
     for case in CASES:

@@ -1,7 +1,7 @@
 """Lowering per runtime: each target's forms, run live on the runtimes installed here
-(onnxruntime and onnx.reference always; OpenVINO and tract, which CI installs; TVM where
-installed), and what every target shares: sizes computed once, no check that cannot fire,
-static shape arithmetic folded, no sequence left where a target has none."""
+(onnxruntime and onnx.reference always; OpenVINO and tract, which CI installs; TVM, tinygrad
+and onnx2torch where installed), and what every target shares: sizes computed once, no check
+that cannot fire, static shape arithmetic folded, no sequence left where a target has none."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from splitops.onnx.rewrite._lower import FORMS, TARGETS, lower_model_with_report
 from splitops.onnx.run._runtimes import RUNTIMES, installed_runtimes, runtime_named
 
 F = TensorProto.FLOAT
+F32 = np.float32
 
 
 def _ops(model: ModelProto) -> list[str]:
@@ -164,7 +165,9 @@ def _loop_of_sequence_inserts() -> ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
-@pytest.mark.parametrize("target", ["no-sequences", "openvino", "tract", "tvm"])
+@pytest.mark.parametrize(
+    "target", ["no-sequences", "openvino", "tract", "tvm", "tinygrad", "onnx2torch"]
+)
 def test_a_target_without_sequences_names_every_sequence_left(target: str) -> None:
     model = _loop_of_sequence_inserts()
     onnx.checker.check_model(model)
@@ -194,9 +197,14 @@ def test_a_chunk_read_from_the_back_ends_at_the_axis_not_past_it() -> None:
 # --- live, on every runtime installed here ----------------------------------------------
 
 
+#: The runtimes whose live tests run their own target only (below): TVM compiles each model
+#: for seconds, tinygrad runs one kernel at a time.
+_OWN_TARGET_ONLY = {"tvm", "tinygrad", "onnx2torch"}
+
+
 @pytest.fixture(scope="module")
 def matrix() -> list[Row]:
-    runtimes = [r for r in installed_runtimes() if r.name != "tvm"]
+    runtimes = [r for r in installed_runtimes() if r.name not in _OWN_TARGET_ONLY]
     return run_matrix(runtimes, seconds=GUARD_SECONDS)
 
 
@@ -434,3 +442,168 @@ def test_a_split_taking_its_attributes_from_the_call_names_the_outputs_it_leaves
     with RuntimeWorkers(GUARD_SECONDS) as workers:
         got = workers.run(runtime_named("onnxruntime"), lowered.SerializeToString(), x)
     assert [np.asarray(v).tolist() for v in got] == [[0.0, 1.0], [4.0, 5.0]]
+
+
+# --- tinygrad and onnx2torch, live, on their own target -----------------------------------
+
+
+@pytest.fixture(scope="module", params=["tinygrad", "onnx2torch"])
+def own_target(request: pytest.FixtureRequest) -> list[Row]:
+    """Every case on tinygrad or onnx2torch, original and lowered for its own target."""
+    runtime = runtime_named(request.param)
+    # (Nothing imported here: each runtime runs in a worker process of its own.)
+    if not runtime.is_installed():
+        pytest.skip(f"{runtime.name} is not installed here ({runtime.install})")
+    return run_matrix([runtime], seconds=GUARD_SECONDS, targets=(runtime.target,))
+
+
+def _verdicts(rows: list[Row]) -> dict[str, tuple[str, str]]:
+    runtime = runtime_named(rows[0].runtime)
+    return {row.model: (row.original, row.lowered[runtime.target]) for row in rows}
+
+
+def test_lowering_for_tinygrad_or_onnx2torch_never_breaks_what_it_ran_exactly(
+    own_target: list[Row],
+) -> None:
+    assert len(own_target) == 2 * len(cases())
+    assert regressions(own_target) == []
+
+
+def test_their_own_target_gives_the_spec_answer_where_the_original_departs(
+    own_target: list[Row],
+) -> None:
+    """tinygrad cuts ``num_outputs`` into balanced parts ([3, 2, 2] of 7, where the spec says
+    [3, 3, 1]): wrong answers. onnx2torch has no Split-18 converter: every Split at opset 18
+    is refused. Their own target is exact on every Split-18 case, both ways."""
+    found = _verdicts(own_target)
+    split18 = {name: pair for name, pair in found.items() if name.startswith("split18")}
+    assert len(split18) == 14
+    assert {lowered for _, lowered in split18.values()} == {"exact"}
+    runtime = own_target[0].runtime
+    departing = "wrong" if runtime == "tinygrad" else "error"
+    for name in ("split18-uneven static", "split18-uneven dynamic", "split18-zero-last static"):
+        assert found[name][0] == departing, (name, found[name])
+
+
+@pytest.mark.parametrize("dims", [[2, 7], [2, "N"]])
+def test_a_sequence_removed_at_opset_18_becomes_slices_that_onnx2torch_runs(
+    dims: list[int | str],
+) -> None:
+    """onnx2torch converts no SplitToSequence, nor the Split-18 a removed sequence would
+    become: its target cuts the parts with Slices (checked to add up to an axis known only
+    at run time), run live against the spec."""
+    from splitops.onnx.run import RuntimeRunError, RuntimeWorkers
+
+    nodes = [
+        helper.make_node("SplitToSequence", ["x", "sizes"], ["seq"], axis=1, name="cut"),
+        helper.make_node("SequenceAt", ["seq", "one"], ["second"]),
+        helper.make_node("SequenceAt", ["seq", "zero"], ["first"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, dims)],
+        [helper.make_tensor_value_info(n, F, [2, None]) for n in ("second", "first")],
+        [
+            numpy_helper.from_array(np.array([2, 5], np.int64), "sizes"),
+            numpy_helper.from_array(np.array(1, np.int64), "one"),
+            numpy_helper.from_array(np.array(0, np.int64), "zero"),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    lowered, report = lower_model_with_report(model, target="onnx2torch")
+    assert "Split" not in _ops(lowered)
+    assert _ops(lowered).count("Slice") == 2
+    assert "Slice per part" in report[0].detail
+    runtime = runtime_named("onnx2torch")
+    if not runtime.is_installed():
+        pytest.skip("onnx2torch (with torch) is not installed here")
+    x = {"x": np.arange(14, dtype=np.float32).reshape(2, 7)}
+    expected = splitops.backend.run_model(model, x)
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        with pytest.raises(RuntimeRunError, match="SplitToSequence"):
+            workers.run(runtime, model.SerializeToString(), x)
+        got = workers.run(runtime, lowered.SerializeToString(), x)
+        if dims[1] == "N":  # [2, 5] of 6: the spec rejects it, so does the lowered model
+            with pytest.raises(RuntimeRunError):
+                workers.run(runtime, lowered.SerializeToString(), {"x": np.zeros((2, 6), F32)})
+    for value, want in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(np.asarray(value), want, strict=True)
+
+
+def _with_if() -> ModelProto:
+    """A Split-18 of uneven num_outputs in the then-branch of an If."""
+    branch = helper.make_graph(
+        [helper.make_node("Split", ["x"], ["a", "b", "c"], axis=0, num_outputs=3, name="cut")],
+        "then",
+        [],
+        [helper.make_tensor_value_info(n, F, [None]) for n in "abc"],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Split", ["x"], ["a2", "b2", "c2"], axis=0, num_outputs=3)],
+        "else",
+        [],
+        [helper.make_tensor_value_info(n, F, [None]) for n in ("a2", "b2", "c2")],
+    )
+    graph = helper.make_graph(
+        [
+            helper.make_node(
+                "If", ["go"], ["p", "q", "r"], then_branch=branch, else_branch=other, name="pick"
+            )
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", F, [7])],
+        [helper.make_tensor_value_info(n, F, [None]) for n in "pqr"],
+        [numpy_helper.from_array(np.array(True), "go")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def _with_function() -> ModelProto:
+    function = helper.make_function(
+        "local",
+        "Thirds",
+        ["v"],
+        ["a", "b", "c"],
+        [helper.make_node("Split", ["v"], ["a", "b", "c"], axis=0, num_outputs=3)],
+        [helper.make_opsetid("", 18)],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Thirds", ["x"], ["p", "q", "r"], domain="local", name="call")],
+        "g",
+        [helper.make_tensor_value_info("x", F, [7])],
+        [helper.make_tensor_value_info(n, F, [None]) for n in "pqr"],
+    )
+    return helper.make_model(
+        graph,
+        functions=[function],
+        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("local", 1)],
+    )
+
+
+@pytest.mark.parametrize(
+    ("build", "named"),
+    [(_with_if, "If 'pick' in main"), (_with_function, "Thirds 'call' in main")],
+)
+def test_the_onnx2torch_target_refuses_control_flow_and_functions(
+    build: object, named: str
+) -> None:
+    """onnx2torch has no If, Loop, Scan or function converter and refuses the whole model:
+    its target refuses such a model, naming the node, rather than write one that onnx2torch
+    cannot load; other targets lower it. Where onnx2torch is installed, its refusal is run."""
+    from splitops.onnx.run import RuntimeRunError, RuntimeWorkers
+
+    model = build()  # type: ignore[operator]
+    onnx.checker.check_model(model, full_check=True)
+    with pytest.raises(splitops.SplitError, match="control flow or function calls") as raised:
+        splitops.lower_model(model, target="onnx2torch")
+    assert named in str(raised.value)
+    assert raised.value.rule is splitops.Rule.CONVERSION
+    lowered = splitops.lower_model(model, target="tinygrad")
+    assert len(lowered.graph.node) == 1
+    runtime = runtime_named("onnx2torch")
+    if not runtime.is_installed():
+        return
+    refused = pytest.raises(RuntimeRunError, match="Converter is not implemented")
+    with RuntimeWorkers(GUARD_SECONDS) as workers, refused:
+        workers.run(runtime, model.SerializeToString(), {"x": np.zeros(7, np.float32)})

@@ -96,3 +96,52 @@ def test_openvino_computes_a_float32_model_in_float32() -> None:
         (c,) = workers.run(openvino, model.SerializeToString(), {"a": a, "b": b})
     assert c.dtype == np.float32
     np.testing.assert_allclose(c, a @ b, rtol=1e-6)
+
+
+def test_a_runtime_is_installed_only_with_the_modules_it_runs_on() -> None:
+    """onnx2torch's module runs on torch, which can be uninstalled without it (CI's second
+    pass does): a runtime counts as installed only with every module it needs."""
+    import dataclasses
+
+    assert runtime_named("onnx2torch").needs == ("torch",)
+    present = dataclasses.replace(runtime_named("onnx2torch"), module="onnx", needs=("numpy",))
+    assert present.is_installed()
+    assert not dataclasses.replace(present, needs=("numpy", "no_such_module_here")).is_installed()
+
+
+def _outputs_of_two_nodes() -> bytes:
+    """A Split-13 of ``x: [N]`` into halves and a Neg of the first, their outputs listed out
+    of the nodes' order: [the second half, the Neg, the first half]."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("Split", ["x"], ["a", "b"], axis=0),
+            helper.make_node("Neg", ["a"], ["minus_a"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", F, ["N"])],
+        [helper.make_tensor_value_info(n, F, [None]) for n in ("b", "minus_a", "a")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    return model.SerializeToString()
+
+
+@pytest.mark.parametrize("name", ["tinygrad", "onnx2torch"])
+def test_outputs_come_in_the_graphs_order_and_each_run_sees_its_own_length(name: str) -> None:
+    """onnx2torch's module returns one value per node that writes an output, and a tinygrad
+    runner keeps the lengths of its first run: the workers give each output by its name, in
+    the graph's order, at each length (4, then 6, then 4), as onnx.reference does."""
+    runtime = runtime_named(name)
+    if not runtime.is_installed():
+        pytest.skip(f"{name} is not installed here ({runtime.install})")
+    model = _outputs_of_two_nodes()
+    runs = [{"x": np.arange(n, dtype=np.float32)} for n in (4, 6, 4)]
+    with RuntimeWorkers() as workers:
+        got = workers.run_each(runtime, model, runs)
+        want = workers.run_each(runtime_named("onnx.reference"), model, runs)
+    assert [np.asarray(v).tolist() for v in want[1]] == [[3, 4, 5], [-0.0, -1, -2], [0, 1, 2]]
+    for outputs, expected in zip(got, want, strict=True):
+        assert not isinstance(outputs, RuntimeRunError), outputs
+        assert not isinstance(expected, RuntimeRunError)
+        assert len(outputs) == 3
+        for value, wanted in zip(outputs, expected, strict=True):
+            np.testing.assert_array_equal(np.asarray(value), wanted, strict=True)

@@ -131,6 +131,7 @@ from ._split_forms import (
     RUNTIME_SIZES_CHECKED,
     SPLIT1_AS_SLICES,
     SPLIT1_SIZES,
+    SPLIT18_AS_SLICES,
     UNSIZED,
     ZERO_SIZES_AS_SLICES,
     SplitForm,
@@ -156,7 +157,9 @@ __all__ = [
     "sequence_readers",
 ]
 
-Target = Literal["portable", "no-sequences", "onnxruntime", "openvino", "tract", "tvm"]
+Target = Literal[
+    "portable", "no-sequences", "onnxruntime", "openvino", "tract", "tvm", "tinygrad", "onnx2torch"
+]
 
 
 @dataclass(frozen=True)
@@ -180,6 +183,12 @@ class Forms:
     #: none given: unrolled where the target has no sequences
     #: (:mod:`~splitops.onnx.rewrite._sequence_loops`).
     loops: tuple[LoopForm, ...] | None = None
+    #: Whether the runtime runs a Split at opset 18 or later; where not, a sequence removed
+    #: at such an opset becomes a Slice per part instead of one Split.
+    split18: bool = True
+    #: Whether the runtime runs control flow (If, Loop, Scan) and calls of model-local
+    #: functions; where not, a model holding them is refused.
+    control_flow: bool = True
 
     def __post_init__(self) -> None:
         if not self.sequence:
@@ -247,6 +256,17 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:   (TVM needs a Slice's bounds of static length); no
 #:   sequences (TVM refuses ConcatFromSequence of one);
 #:   explicit sizes holding a 0 as a Slice per part (TVM's Split refuses them).
+#: - ``tinygrad``: sizes computed in the graph, checked by a Reshape (tinygrad's runner cuts
+#:   ``num_outputs`` into balanced parts, [3, 2, 2] of 7 where the spec says [3, 3, 1], and
+#:   equal parts of an uneven axis too; an Expand to [-1] does not fail there); no sequences
+#:   (tinygrad has no sequence operators).
+#: - ``onnx2torch``: a Slice per part for every Split at opset 18 or later (onnx2torch has no
+#:   Split-18 converter), checked by a Reshape (an Expand checks as well, in more nodes;
+#:   unchecked, invalid lengths cut parts); Split-2 to 13 kept with constant sizes, and
+#:   equal parts of an axis known at run time given their sizes computed in the graph
+#:   (onnx2torch's Split-13 cuts ``length // parts``, without an error where they are
+#:   unequal); no sequences, control flow or model-local functions (onnx2torch converts
+#:   none of them, and refuses the whole model).
 #:
 #: Their SplitToSequence forms (:mod:`~splitops.onnx.rewrite._sequence_forms`) share the
 #: removal of a sequence nothing reads and one Split where the number of parts is known, and
@@ -311,6 +331,29 @@ FORMS: dict[Target, Forms] = {
         "expand-gather",
         sequences=False,
         sequence=(*sequence_forms(kept=False)[:-1], KEPT_OUTPUT_FOR_TVM, REFUSED),
+    ),
+    "tinygrad": Forms(
+        _split_forms(
+            zero_sizes=False,
+            num_outputs=(computed_sizes("num_outputs"),),
+            equal=(computed_sizes("equal"),),
+        ),
+        "reshape",
+        sequences=False,
+    ),
+    "onnx2torch": Forms(
+        (
+            SPLIT18_AS_SLICES,
+            *_split_forms(
+                zero_sizes=False,
+                num_outputs=_SLICES,
+                equal=(computed_sizes("equal"),),
+            ),
+        ),
+        "reshape",
+        sequences=False,
+        split18=False,
+        control_flow=False,
     ),
 }
 TARGETS: tuple[Target, ...] = tuple(FORMS)
@@ -393,6 +436,8 @@ class Lower(Rewrite):
         if not self._forms.sequences:
             kept = {(row.graph, row.node) for row in self.report if row.outcome == "kept"}
             _refuse_sequences(model, self.target, kept)
+        if not self._forms.control_flow:
+            _refuse_control_flow(model, self.target)
 
 
 #: The operators that make, read or hold sequences.
@@ -431,6 +476,34 @@ def _refuse_sequences(model: ModelProto, target: str, kept: set[tuple[str, str]]
             rule=Rule.CONVERSION,
             hint="Export the model without sequences (for torch: split by sizes rather than "
             "tensor_split by indices), or lower with target 'portable'",
+        )
+
+
+#: The operators that hold subgraphs.
+_CONTROL_FLOW_OPS = frozenset({"If", "Loop", "Scan"})
+
+
+def _refuse_control_flow(model: ModelProto, target: str) -> None:
+    """A SplitError naming the control flow and function calls in a model lowered for a
+    target whose runtime converts neither (onnx2torch has no If, Loop, Scan or function
+    converter, and refuses the whole model)."""
+    functions = {(f.domain, f.name) for f in model.functions}
+    left = [
+        f"{node.op_type} {node_label(node.proto)!r} in {scope.label}"
+        + (" (a model-local function)" if (node.proto.domain, node.op_type) in functions else "")
+        for scope in ModelView.read(model).scopes
+        for node in scope.nodes
+        if (node.op_type in _CONTROL_FLOW_OPS and node.proto.domain in DEFAULT_DOMAINS)
+        or (node.proto.domain, node.op_type) in functions
+    ]
+    if left:
+        shown = "; ".join(left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
+        raise SplitError(
+            f"the model holds control flow or function calls, which target {target!r} cannot "
+            f"run: {shown}.",
+            rule=Rule.CONVERSION,
+            hint="Inline its functions (onnx.inliner.inline_local_functions) and export it "
+            "without control flow, or lower with target 'portable'",
         )
 
 

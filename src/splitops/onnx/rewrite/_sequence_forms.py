@@ -34,7 +34,7 @@ from ..model import (
     write_split_sizes,
 )
 from ._graph_sizes import CheckForm, GraphBuilder
-from ._split_forms import checkable_length, name_base
+from ._split_forms import checkable_length, constant_slices, name_base
 
 if TYPE_CHECKING:
     from ._lower import Plan
@@ -325,6 +325,11 @@ class _UnreadChecked(_Unread):
         return SequenceRewritten("removed", detail)
 
 
+def _without_split18(plan: Plan, site: SplitSite) -> bool:
+    """Whether a Split would be at opset 18 or later, which the target's runtime lacks."""
+    return (site.scope.opset or 0) >= 18 and not plan.forms.split18
+
+
 class _BySplit(SequenceForm):
     """A number of parts known now: one Split cuts them (a Squeeze of each part read where
     ``keepdims=0`` drops the axis); SequenceLength becomes a constant, ConcatFromSequence a
@@ -340,6 +345,8 @@ class _BySplit(SequenceForm):
             return "its number of parts is known only at run time"
         if _sizes(site) is None and (site.scope.opset or 0) < 13:
             return "its sizes are known at run time, and Split takes them as an attribute only"
+        if _sizes(site) is None and _without_split18(plan, site):
+            return f"its sizes are known at run time, and {plan.target} has no Split-18"
         return None
 
     def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
@@ -574,7 +581,12 @@ class _Edits:
         outputs = [named.get(i) or plan.view.fresh_name(f"{label}_part{i}") for i in range(count)]
         nodes: list[NodeProto] = []
         slices = sizes is None and plan.forms.runtime_sizes_as_slices
-        if count and slices:
+        constant = sizes is not None and _without_split18(plan, self.site)
+        if count and sizes is not None and constant:
+            static = self.site.length is not None
+            cut = constant_slices(build, self.x, spec.axis, outputs, sizes, static=static)
+            nodes += [*build.nodes, *cut]
+        elif count and slices:
             # tract fails a Split of sizes given at run time, and a CumSum of them: a Slice
             # per part, each end its start plus its size (as the Split form does).
             assert spec.split_input is not None
@@ -618,7 +630,7 @@ class _Edits:
                 elements = [step.squeeze(p, spec.axis) for p in chosen] if squeeze else chosen
                 _concat(step, reader.node.proto, elements)
             self._done(reader, step.nodes)
-        kind = "a Slice per part" if slices else "Split"
+        kind = "a Slice per part" if slices or constant else "Split"
         kind += " + Squeeze" if squeeze else ""
         where = "constant sizes" if sizes is not None else "sizes known at run time"
         return SequenceRewritten("removed", f"sequence of {count} part(s) -> {kind} ({where})")

@@ -38,6 +38,7 @@ __all__ = [
     "RUNTIME_SIZES_CHECKED",
     "SPLIT1_AS_SLICES",
     "SPLIT1_SIZES",
+    "SPLIT18_AS_SLICES",
     "UNSIZED",
     "ZERO_SIZES_AS_SLICES",
     "Rewritten",
@@ -46,6 +47,7 @@ __all__ = [
     "checkable_length",
     "computed_part_sizes",
     "computed_sizes",
+    "constant_slices",
     "copy_node",
     "copy_without_split",
     "explicit_sizes_kept",
@@ -290,6 +292,97 @@ class _RuntimeSizesChecked(SplitForm):
         return Rewritten([*build.nodes, new], detail)
 
 
+class _Split18AsSlices(SplitForm):
+    """Any Split at opset 18 or later whose parts are known now, or whose sizes come at run
+    time: a Slice per listed part (onnx2torch 1.5.15 has no Split-18 converter, and converts
+    Slice). Constant sizes on an axis known only at run time are checked to add up to it in
+    the target's check form; a Split by ``num_outputs`` of such an axis is left to the forms
+    after it."""
+
+    name = "split-18-as-slices"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        if site.spec.rule.since_version < 18:
+            return "not Split-18"
+        if site.axis < 0:
+            return "its axis counts from the back of a rank that is not known"
+        spec = site.spec
+        if spec.has_sizes and spec.split_input is not None and site.split_value is None:
+            return None  # sizes given at run time
+        return None if _known_sizes(site) is not None else "the axis length is not static"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        sizes = _known_sizes(site)
+        if sizes is None:
+            return RUNTIME_SIZES_AS_SLICES.rewrite(plan, site)
+        build = plan.builder(site)
+        outputs = site.spec.outputs
+        static = site.length is not None
+        slices = constant_slices(build, site.data, site.axis, outputs, sizes, static=static)
+        unchecked = ""
+        if not static and plan.forms.check == "none":
+            unchecked = " (unchecked: sizes that do not add up to the axis cut parts)"
+        detail = f"{_how_sized(site)} -> a Slice per part{unchecked}"
+        return Rewritten(
+            [*build.nodes, *slices], detail, drops_split=site.spec.split_input is not None
+        )
+
+
+def constant_slices(
+    build: GraphBuilder,
+    data: str,
+    axis: int,
+    outputs: Sequence[str],
+    sizes: Sequence[int],
+    *,
+    static: bool,
+) -> list[NodeProto]:
+    """A Slice of ``data`` per named output, cutting parts of constant ``sizes`` along
+    ``axis``, one after another (the unnamed and unlisted ones skipped). On an axis known
+    only at run time (``static`` false) the bounds start from a value checked, in the
+    builder's check form, to be 0 only where the sizes add up to the axis."""
+    start = build.ints([0])
+    if not static:
+        total = build.ints([sum(sizes)])
+        same = build.add("Equal", [build.axis_length(data, axis), total], "sum")
+        wrong = build.add("Not", [same], "wrong_sum")
+        start = build.checked(start, wrong, "sizes_must_add_up_to_the_axis")
+    where, slices, offset = build.ints([axis]), [], 0
+    for output, size in zip(outputs, sizes, strict=False):
+        if output:
+            if static:
+                bounds = [build.ints([offset]), build.ints([offset + size])]
+            else:
+                bounds = [
+                    build.add("Add", [start, build.ints([bound])], "bound")
+                    for bound in (offset, offset + size)
+                ]
+            slices.append(helper.make_node("Slice", [data, *bounds, where], [output]))
+        offset += size
+    return slices
+
+
+def _known_sizes(site: SplitSite) -> tuple[int, ...] | None:
+    """The size of every part of a Split, where it is known now: constant sizes, sizes
+    computed from static shapes, or a static axis cut by ``num_outputs`` (the unlisted
+    parts last)."""
+    given = site.given_sizes
+    if given is not None:
+        return given
+    if site.spec.has_sizes:
+        folded = _static_parts(site)
+        return None if folded is None else tuple(folded)
+    length = checkable_length(site)
+    return None if length is None else site.spec.part_sizes(length)
+
+
+def _how_sized(site: SplitSite) -> str:
+    given = site.given_sizes
+    if given is not None:
+        return f"split {list(given)}"
+    return "split computed from static shapes" if site.spec.has_sizes else _how(site)
+
+
 # --- without sizes -------------------------------------------------------------------------
 
 
@@ -444,6 +537,7 @@ ZERO_SIZES_AS_SLICES: SplitForm = _ZeroSizesAsSlices()
 FOLD_STATIC_SIZES: SplitForm = _FoldStaticSizes()
 RUNTIME_SIZES_CHECKED: SplitForm = _RuntimeSizesChecked()
 RUNTIME_SIZES_AS_SLICES: SplitForm = _RuntimeSizesAsSlices()
+SPLIT18_AS_SLICES: SplitForm = _Split18AsSlices()
 #: The forms every target gives a Split without sizes first.
 UNSIZED: tuple[SplitForm, ...] = (
     _OnePartAsIdentity(),

@@ -1,5 +1,6 @@
 """The runtimes a model can be run on to see what each computes: onnxruntime, onnx.reference,
-OpenVINO, tract and TVM, each where it is installed.
+OpenVINO, tract, TVM, tinygrad and onnx2torch (whose torch module runs on torch), each where
+it is installed.
 
 A runtime may abort the process on a model it cannot run (tract panics on a Gather index out
 of range; others crash in native code), so each runs in a worker process of its own
@@ -9,7 +10,7 @@ as long as the :class:`RuntimeWorkers` that started them (a ``with`` block), so 
 runs cost one import of each runtime.
 
 >>> [runtime.name for runtime in RUNTIMES]
-['onnxruntime', 'onnx.reference', 'openvino', 'tract', 'tvm']
+['onnxruntime', 'onnx.reference', 'openvino', 'tract', 'tvm', 'tinygrad', 'onnx2torch']
 >>> RUNTIMES[2].install
 'pip install openvino'
 """
@@ -58,9 +59,13 @@ class Runtime:
     target: str
     #: The distribution that installs it, whose version is the runtime's.
     distribution: str
+    #: Other modules it runs with that its distribution does not bring along (onnx2torch's
+    #: module runs on torch, which may be uninstalled without it).
+    needs: tuple[str, ...] = ()
 
     def is_installed(self) -> bool:
-        return importlib.util.find_spec(self.module) is not None
+        modules = (self.module, *self.needs)
+        return all(importlib.util.find_spec(module) is not None for module in modules)
 
     def version(self) -> str:
         """Its version, as its installed distribution says (nothing is imported: TVM takes
@@ -75,6 +80,15 @@ RUNTIMES: tuple[Runtime, ...] = (
     Runtime("openvino", "openvino", "pip install openvino", "openvino", "openvino"),
     Runtime("tract", "tract", "pip install tract", "tract", "tract"),
     Runtime("tvm", "tvm", "pip install apache-tvm", "tvm", "apache-tvm"),
+    Runtime("tinygrad", "tinygrad", "pip install tinygrad", "tinygrad", "tinygrad"),
+    Runtime(
+        "onnx2torch",
+        "onnx2torch",
+        "pip install onnx2torch",
+        "onnx2torch",
+        "onnx2torch",
+        needs=("torch",),
+    ),
 )
 
 
@@ -167,6 +181,98 @@ def _load_tvm(path: str) -> _Loaded:
     return run
 
 
+def _load_tinygrad(path: str) -> _Loaded:
+    from tinygrad.device import Device
+    from tinygrad.helpers import DEV
+
+    try:
+        Device.DEFAULT  # noqa: B018 (its first read opens the first device that works)
+    except RuntimeError:
+        # tinygrad's CPU device compiles with clang, which a machine may lack; its Python
+        # device runs the same graph: the ONNX frontend, which decides what a node computes,
+        # is one for every device.
+        DEV.value = "PYTHON"
+    from tinygrad.nn.onnx import OnnxRunner  # which makes tensors on the default device
+
+    OnnxRunner(path)  # a model tinygrad cannot read is refused here, before any run
+    model = Path(path).read_bytes()
+
+    def run(feeds: dict[str, Any]) -> list[Any]:
+        # A runner remembers the lengths and the shape-derived constants of its first run
+        # (it is made for one shape): a new runner for each set of feeds.
+        Path(path).write_bytes(model)
+        results = OnnxRunner(path)(feeds)
+        found: list[Any] = []
+        for value in results.values():
+            if isinstance(value, list | tuple):
+                found.append([item.numpy() for item in value])
+            else:
+                found.append(value.numpy())
+        return found
+
+    return run
+
+
+def _load_onnx2torch(path: str) -> _Loaded:
+    import onnx
+
+    _importable_torchvision()
+    import torch
+    from onnx2torch import convert
+    from onnx2torch.onnx_graph import OnnxGraph
+
+    model = onnx.load(path)
+    module = convert(model).eval()
+    names = [entry.name for entry in model.graph.input]
+    graph = OnnxGraph(model.graph)
+    # The module returns one value per node that writes a graph output (their tuple where
+    # there are several), each node's outputs as a tuple where it has several.
+    wanted = [graph.value_as_node_output(output.name) for output in model.graph.output]
+    nodes = list(dict.fromkeys(node for node, _ in wanted))
+
+    def run(feeds: dict[str, Any]) -> list[Any]:
+        with torch.inference_mode():
+            result = module(*[torch.from_numpy(feeds[name]) for name in names])
+        per_node = result if len(nodes) > 1 else (result,)
+        found: list[Any] = []
+        for node, index in wanted:
+            value = per_node[nodes.index(node)]
+            if len(node.output_values) > 1:
+                value = value[index]
+            if isinstance(value, list | tuple):
+                found.append([item.numpy() for item in value])
+            else:
+                found.append(value.numpy())
+        return found
+
+    return run
+
+
+def _importable_torchvision() -> None:
+    """Make ``import torchvision`` work for onnx2torch, which imports it for its
+    NonMaxSuppression and RoiAlign converters only. Where torchvision is not installed, or
+    fails to import (PyPI's build is made for PyPI's CUDA torch; beside a CPU torch it says
+    "operator torchvision::nms does not exist"), a stand-in module takes its place, whose
+    use fails."""
+    import types
+
+    try:
+        import torchvision  # noqa: F401
+    except (ImportError, RuntimeError, OSError) as error:
+        for name in [name for name in sys.modules if name.partition(".")[0] == "torchvision"]:
+            del sys.modules[name]
+        why = f"torchvision cannot be imported here: {_one_line(error)}"
+
+        def unavailable(*args: object, **kwargs: object) -> Any:
+            raise RuntimeError(why)
+
+        stand_in = types.ModuleType("torchvision")
+        ops = types.ModuleType("torchvision.ops")
+        ops.nms = ops.roi_align = ops.box_convert = unavailable  # type: ignore[attr-defined]
+        stand_in.ops = ops  # type: ignore[attr-defined]
+        sys.modules["torchvision"], sys.modules["torchvision.ops"] = stand_in, ops
+
+
 def _flatten(value: Any, into: list[Any]) -> None:
     if hasattr(value, "numpy"):
         into.append(value.numpy())
@@ -181,6 +287,8 @@ _LOADERS: dict[str, Callable[[str], _Loaded]] = {
     "openvino": _load_openvino,
     "tract": _load_tract,
     "tvm": _load_tvm,
+    "tinygrad": _load_tinygrad,
+    "onnx2torch": _load_onnx2torch,
 }
 
 

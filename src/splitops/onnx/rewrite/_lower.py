@@ -114,6 +114,7 @@ from ._graph_sizes import CheckForm, GraphBuilder
 from ._rewrite import Rewrite
 from ._split_forms import (
     FOLD_STATIC_SIZES,
+    RUNTIME_SIZES_AS_CHECKED_SLICES,
     RUNTIME_SIZES_AS_SLICES,
     RUNTIME_SIZES_CHECKED,
     SPLIT1_AS_SLICES,
@@ -216,7 +217,11 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:   (TVM needs a Slice's bounds of static length); no
 #:   sequences (TVM cuts a sequence output wrong, and refuses ConcatFromSequence of one);
 #:   explicit sizes holding a 0 as a Slice per part (TVM's Split refuses them).
-_PORTABLE = _split_forms(zero_sizes=True, num_outputs=_SLICES, equal=(slices_per_part("equal"),))
+_PORTABLE = _split_forms(
+    zero_sizes=True,
+    num_outputs=(slices_per_part("num_outputs", scalars=True),),
+    equal=(slices_per_part("equal", scalars=True),),
+)
 FORMS: dict[Target, Forms] = {
     "portable": Forms(_PORTABLE, "none"),
     "no-sequences": Forms(_PORTABLE, "none", sequences=False),
@@ -252,6 +257,7 @@ FORMS: dict[Target, Forms] = {
     ),
     "tvm": Forms(
         _split_forms(
+            runtime_sizes=RUNTIME_SIZES_AS_CHECKED_SLICES,
             zero_sizes=True,
             num_outputs=(kept_at_run_time("num_outputs"), *_SLICES),
             equal=(slices_per_part("equal"),),
@@ -426,9 +432,10 @@ class Plan:
     def __post_init__(self) -> None:
         self.forms = FORMS[self.target]
 
-    def scope_builder(self, scope: Scope, label: str) -> GraphBuilder:
-        """Nodes computing values in ``scope``, checked in the target's form."""
-        return GraphBuilder(scope, self.edits, label, self.forms.check)
+    def scope_builder(self, scope: Scope, label: str, *, scalars: bool = False) -> GraphBuilder:
+        """Nodes computing values in ``scope``, checked in the target's form (sizes 0-d
+        with ``scalars``)."""
+        return GraphBuilder(scope, self.edits, label, self.forms.check, scalars=scalars)
 
     def spend(self, node: Node, parts: int) -> None:
         """Count ``parts`` that the rewrite of ``node`` is about to write (a sequence of 2^20
@@ -519,9 +526,10 @@ class Plan:
                     if not name:
                         new.output[index] = self.view.fresh_name(base)
 
-    def builder(self, site: SplitSite) -> GraphBuilder:
-        """Nodes computing values in ``site``'s scope, checked in the target's form."""
-        return self.scope_builder(site.scope, name_base(site.proto))
+    def builder(self, site: SplitSite, *, scalars: bool = False) -> GraphBuilder:
+        """Nodes computing values in ``site``'s scope, checked in the target's form (sizes
+        0-d with ``scalars``)."""
+        return self.scope_builder(site.scope, name_base(site.proto), scalars=scalars)
 
     def computed_sizes(self, site: SplitSite, build: GraphBuilder) -> tuple[tuple[str, ...], bool]:
         """The sizes of a Split without sizes, computed in the graph by ``build``; and whether
@@ -534,6 +542,7 @@ class Plan:
             symbol,
             spec.num_outputs or len(spec.outputs),
             spec.rule.since_version,
+            build.scalars,
         )
         planned = self.shared.get(key) if symbol is not None else None
         if planned is None:
@@ -750,6 +759,9 @@ class _Sequence:
             if reader.position is not None and not squeeze:
                 named.setdefault(reader.position % count, reader.node.proto.output[0])
         outputs = [named.get(i) or plan.view.fresh_name(f"{label}_part{i}") for i in range(count)]
+        # Sizes known at run time, for a target whose runtime refuses a Split of them (TVM):
+        # its form of Slices.
+        by_slices = sizes is None and RUNTIME_SIZES_AS_CHECKED_SLICES in plan.forms.split
         nodes: list[NodeProto] = []
         if count:
             split = helper.make_node(
@@ -757,13 +769,21 @@ class _Sequence:
             )
             if sizes is not None:
                 nodes += write_split_sizes(split, scope, scope.opset or 0, sizes, plan.edits, label)
+                nodes += [*build.nodes, split]
+            elif by_slices:
+                assert self.spec.split_input is not None
+                runtime = build.as_int64(self.spec.split_input, self.split_element)
+                slices = RUNTIME_SIZES_AS_CHECKED_SLICES.cut(
+                    build, self.x, runtime, self.spec.axis, outputs
+                )
+                nodes += [*build.nodes, *slices]
             else:
                 assert self.spec.split_input is not None
                 runtime = build.as_int64(self.spec.split_input, self.split_element)
                 checked = build.add("Reshape", [runtime, build.ints([count])], "split")
                 build.nodes[-1].name = plan.view.fresh_name(f"{label}/one_size_per_part")
                 split.input.append(checked)
-            nodes += [*build.nodes, split]
+                nodes += [*build.nodes, split]
         self._replace(nodes)
         used = set()
         for reader in readers:
@@ -788,7 +808,8 @@ class _Sequence:
             plan.edits.replace(reader.node, step.nodes)
             for position in range(1, len(reader.node.proto.input)):
                 plan.drop_input(reader.node, position)
-        kind = "Split + Squeeze" if squeeze else "Split"
+        kind = "Slice per part" if by_slices else "Split"
+        kind += " + Squeeze" if squeeze else ""
         where = "constant sizes" if sizes is not None else "sizes known at run time"
         self.note("removed", f"sequence of {count} part(s) -> {kind} ({where})")
 

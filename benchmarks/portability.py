@@ -143,6 +143,32 @@ def _sizes_from_shape(length: int | str) -> ModelProto:
     return _model(nodes, length, _parts(2), opset=13, constants={"one": [1], "two": [2]})
 
 
+def _split_then(kind: str) -> Callable[[int | str], ModelProto]:
+    """A Split-18 by ``num_outputs`` on axis 1 whose parts other nodes read, as in a model:
+    ``uneven-concat`` (three parts joined back in another order), ``chained`` (a part split
+    again) or ``concat-add`` (halves swapped, then added to the input)."""
+
+    def build(length: int | str) -> ModelProto:
+        def split(x: str, outputs: list[str]) -> NodeProto:
+            return helper.make_node("Split", [x], outputs, axis=1, num_outputs=len(outputs))
+
+        if kind == "uneven-concat":
+            nodes = [split("x", ["a", "b", "c"])]
+            nodes.append(helper.make_node("Concat", ["c", "a", "b"], ["y0"], axis=1))
+            count = 1
+        elif kind == "chained":
+            nodes = [split("x", ["y0", "h"]), split("h", ["y1", "y2"])]
+            count = 3
+        else:
+            nodes = [split("x", ["a", "b"])]
+            nodes.append(helper.make_node("Concat", ["b", "a"], ["c"], axis=1))
+            nodes.append(helper.make_node("Add", ["c", "x"], ["y0"]))
+            count = 1
+        return _model(nodes, length, _parts(count), opset=18)
+
+    return build
+
+
 def _sequence(
     readers: Sequence[str], *, split: Any = None, keepdims: int = 1, opset: int = 11
 ) -> Callable[[int | str], ModelProto]:
@@ -245,6 +271,9 @@ def _spec_cases() -> list[Case]:
         Case("split18-omitted", _split(3, opset=18, num_outputs=3, omitted=(0, 2)), (7, 6), 7),
         Case("split18-negative-axis", _split(3, opset=18, axis=-1, num_outputs=3), (7, 6), 7),
         Case("split18-zero-size", _split(2, opset=18, split=[0, 7]), (7, 6), 7),
+        Case("split18-uneven-concat", _split_then("uneven-concat"), (7, 4, 8, 1), 7),
+        Case("split18-chained", _split_then("chained"), (8, 7, 3, 1), 8),
+        Case("split18-concat-add", _split_then("concat-add"), (8, 7, 1), 8),
         Case("sts-ones-read", _sequence(["at0", "at-1", "len"]), (5, 1), 5),
         Case("sts-ones-keepdims0", _sequence(["at0", "at-1"], keepdims=0), (5, 1), 5),
         Case("sts-chunk-read", _sequence(["at0", "at-1", "len"], split=3), (7, 6, 3), 7),
@@ -572,6 +601,53 @@ def cost_report(rows: Sequence[tuple[str, int, float, float]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# --- the speed of check --portability -------------------------------------------------------
+
+
+class _OneAtATime(RuntimeWorkers):
+    """The workers as ``check --portability`` once used them, the baseline: each started at
+    its first run, one after another, and a probe loaded again for each axis length."""
+
+    def start(self, runtimes: Sequence[Runtime]) -> None:
+        pass
+
+    def run_each(
+        self, runtime: Runtime, model: bytes, runs: Sequence[dict[str, Any]]
+    ) -> list[list[Any] | RuntimeRunError]:
+        found: list[list[Any] | RuntimeRunError] = []
+        for feeds in runs:
+            found += super().run_each(runtime, model, [feeds])
+        return found
+
+
+def check_speed(runtimes: Sequence[Runtime], rounds: int = 3) -> tuple[float, float]:
+    """The wall time of ``check_portability`` on a one-node model (Split-18 into 3 parts of
+    a run-time axis, probed at 8 lengths) on ``runtimes``, workers started and stopped:
+    (baseline, now), the best of ``rounds`` each, interleaved."""
+    from splitops.onnx.run import check_portability
+
+    model = _split(3, opset=18, num_outputs=3)("N")
+    names = [runtime.name for runtime in runtimes]
+    times: dict[str, list[float]] = {"before": [], "after": []}
+    for _ in range(rounds):
+        for kind in times:
+            began = time.perf_counter()
+            with _OneAtATime() if kind == "before" else RuntimeWorkers() as workers:
+                check_portability(model, runtimes=names, workers=workers)
+            times[kind].append(time.perf_counter() - began)
+    return min(times["before"]), min(times["after"])
+
+
+def check_speed_report(runtimes: Sequence[Runtime]) -> str:
+    before, after = check_speed(runtimes)
+    names = ", ".join(runtime.name for runtime in runtimes)
+    return (
+        f"\n`check --portability` of a one-node model on {names} (workers started and "
+        f"stopped, the best of 3): {after:.1f} s, against {before:.1f} s with workers started "
+        f"one after another and each probe loaded per axis length ({before / after:.1f}x).\n"
+    )
+
+
 def runtimes_and_out(
     argv: Sequence[str] | None, module: str, document: str
 ) -> tuple[list[Runtime], Path]:
@@ -614,6 +690,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, _, _, ratio in costs:
             if ratio > 1.2:
                 print(f"FAIL cost: {name}: {ratio:.2f} > 1.2", file=sys.stderr)
+    quick = [r for r in runtimes if r.name in ("onnxruntime", "openvino", "tract")]
+    if quick:
+        print("check --portability speed", file=sys.stderr, flush=True)
+        speed = check_speed_report(quick)
+        print(speed.strip(), file=sys.stderr)
+        text += speed
     out.write_text(text)
     print(f"wrote {out}", file=sys.stderr)
     for line in regressions(rows):

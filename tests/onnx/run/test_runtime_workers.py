@@ -73,3 +73,28 @@ def test_workers_leave_no_folder_behind(tmp_path: Path, monkeypatch: pytest.Monk
         workers.run(runtime, halves_model(), FEEDS)  # another ends at the block's end
         assert list(tmp_path.glob("splitops-runtime-*"))
     assert list(tmp_path.glob("splitops-runtime-*")) == []
+
+
+def test_check_portability_starts_one_worker_per_runtime_for_all_its_probes() -> None:
+    """Every probe of one check (two unlike nodes, each run at many lengths, original and
+    lowered) goes to the same worker of each runtime: one start per runtime."""
+    from splitops.onnx.run import check_portability
+
+    nodes = [
+        helper.make_node("Split", ["x"], ["a", "b", "c"], axis=0, num_outputs=3),
+        helper.make_node("Split", ["a"], ["d", "e"], axis=0, num_outputs=2),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, ["N"])],
+        [helper.make_tensor_value_info(n, F, [None]) for n in "bcde"],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    with RuntimeWorkers() as workers:
+        found = check_portability(
+            model, runtimes=["onnxruntime", "onnx.reference"], workers=workers
+        )
+        assert workers.started == {"onnxruntime": 1, "onnx.reference": 1}
+    assert found.probed == 2
+    assert any(d.runtime.startswith("onnx.reference") for d in found.departures)

@@ -49,7 +49,9 @@ Decisions where the spec leaves the lowered form open:
 
 - Sizes given at run time (a Split-13/18 split input that is no constant) go through a
   ``Reshape`` to the node's number of outputs: onnxruntime takes an empty split input for
-  an absent one and cuts equal parts, where the spec needs one size per output.
+  an absent one and cuts equal parts, where the spec needs one size per output. For
+  target ``tvm``, whose runtime refuses such a Split, they are also checked (no size below
+  0, their sum the axis length) and cut by a Slice per part.
 - A node whose attributes come from its function's call (``ref_attr_name``) is left as it
   is: its form is known only per call.
 - Invalid nodes stop the lowering with the first problem :func:`~splitops.check_model`
@@ -195,9 +197,13 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:
 #: - ``portable``: the forms every listed runtime (onnxruntime, onnx.reference, OpenVINO,
 #:   tract, TVM) loads and runs exactly: a Slice per part on an axis known at run time,
-#:   without run-time checks, since no check form loads on both tract and TVM. Where a length
-#:   is invalid the lowered node cuts parts instead of failing; the report says so, node by
-#:   node. Explicit sizes holding a 0 become a Slice per part (TVM's Split refuses them).
+#:   without run-time checks, since no check form loads on both tract and TVM. Its bounds
+#:   are computed as 0-d values, then unsqueezed: TVM follows 0-d shape arithmetic as
+#:   symbolic expressions and knows each part's shape, where from ``[1]`` bounds it cuts
+#:   parts of unknown shape, and a Shape, Concat or Add of such parts then fails (a part
+#:   split again, halves joined back). Where a length is invalid the lowered node cuts parts
+#:   instead of failing (tract and TVM still fail it); the report says so, node by node.
+#:   Explicit sizes holding a 0 become a Slice per part (TVM's Split refuses them).
 #:   ``no-sequences``: the same, and a sequence that cannot be removed is refused.
 #: - ``onnxruntime`` (the onnxruntime engine's): sizes computed in the graph, checked by a
 #:   Reshape (onnxruntime 1.31 fails uneven ``num_outputs``, 1.32 fewer listed parts);
@@ -205,7 +211,8 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:   sequences kept where onnxruntime has a kernel; Split-1 of static sizes as Slice-1
 #:   (onnxruntime has no Split-1).
 #: - ``openvino``: a Slice per part, checked by an Expand (OpenVINO's Split by
-#:   ``num_outputs`` wants the count to divide the axis); equal parts kept; no sequences
+#:   ``num_outputs`` wants the count to divide the axis; the check fails every invalid
+#:   length on OpenVINO 2026.4, run live); equal parts kept; no sequences
 #:   (OpenVINO refuses a sequence as an output, and ConcatFromSequence of one of unknown
 #:   length).
 #: - ``tract``: the node kept where tract computes it as the spec says (every part listed),
@@ -216,7 +223,10 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:   parts, which TVM does not check) a Slice per part checked by an Expand then a Gather
 #:   (TVM needs a Slice's bounds of static length); no
 #:   sequences (TVM cuts a sequence output wrong, and refuses ConcatFromSequence of one);
-#:   explicit sizes holding a 0 as a Slice per part (TVM's Split refuses them).
+#:   explicit sizes holding a 0 as a Slice per part (TVM's Split refuses them); sizes given
+#:   at run time (torch's ``tensor_split``, whose SplitToSequence becomes a Split of them
+#:   once its sequence is removed) as a Slice per part after checks of the sizes (TVM
+#:   refuses a Split of sizes that are not constant, "Dynamic Split not yet supported").
 _PORTABLE = _split_forms(
     zero_sizes=True,
     num_outputs=(slices_per_part("num_outputs", scalars=True),),

@@ -150,6 +150,9 @@ def check_portability(
             f"{', '.join(r.name for r in RUNTIMES)}.",
             rule=Rule.ARGUMENT,
         )
+    # The workers start first, all at once: their imports overlap each other's and the
+    # inference below.
+    workers.start([runtime for runtime in asked if runtime.is_installed()])
     inferred, records = infer_model_and_nodes(model)
     invalid = {(r.scope, r.index) for r in records if r.problems}
     view = ModelView.read(model, types=inferred)
@@ -262,13 +265,12 @@ _Runtimes = list[tuple[str, _Run, bool, str]]
 
 
 def _runtimes(workers: RuntimeWorkers, asked: Sequence[Runtime]) -> _Runtimes:
-    """The runtimes ``asked`` that are installed, each in its worker process (all started at
-    once), and onnx's shape inference."""
-    installed = [runtime for runtime in asked if runtime.is_installed()]
-    workers.start(installed)
+    """The runtimes ``asked`` that are installed, each in its worker process, and onnx's
+    shape inference."""
     found: _Runtimes = [
         (f"{runtime.name} {runtime.version()}", _in_worker(workers, runtime), False, runtime.target)
-        for runtime in installed
+        for runtime in asked
+        if runtime.is_installed()
     ]
     found.append((f"onnx shape inference (onnx {onnx.__version__})", _infer_each, True, "portable"))
     return found

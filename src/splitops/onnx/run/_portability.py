@@ -150,9 +150,6 @@ def check_portability(
             f"{', '.join(r.name for r in RUNTIMES)}.",
             rule=Rule.ARGUMENT,
         )
-    # The workers start first, all at once: their imports overlap each other's and the
-    # inference below.
-    workers.start([runtime for runtime in asked if runtime.is_installed()])
     inferred, records = infer_model_and_nodes(model)
     invalid = {(r.scope, r.index) for r in records if r.problems}
     view = ModelView.read(model, types=inferred)
@@ -193,6 +190,9 @@ def check_portability(
                 not_probed.append((where, _over_parts(probe.parts, parts_left)))
                 continue
             parts_left -= probe.parts
+            # The workers start at the first probe, all at once, so that their imports
+            # overlap (none starts for a model with nothing to probe).
+            workers.start([runtime for runtime in asked if runtime.is_installed()])
             usable = probing
             if probe.parts > COMPILED_PARTS:
                 usable = [r for r in probing if r[0].split()[0] not in COMPILING]

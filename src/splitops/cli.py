@@ -669,12 +669,24 @@ def _lower(args: argparse.Namespace) -> ExitCode:
 def _check_portability(args: argparse.Namespace) -> ExitCode:
     """``splitops check --portability``: the problems as ``check`` prints them, then where
     each installed runtime departs from the spec, and whether ``lower`` fixes it."""
-    from .onnx import check_model, check_portability
+    from .onnx import RUNTIMES, RuntimeWorkers, check_model, check_portability, split_nodes
 
     say = _Output()
     model = _load(args)
-    diagnostics = check_model(model)
-    found = check_portability(model, runtimes=args.runtime)
+    with RuntimeWorkers() as workers:
+        # Where there are nodes to probe, the workers start first, so that their imports
+        # overlap the model's check.
+        if next(split_nodes(model), None) is not None:
+            workers.start(
+                [
+                    runtime
+                    for runtime in RUNTIMES
+                    if (args.runtime is None or runtime.name in args.runtime)
+                    and runtime.is_installed()
+                ]
+            )
+        diagnostics = check_model(model)
+        found = check_portability(model, runtimes=args.runtime, workers=workers)
     if args.json:
         document = {
             "problems": [d.as_dict() for d in diagnostics],

@@ -226,7 +226,7 @@ def test_each_runtime_runs_its_own_targets_lowered_splits_exactly(
         pytest.skip(f"{runtime} is not installed here (CI installs it)")
     target = runtime_named(runtime).target
     mine = [row for row in matrix if row.runtime == runtime and row.model.startswith("split")]
-    assert len(mine) == 28
+    assert len(mine) == 34
     departing = {row.model: row.lowered[target] for row in mine if row.lowered[target] != "exact"}
     allowed = {
         "tract": {"split11-equal dynamic", "split13-equal dynamic", "split18-fewer-listed dynamic"},
@@ -607,3 +607,150 @@ def test_the_onnx2torch_target_refuses_control_flow_and_functions(
     refused = pytest.raises(RuntimeRunError, match="Converter is not implemented")
     with RuntimeWorkers(GUARD_SECONDS) as workers, refused:
         workers.run(runtime, model.SerializeToString(), {"x": np.zeros(7, np.float32)})
+
+
+# --- TVM, OpenVINO: forms run live ---------------------------------------------------------
+
+
+def _tensor_split_export(parts: int) -> ModelProto:
+    """torch's ``tensor_split(x, parts, dim=1)`` of ``x: [2, N]``, exported by its TorchScript
+    exporter: a SplitToSequence of sizes computed in the graph from ``Shape``."""
+    import io
+    import warnings
+
+    torch = pytest.importorskip("torch")
+
+    class Module(torch.nn.Module):
+        def forward(self, x: object) -> object:
+            return torch.tensor_split(x, parts, dim=1)
+
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the TorchScript exporter is deprecated
+        torch.onnx.export(
+            Module().eval(),
+            (torch.zeros(2, 19),),
+            buffer,
+            dynamo=False,
+            opset_version=18,
+            input_names=["x"],
+            dynamic_axes={"x": {1: "N"}},
+        )
+    return onnx.load_from_string(buffer.getvalue())
+
+
+def _run_live(runtime: str, model: ModelProto, lengths: list[int]) -> list[object]:
+    """``model`` on ``runtime`` (in its worker) at each length of axis 1 of ``x: [2, N]``."""
+    from splitops.onnx.run import RuntimeWorkers
+
+    feeds = [{"x": np.arange(2 * n, dtype=np.float32).reshape(2, n)} for n in lengths]
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        return list(workers.run_each(runtime_named(runtime), model.SerializeToString(), feeds))
+
+
+def _assert_as_the_spec(model: ModelProto, lengths: list[int], got: list[object]) -> None:
+    """Each outcome the spec's (splitops' engine on ``model``): its parts, or an error where
+    it rejects the length."""
+    from splitops.onnx.run import RuntimeRunError
+
+    for length, outcome in zip(lengths, got, strict=True):
+        x = {"x": np.arange(2 * length, dtype=np.float32).reshape(2, length)}
+        try:
+            expected = splitops.backend.run_model(model, x)
+        except splitops.SplitError:
+            assert isinstance(outcome, RuntimeRunError), (length, outcome)
+            continue
+        assert not isinstance(outcome, RuntimeRunError), (length, outcome)
+        assert isinstance(outcome, list)
+        assert len(outcome) == len(expected)
+        for value, want in zip(outcome, expected, strict=True):
+            np.testing.assert_array_equal(np.asarray(value), want, strict=True)
+
+
+def test_tensor_split_of_a_run_time_axis_runs_on_tvm_as_checked_slices() -> None:
+    """TVM refuses the Split whose sizes the export computes ("Dynamic Split not yet
+    supported"); the tvm target cuts the parts with Slices, which TVM runs exactly."""
+    pytest.importorskip("tvm")
+    model = _tensor_split_export(8)
+    lowered, report = lower_model_with_report(model, target="tvm")
+    assert "Split" not in _ops(lowered)
+    assert "Slice per part" in report[0].detail
+    lengths = [19, 8, 5, 3, 0]
+    _assert_as_the_spec(model, lengths, _run_live("tvm", lowered, lengths))
+
+
+def test_sizes_given_at_run_time_are_checked_on_tvm() -> None:
+    """Sizes that do not add up to the axis (or fall below 0) fail on TVM in the tvm
+    target's form, as the spec says, and cut the parts exactly where they do."""
+    pytest.importorskip("tvm")
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "one"], ["n"], axis=0),
+        helper.make_node("Sub", ["n", "three"], ["rest"]),
+        helper.make_node("Concat", ["three", "rest"], ["sizes"], axis=0),
+        helper.make_node("Split", ["x", "sizes"], ["a", "b"], axis=1),
+    ]
+    constants = [
+        numpy_helper.from_array(np.array([1], np.int64), "one"),
+        numpy_helper.from_array(np.array([3], np.int64), "three"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, [2, "N"])],
+        [helper.make_tensor_value_info(n, F, [2, None]) for n in "ab"],
+        initializer=constants,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    lowered = splitops.lower_model(model, target="tvm")
+    assert "Split" not in _ops(lowered)
+    lengths = [7, 3, 2]  # at 2 the second size is -1
+    _assert_as_the_spec(model, lengths, _run_live("tvm", lowered, lengths))
+
+
+def _split_then(kind: str) -> ModelProto:
+    case = next(c for c in cases() if c.name == f"split18-{kind}")
+    return case.build("N")
+
+
+@pytest.mark.parametrize("kind", ["uneven-concat", "chained", "concat-add"])
+@pytest.mark.parametrize("runtime", ["onnxruntime", "onnx.reference", "openvino", "tract", "tvm"])
+def test_portable_runs_split_parts_read_by_other_nodes_on_every_runtime(
+    runtime: str, kind: str
+) -> None:
+    """TVM ran these originals exactly and failed them lowered for ``portable`` when the
+    Slices' bounds were ``[1]`` tensors (parts of unknown shape: a Shape of a part, a Concat
+    of parts failed); bounds computed as 0-d values keep the parts' shapes, and every
+    runtime runs the lowered model exactly. At the length 1, which the spec rejects for the
+    uneven split, tract and TVM fail it lowered as they failed the original (``portable``
+    has no check: onnxruntime, onnx.reference and OpenVINO cut parts there, as its report
+    says)."""
+    if not runtime_named(runtime).is_installed():
+        pytest.skip(f"{runtime} is not installed here")
+    model = _split_then(kind)
+    lowered = splitops.lower_model(model, target="portable")
+    assert "Split" not in _ops(lowered)
+    lengths = [8, 7, 4, 0] + ([1] if runtime in ("tract", "tvm") else [])
+    _assert_as_the_spec(model, lengths, _run_live(runtime, lowered, lengths))
+
+
+@pytest.mark.parametrize(("parts", "listed"), [(4, 4), (4, 2), (3, 3)])
+def test_the_openvino_target_fails_where_the_spec_rejects_a_run_time_length(
+    parts: int, listed: int
+) -> None:
+    """On an axis known only at run time, the openvino target's Expand check fails an
+    invalid length (5 or 2 into 4 parts, 1 into 3) on OpenVINO, and cuts a valid one
+    exactly."""
+    if not runtime_named("openvino").is_installed():
+        pytest.skip("openvino is not installed here")
+    outputs = [f"y{i}" for i in range(listed)]
+    graph = helper.make_graph(
+        [helper.make_node("Split", ["x"], outputs, axis=1, num_outputs=parts)],
+        "g",
+        [helper.make_tensor_value_info("x", F, [2, "N"])],
+        [helper.make_tensor_value_info(n, F, [2, None]) for n in outputs],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    lowered = splitops.lower_model(model, target="openvino")
+    lengths = [9, 8, 6, 5, 4, 2, 1, 0]
+    _assert_as_the_spec(model, lengths, _run_live("openvino", lowered, lengths))

@@ -145,3 +145,28 @@ def test_outputs_come_in_the_graphs_order_and_each_run_sees_its_own_length(name:
         assert len(outputs) == 3
         for value, wanted in zip(outputs, expected, strict=True):
             np.testing.assert_array_equal(np.asarray(value), wanted, strict=True)
+
+
+def test_check_portability_starts_one_worker_per_runtime_for_all_its_probes() -> None:
+    """Every probe of one check (two unlike nodes, each run at many lengths, original and
+    lowered) goes to the same worker of each runtime: one start per runtime."""
+    from splitops.onnx.run import check_portability
+
+    nodes = [
+        helper.make_node("Split", ["x"], ["a", "b", "c"], axis=0, num_outputs=3),
+        helper.make_node("Split", ["a"], ["d", "e"], axis=0, num_outputs=2),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, ["N"])],
+        [helper.make_tensor_value_info(n, F, [None]) for n in "bcde"],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    with RuntimeWorkers() as workers:
+        found = check_portability(
+            model, runtimes=["onnxruntime", "onnx.reference"], workers=workers
+        )
+        assert workers.started == {"onnxruntime": 1, "onnx.reference": 1}
+    assert found.probed == 2
+    assert any(d.runtime.startswith("onnx.reference") for d in found.departures)

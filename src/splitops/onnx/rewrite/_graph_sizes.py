@@ -60,12 +60,24 @@ class GraphBuilder:
 
     The nodes gather in :attr:`nodes`, in the order they must run; constants become
     initializers (or Constant nodes in a function, placed in :attr:`nodes` too).
+
+    With ``scalars``, the sizes it computes are 0-d tensors, and a Slice's bounds their
+    Unsqueeze (:meth:`bound`): TVM's importer follows 0-d shape arithmetic as symbolic
+    expressions, so that each part keeps a shape it knows (a Shape of the part, a Concat or
+    an Add of parts then load), where from ``[1]`` tensors it cuts parts of unknown shape.
     """
 
     def __init__(
-        self, scope: Scope, edits: ModelEdits, label: str, check: CheckForm = "reshape"
+        self,
+        scope: Scope,
+        edits: ModelEdits,
+        label: str,
+        check: CheckForm = "reshape",
+        *,
+        scalars: bool = False,
     ) -> None:
         self.scope = scope
+        self.scalars = scalars
         self.opset = scope.opset or 0
         self.edits = edits
         self.check = check
@@ -103,10 +115,20 @@ class GraphBuilder:
             self._constants[value] = name
         return self._constants[value]
 
+    def number(self, value: int) -> str:
+        """A constant size: 0-d with :attr:`scalars`, else of shape ``[1]``."""
+        return self.scalar(value) if self.scalars else self.ints([value])
+
     def axis_length(self, x: str, axis: int) -> str:
-        """The length of ``x`` along ``axis`` (negative counts from the back), shape ``[1]``."""
+        """The length of ``x`` along ``axis`` (negative counts from the back), shape ``[1]``
+        (0-d with :attr:`scalars`)."""
         shape = self.add("Shape", [x], "shape")
-        return self.add("Gather", [shape, self.ints([axis])], "length", axis=0)
+        where = self.scalar(axis) if self.scalars else self.ints([axis])
+        return self.add("Gather", [shape, where], "length", axis=0)
+
+    def bound(self, value: str) -> str:
+        """A size as a Slice's bound (shape ``[1]``)."""
+        return self.unsqueeze(value, 0) if self.scalars else value
 
     def checked(self, value: str, bad: str, rule: str) -> str:
         """``value`` (one element) when the bool ``bad`` is false; a run-time failure, in the
@@ -182,24 +204,30 @@ class GraphArithmetic:
 
     def exact_div(self, dim: str, count: int) -> str:
         build = self.build
-        quotient = build.add("Div", [dim, build.ints([count])], "part")
-        whole = build.add("Mul", [quotient, build.ints([count])], "whole")
+        quotient = build.add("Div", [dim, build.number(count)], "part")
+        if build.check == "none":
+            return quotient
+        whole = build.add("Mul", [quotient, build.number(count)], "whole")
         rest = build.add("Less", [whole, dim], "remainder")
         return build.checked(quotient, rest, "equal_parts_must_divide_the_axis")
 
     def ceil_div(self, dim: str, count: int) -> str:
         build = self.build
-        raised = build.add("Add", [dim, build.ints([count - 1])], "raised")
-        chunk = build.add("Div", [raised, build.ints([count])], "chunk")
+        raised = build.add("Add", [dim, build.number(count - 1)], "raised")
+        chunk = build.add("Div", [raised, build.number(count)], "chunk")
         self._ceilings.add(chunk)
         return chunk
 
     def minus(self, dim: str, part: str | int, times: int) -> str:
         build = self.build
-        factor = build.ints([part]) if isinstance(part, int) else part
-        taken = build.add("Mul", [factor, build.ints([times])], "taken")
+        factor = build.number(part) if isinstance(part, int) else part
+        taken = build.add("Mul", [factor, build.number(times)], "taken")
         rest = build.add("Sub", [dim, taken], "last")
         if times <= 1 and part in self._ceilings:
             return rest  # d - ceil(d / n) >= 0 for every d >= 0: no check can fire
-        negative = build.add("Less", [rest, build.ints([0])], "negative")
+        if build.check == "none":
+            # No node for a check not made: TVM fails on a Less of a size it follows as a
+            # symbolic value, even one that nothing reads.
+            return rest
+        negative = build.add("Less", [rest, build.number(0)], "negative")
         return build.checked(rest, negative, "last_part_must_not_be_negative")

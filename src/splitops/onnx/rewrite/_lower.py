@@ -55,7 +55,9 @@ Decisions where the spec leaves the lowered form open:
 
 - Sizes given at run time (a Split-13/18 split input that is no constant) go through a
   ``Reshape`` to the node's number of outputs: onnxruntime takes an empty split input for
-  an absent one and cuts equal parts, where the spec needs one size per output.
+  an absent one and cuts equal parts, where the spec needs one size per output. For
+  target ``tvm``, whose runtime refuses such a Split, they are also checked (no size below
+  0, their sum the axis length) and cut by a Slice per part.
 - A node whose attributes come from its function's call (``ref_attr_name``) is left as it
   is: its form is known only per call.
 - Invalid nodes stop the lowering with the first problem :func:`~splitops.check_model`
@@ -127,6 +129,7 @@ from ._sequence_forms import (
 from ._sequence_loops import LOOP_OF_INSERTS_UNROLLED, LoopForm, sequence_loops
 from ._split_forms import (
     FOLD_STATIC_SIZES,
+    RUNTIME_SIZES_AS_CHECKED_SLICES,
     RUNTIME_SIZES_AS_SLICES,
     RUNTIME_SIZES_CHECKED,
     SPLIT1_AS_SLICES,
@@ -134,6 +137,7 @@ from ._split_forms import (
     SPLIT18_AS_SLICES,
     UNSIZED,
     ZERO_SIZES_AS_SLICES,
+    SizesCut,
     SplitForm,
     axis_symbol,
     computed_part_sizes,
@@ -198,10 +202,14 @@ class Forms:
             object.__setattr__(self, "loops", unrolled)
 
     @property
-    def runtime_sizes_as_slices(self) -> bool:
-        """Whether sizes given at run time become a Slice per part (the runtime fails a Split
-        that takes them): the parts of a sequence cut by such sizes too."""
-        return RUNTIME_SIZES_AS_SLICES in self.split
+    def runtime_sizes_cut(self) -> SizesCut | None:
+        """How sizes given at run time become a Slice per part, where the runtime fails a
+        Split that takes them (the Split form that does it, which the parts of a sequence cut
+        by such sizes take too); ``None`` where a Split of them runs."""
+        for form in (RUNTIME_SIZES_AS_SLICES, RUNTIME_SIZES_AS_CHECKED_SLICES):
+            if form in self.split:
+                return form.cut
+        return None
 
 
 def _split_forms(
@@ -234,9 +242,13 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:
 #: - ``portable``: the forms every listed runtime (onnxruntime, onnx.reference, OpenVINO,
 #:   tract, TVM) loads and runs exactly: a Slice per part on an axis known at run time,
-#:   without run-time checks, since no check form loads on both tract and TVM. Where a length
-#:   is invalid the lowered node cuts parts instead of failing; the report says so, node by
-#:   node. Explicit sizes holding a 0 become a Slice per part (TVM's Split refuses them).
+#:   without run-time checks, since no check form loads on both tract and TVM. Its bounds
+#:   are computed as 0-d values, then unsqueezed: TVM follows 0-d shape arithmetic as
+#:   symbolic expressions and knows each part's shape, where from ``[1]`` bounds it cuts
+#:   parts of unknown shape, and a Shape, Concat or Add of such parts then fails (a part
+#:   split again, halves joined back). Where a length is invalid the lowered node cuts parts
+#:   instead of failing (tract and TVM still fail it); the report says so, node by node.
+#:   Explicit sizes holding a 0 become a Slice per part (TVM's Split refuses them).
 #:   ``no-sequences``: the same, and a sequence that cannot be removed is refused.
 #: - ``onnxruntime`` (the onnxruntime engine's): sizes computed in the graph, checked by a
 #:   Reshape (onnxruntime 1.31 fails uneven ``num_outputs``, 1.32 fewer listed parts);
@@ -244,7 +256,8 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:   sequences kept where onnxruntime has a kernel; Split-1 of static sizes as Slice-1
 #:   (onnxruntime has no Split-1).
 #: - ``openvino``: a Slice per part, checked by an Expand (OpenVINO's Split by
-#:   ``num_outputs`` wants the count to divide the axis); equal parts kept; no sequences
+#:   ``num_outputs`` wants the count to divide the axis; the check fails every invalid
+#:   length on OpenVINO 2026.4, run live); equal parts kept; no sequences
 #:   (OpenVINO refuses a sequence as an output, and ConcatFromSequence of one of unknown
 #:   length).
 #: - ``tract``: the node kept where tract computes it as the spec says (every part listed),
@@ -255,7 +268,10 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:   parts, which TVM does not check) a Slice per part checked by an Expand then a Gather
 #:   (TVM needs a Slice's bounds of static length); no
 #:   sequences (TVM refuses ConcatFromSequence of one);
-#:   explicit sizes holding a 0 as a Slice per part (TVM's Split refuses them).
+#:   explicit sizes holding a 0 as a Slice per part (TVM's Split refuses them); sizes given
+#:   at run time (torch's ``tensor_split``, whose SplitToSequence becomes a Split of them
+#:   once its sequence is removed) as a Slice per part after checks of the sizes (TVM
+#:   refuses a Split of sizes that are not constant, "Dynamic Split not yet supported").
 #: - ``tinygrad``: sizes computed in the graph, checked by a Reshape (tinygrad's runner cuts
 #:   ``num_outputs`` into balanced parts, [3, 2, 2] of 7 where the spec says [3, 3, 1], and
 #:   equal parts of an uneven axis too; an Expand to [-1] does not fail there); no sequences
@@ -286,7 +302,11 @@ _SLICES = (slices_per_part("num_outputs"),)
 #: - every target without sequences: torch's Loop of SequenceInsert of Slices of constant
 #:   bounds (``tensor_split`` by indices) unrolled into those Slices
 #:   (:mod:`~splitops.onnx.rewrite._sequence_loops`).
-_PORTABLE = _split_forms(zero_sizes=True, num_outputs=_SLICES, equal=(slices_per_part("equal"),))
+_PORTABLE = _split_forms(
+    zero_sizes=True,
+    num_outputs=(slices_per_part("num_outputs", scalars=True),),
+    equal=(slices_per_part("equal", scalars=True),),
+)
 FORMS: dict[Target, Forms] = {
     "portable": Forms(_PORTABLE, "none"),
     "no-sequences": Forms(_PORTABLE, "none", sequences=False),
@@ -324,6 +344,7 @@ FORMS: dict[Target, Forms] = {
     ),
     "tvm": Forms(
         _split_forms(
+            runtime_sizes=RUNTIME_SIZES_AS_CHECKED_SLICES,
             zero_sizes=True,
             num_outputs=(kept_at_run_time("num_outputs"), *_SLICES),
             equal=(slices_per_part("equal"),),
@@ -543,9 +564,10 @@ class Plan:
     def __post_init__(self) -> None:
         self.forms = FORMS[self.target]
 
-    def scope_builder(self, scope: Scope, label: str) -> GraphBuilder:
-        """Nodes computing values in ``scope``, checked in the target's form."""
-        return GraphBuilder(scope, self.edits, label, self.forms.check)
+    def scope_builder(self, scope: Scope, label: str, *, scalars: bool = False) -> GraphBuilder:
+        """Nodes computing values in ``scope``, checked in the target's form (sizes 0-d
+        with ``scalars``)."""
+        return GraphBuilder(scope, self.edits, label, self.forms.check, scalars=scalars)
 
     def spend(self, node: Node, parts: int) -> None:
         """Count ``parts`` that the rewrite of ``node`` is about to write (a sequence of 2^20
@@ -657,9 +679,10 @@ class Plan:
                     if not name:
                         new.output[index] = self.view.fresh_name(base)
 
-    def builder(self, site: SplitSite) -> GraphBuilder:
-        """Nodes computing values in ``site``'s scope, checked in the target's form."""
-        return self.scope_builder(site.scope, name_base(site.proto))
+    def builder(self, site: SplitSite, *, scalars: bool = False) -> GraphBuilder:
+        """Nodes computing values in ``site``'s scope, checked in the target's form (sizes
+        0-d with ``scalars``)."""
+        return self.scope_builder(site.scope, name_base(site.proto), scalars=scalars)
 
     def computed_sizes(self, site: SplitSite, build: GraphBuilder) -> tuple[tuple[str, ...], bool]:
         """The sizes of a Split without sizes, computed in the graph by ``build``; and whether
@@ -672,6 +695,7 @@ class Plan:
             symbol,
             spec.num_outputs or len(spec.outputs),
             spec.rule.since_version,
+            build.scalars,
         )
         planned = self.shared.get(key) if symbol is not None else None
         if planned is None:

@@ -580,24 +580,20 @@ class _Edits:
                 named.setdefault(reader.position % count, reader.node.proto.output[0])
         outputs = [named.get(i) or plan.view.fresh_name(f"{label}_part{i}") for i in range(count)]
         nodes: list[NodeProto] = []
-        slices = sizes is None and plan.forms.runtime_sizes_as_slices
+        # A target whose runtime fails a Split of sizes given at run time (tract, TVM) cuts
+        # the parts as its Split form does; one without Split-18 (onnx2torch) cuts constant
+        # sizes with Slices.
+        cut = plan.forms.runtime_sizes_cut if sizes is None else None
         constant = sizes is not None and _without_split18(plan, self.site)
         if count and sizes is not None and constant:
             static = self.site.length is not None
-            cut = constant_slices(build, self.x, spec.axis, outputs, sizes, static=static)
-            nodes += [*build.nodes, *cut]
-        elif count and slices:
-            # tract fails a Split of sizes given at run time, and a CumSum of them: a Slice
-            # per part, each end its start plus its size (as the Split form does).
+            slices = constant_slices(build, self.x, spec.axis, outputs, sizes, static=static)
+            nodes += [*build.nodes, *slices]
+        elif count and cut is not None:
             assert spec.split_input is not None
             runtime = build.as_int64(spec.split_input, self.site.split_element)
-            where, start = build.ints([spec.axis]), build.ints([0])
-            for index, output in enumerate(outputs):
-                bounds = [runtime, build.ints([index]), build.ints([index + 1])]
-                end = build.add("Add", [start, build.add("Slice", bounds, "size")], "end")
-                build.nodes.append(helper.make_node("Slice", [self.x, start, end, where], [output]))
-                start = end
-            nodes += build.nodes
+            slices = cut(build, self.x, runtime, spec.axis, outputs)
+            nodes += [*build.nodes, *slices]
         elif count:
             split = helper.make_node(
                 "Split", [self.x], outputs, name=self.proto.name, axis=spec.axis
@@ -630,7 +626,7 @@ class _Edits:
                 elements = [step.squeeze(p, spec.axis) for p in chosen] if squeeze else chosen
                 _concat(step, reader.node.proto, elements)
             self._done(reader, step.nodes)
-        kind = "a Slice per part" if slices or constant else "Split"
+        kind = "a Slice per part" if cut is not None or constant else "Split"
         kind += " + Squeeze" if squeeze else ""
         where = "constant sizes" if sizes is not None else "sizes known at run time"
         return SequenceRewritten("removed", f"sequence of {count} part(s) -> {kind} ({where})")

@@ -12,8 +12,9 @@ onnxscript's rewriter gives each rule a ``check`` whose failure carries why.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Literal
 
 from onnx import NodeProto, helper
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FOLD_STATIC_SIZES",
+    "RUNTIME_SIZES_AS_CHECKED_SLICES",
     "RUNTIME_SIZES_AS_SLICES",
     "RUNTIME_SIZES_CHECKED",
     "SPLIT1_AS_SLICES",
@@ -257,18 +259,83 @@ class _RuntimeSizesAsSlices(SplitForm):
         assert spec.split_input is not None
         build = plan.builder(site)
         sizes = build.as_int64(spec.split_input, site.split_element)
-        where, start, slices = build.ints([spec.axis]), build.ints([0]), []
-        for index, output in enumerate(spec.outputs):
-            size = build.add("Slice", [sizes, build.ints([index]), build.ints([index + 1])], "size")
-            end = build.add("Add", [start, size], "end")
-            if output:
-                slices.append(helper.make_node("Slice", [site.data, start, end, where], [output]))
-            start = end
+        slices = self.cut(build, site.data, sizes, spec.axis, spec.outputs)
         detail = (
             "split input known at run time -> a Slice per part (unchecked: sizes that do not "
             "add up to the axis cut parts)"
         )
         return Rewritten([*build.nodes, *slices], detail)
+
+    def cut(
+        self, build: GraphBuilder, data: str, sizes: str, axis: int, outputs: Sequence[str]
+    ) -> list[NodeProto]:
+        """The Slices cutting ``outputs`` of ``data`` by the int64 ``sizes``, unchecked (the
+        nodes computing their bounds go in ``build``)."""
+        return _slices_by_sizes(build, data, sizes, axis, outputs, build.ints([0]))
+
+
+#: How a target cuts parts by sizes given at run time with Slices, where its runtime fails a
+#: Split of them: ``(build, data, sizes, axis, outputs) -> slices``.
+SizesCut = Callable[[GraphBuilder, str, str, int, Sequence[str]], list[NodeProto]]
+
+
+def _slices_by_sizes(
+    build: GraphBuilder, data: str, sizes: str, axis: int, outputs: Sequence[str], start: str
+) -> list[NodeProto]:
+    """A Slice of ``data`` per output, one after another from ``start``, each end its start
+    plus its size in ``sizes`` (tract fails a CumSum of them); unnamed outputs skipped."""
+    where, slices = build.ints([axis]), []
+    for index, output in enumerate(outputs):
+        size = build.add("Slice", [sizes, build.ints([index]), build.ints([index + 1])], "size")
+        end = build.add("Add", [start, size], "end")
+        if output:
+            slices.append(helper.make_node("Slice", [data, start, end, where], [output]))
+        start = end
+    return slices
+
+
+class _RuntimeSizesAsCheckedSlices(SplitForm):
+    """Sizes given at run time (torch's ``tensor_split`` on a run-time axis, or a
+    SplitToSequence of such sizes once its sequence is removed): checked, then a Slice per
+    part. TVM refuses a Split whose sizes are not constant ("Dynamic Split not yet
+    supported") and runs these Slices. The checks are the spec's, in the target's check
+    form: one size per output (a Reshape to their count), no size below 0, and their sum
+    the axis length; every part's bounds start from the checked sum, so that no part is cut
+    without the checks."""
+
+    name = "run-time-sizes-as-checked-slices"
+
+    def check(self, plan: Plan, site: SplitSite) -> str | None:
+        spec = site.spec
+        if not spec.has_sizes or spec.split_input is None:
+            return "no sizes input"
+        return None if site.split_value is None else "its sizes are constant"
+
+    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+        spec = site.spec
+        assert spec.split_input is not None
+        build = plan.builder(site)
+        sizes = build.as_int64(spec.split_input, site.split_element)
+        slices = self.cut(build, site.data, sizes, spec.axis, spec.outputs)
+        detail = "split input known at run time -> checked, then a Slice per part"
+        return Rewritten([*build.nodes, *slices], detail)
+
+    def cut(
+        self, build: GraphBuilder, data: str, sizes: str, axis: int, outputs: Sequence[str]
+    ) -> list[NodeProto]:
+        """The Slices cutting ``outputs`` of ``data`` by the int64 ``sizes`` (the nodes
+        computing their bounds go in ``build``)."""
+        listed = build.add("Reshape", [sizes, build.ints([len(outputs)])], "split")
+        build.nodes[-1].name = build.edits.view.fresh_name(f"{build.label}/one_size_per_output")
+        total = build.add("ReduceSum", [listed], "total", keepdims=1)
+        least = build.add("ReduceMin", [listed], "least", keepdims=1)
+        length = build.axis_length(data, axis)
+        wrong_sum = build.add("Not", [build.add("Equal", [total, length], "sum")], "wrong_sum")
+        negative = build.add("Less", [least, build.ints([0])], "negative")
+        bad = build.add("Or", [wrong_sum, negative], "bad_sizes")
+        checked = build.checked(total, bad, "sizes_must_be_non_negative_and_add_up_to_the_axis")
+        start = build.add("Sub", [checked, checked], "zero")
+        return _slices_by_sizes(build, data, listed, axis, outputs, start)
 
 
 class _RuntimeSizesChecked(SplitForm):
@@ -496,12 +563,15 @@ class _ComputedSizes(_ForParts):
 @dataclass(frozen=True)
 class _SlicesPerPart(_ForParts):
     """A Slice per listed part, its bounds computed in the graph from ``Shape`` (the forms
-    before it keep every Split before opset 13)."""
+    before it keep every Split before opset 13). With ``scalars``, the bounds are computed
+    as 0-d values (:class:`~splitops.onnx.rewrite._graph_sizes.GraphBuilder`), whose parts
+    TVM knows the shapes of."""
 
+    scalars: bool = False
     name = "slices-per-part"
 
     def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
-        build = plan.builder(site)
+        build = plan.builder(site, scalars=self.scalars)
         planned, shared = plan.computed_sizes(site, build)
         bounds = plan.bounds.get(planned) if shared else None
         if bounds is None:
@@ -526,8 +596,8 @@ def computed_sizes(by: PartsBy) -> SplitForm:
     return _ComputedSizes(by)
 
 
-def slices_per_part(by: PartsBy) -> SplitForm:
-    return _SlicesPerPart(by)
+def slices_per_part(by: PartsBy, *, scalars: bool = False) -> SplitForm:
+    return _SlicesPerPart(by, scalars)
 
 
 #: Split-1's sizes given as a second input (typed like the data), which a target keeps
@@ -536,8 +606,9 @@ SPLIT1_SIZES: tuple[SplitForm, ...] = (_Split1SizesAsAttribute(), _Split1SizesAt
 ZERO_SIZES_AS_SLICES: SplitForm = _ZeroSizesAsSlices()
 FOLD_STATIC_SIZES: SplitForm = _FoldStaticSizes()
 RUNTIME_SIZES_CHECKED: SplitForm = _RuntimeSizesChecked()
-RUNTIME_SIZES_AS_SLICES: SplitForm = _RuntimeSizesAsSlices()
+RUNTIME_SIZES_AS_SLICES = _RuntimeSizesAsSlices()
 SPLIT18_AS_SLICES: SplitForm = _Split18AsSlices()
+RUNTIME_SIZES_AS_CHECKED_SLICES = _RuntimeSizesAsCheckedSlices()
 #: The forms every target gives a Split without sizes first.
 UNSIZED: tuple[SplitForm, ...] = (
     _OnePartAsIdentity(),
@@ -652,19 +723,19 @@ def _listed_in_graph(build: GraphBuilder, planned: tuple[Any, ...], listed: int)
 
 
 def _bounds(build: GraphBuilder, sizes: Sequence[str]) -> list[tuple[str, str]]:
-    """The start and end of each part of ``sizes`` (``[1]`` values of the graph, one size for
-    all but the last, which may differ), one after another. Where the last size went
-    through a run-time check, every bound starts from ``last - last``, so that no part is
-    cut without the check, whether the last part is listed or not."""
+    """The start and end of each part of ``sizes`` (values of the graph, one size for all
+    but the last, which may differ), one after another, as a Slice takes them
+    (:meth:`~splitops.onnx.rewrite._graph_sizes.GraphBuilder.bound`). Where the last size
+    went through a run-time check, every bound starts from ``last - last``, so that no part
+    is cut without the check, whether the last part is listed or not."""
     first, last = sizes[0], sizes[-1]
     guarded = build.check != "none" and last != first
-    start = build.add("Sub", [last, last], "zero") if guarded else build.ints([0])
-    bounds = []
+    start = build.add("Sub", [last, last], "zero") if guarded else build.number(0)
+    points = [start]
     for size in sizes:
-        end = build.add("Add", [start, size], "end")
-        bounds.append((start, end))
-        start = end
-    return bounds
+        points.append(build.add("Add", [points[-1], size], "end"))
+    bounds = [build.bound(point) for point in points]
+    return list(pairwise(bounds))
 
 
 def _static_parts(site: SplitSite) -> list[int] | None:

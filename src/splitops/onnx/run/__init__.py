@@ -6,29 +6,29 @@ them run nodes through the one reading of a node (:mod:`splitops.onnx.model`), s
 every engine computes what the planner says.
 
 What this face exports is what the other sub-packages of :mod:`splitops.onnx` use; its
-modules are private to it (an import-linter contract checks it).
+modules are private to it (an import-linter contract checks it). Importing it imports
+nothing: each name loads its module when it is first used, so that a runtime's worker
+process (``_runtimes``), which imports none of the others, starts in a fraction of the time.
 """
 
-from ._feeds import (
-    load_npy,
-    model_feeds,
-    write_arrays,
-)
-from ._ort import session_version
-from ._portability import (
-    Departure,
-    Portability,
-    check_portability,
-)
-from ._reference import reference_ops
-from ._runtimes import (
-    RUNTIMES,
-    Runtime,
-    RuntimeRunError,
-    RuntimeWorkers,
-    installed_runtimes,
-    runtime_named,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._feeds import load_npy, model_feeds, write_arrays
+    from ._ort import session_version
+    from ._portability import Departure, Portability, check_portability
+    from ._reference import reference_ops
+    from ._runtimes import (
+        RUNTIMES,
+        Runtime,
+        RuntimeRunError,
+        RuntimeWorkers,
+        installed_runtimes,
+        runtime_named,
+    )
 
 __all__ = [
     "RUNTIMES",
@@ -46,3 +46,32 @@ __all__ = [
     "session_version",
     "write_arrays",
 ]
+
+#: Where each name lives.
+_MODULES = {
+    "_feeds": ["load_npy", "model_feeds", "write_arrays"],
+    "_ort": ["session_version"],
+    "_portability": ["Departure", "Portability", "check_portability"],
+    "_reference": ["reference_ops"],
+    "_runtimes": [
+        "RUNTIMES",
+        "Runtime",
+        "RuntimeRunError",
+        "RuntimeWorkers",
+        "installed_runtimes",
+        "runtime_named",
+    ],
+}
+_LAZY = {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

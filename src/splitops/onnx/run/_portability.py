@@ -194,6 +194,9 @@ def check_portability(
                 not_probed.append((where, _over_parts(probe.parts, parts_left)))
                 continue
             parts_left -= probe.parts
+            # The workers start at the first probe, all at once, so that their imports
+            # overlap (none starts for a model with nothing to probe).
+            workers.start([runtime for runtime in asked if runtime.is_installed()])
             usable = probing
             if probe.parts > COMPILED_PARTS:
                 usable = [r for r in probing if r[0].split()[0] not in COMPILING]
@@ -256,8 +259,9 @@ def _over_parts(parts: int, left: int) -> str:
 
 # --- the runtimes ---------------------------------------------------------------------------
 
-#: A runtime: its name, and what it gives for a model and feeds (outputs, or an exception).
-_Run = Callable[[ModelProto, dict[str, Any]], list[Any]]
+#: A runtime: what it gives for a model, loaded once, and each of several feeds (outputs, or
+#: the exception it raised).
+_Run = Callable[[ModelProto, Sequence[dict[str, Any]]], list[Any]]
 
 #: The runtimes, how each runs a model, whether it compares by shapes only (shape
 #: inference), and the lowering target for it.
@@ -272,15 +276,19 @@ def _runtimes(workers: RuntimeWorkers, asked: Sequence[Runtime]) -> _Runtimes:
         for runtime in asked
         if runtime.is_installed()
     ]
-    found.append((f"onnx shape inference (onnx {onnx.__version__})", _infer, True, "portable"))
+    found.append((f"onnx shape inference (onnx {onnx.__version__})", _infer_each, True, "portable"))
     return found
 
 
 def _in_worker(workers: RuntimeWorkers, runtime: Runtime) -> _Run:
-    def run(model: ModelProto, feeds: dict[str, Any]) -> list[Any]:
-        return workers.run(runtime, model.SerializeToString(), feeds)
+    def run(model: ModelProto, runs: Sequence[dict[str, Any]]) -> list[Any]:
+        return workers.run_each(runtime, model.SerializeToString(), runs)
 
     return run
+
+
+def _infer_each(model: ModelProto, runs: Sequence[dict[str, Any]]) -> list[Any]:
+    return [_outcome(lambda feeds: _infer(model, feeds), feeds) for feeds in runs]
 
 
 def _infer(model: ModelProto, feeds: dict[str, Any]) -> list[Any]:
@@ -392,27 +400,29 @@ class _Probe:
         expected = {length: _outcome(spec.run, self.feeds(length)) for length in self.lengths}
         found = []
         for name, run, by_shape, target in runtimes:
+            # The probe is loaded once on each runtime and run at every length; the lowered
+            # probe once, at the lengths where the original departs.
+            got = run(self.model, [self.feeds(length) for length in self.lengths])
             groups: dict[str, tuple[list[int], str]] = {}
+            departing = []
+            for length, outcome in zip(self.lengths, got, strict=True):
+                behaviour, detail = _compare(expected[length], _result(outcome), by_shape)
+                if behaviour:
+                    groups.setdefault(behaviour, ([], detail))[0].append(length)
+                    departing.append(length)
             fixed = True
-            for length in self.lengths:
-                want = expected[length]
-                behaviour, detail = _compare(
-                    want, _outcome(_bound(run, self.model), self.feeds(length)), by_shape
-                )
-                if not behaviour:
-                    continue
-                groups.setdefault(behaviour, ([], detail))[0].append(length)
+            if departing:
                 if target not in lowered:
                     lowered[target] = _lowered(self.model, target)
                 again_model = lowered[target]
-                again, _ = (
-                    ("refuses", "")
-                    if isinstance(again_model, SplitError)
-                    else _compare(
-                        want, _outcome(_bound(run, again_model), self.feeds(length)), by_shape
+                if isinstance(again_model, SplitError):
+                    fixed = False
+                else:
+                    again = run(again_model, [self.feeds(length) for length in departing])
+                    fixed = not any(
+                        _compare(expected[length], _result(outcome), by_shape)[0]
+                        for length, outcome in zip(departing, again, strict=True)
                     )
-                )
-                fixed = fixed and not again
             for behaviour, (lengths, detail) in groups.items():
                 found.append((name, behaviour, fixed, tuple(lengths), detail))
         return found
@@ -427,8 +437,9 @@ def _lowered(model: ModelProto, target: str) -> ModelProto | SplitError:
         return refused
 
 
-def _bound(run: _Run, model: ModelProto) -> Callable[[dict[str, Any]], list[Any]]:
-    return lambda feeds: run(model, feeds)
+def _result(outcome: Any) -> Any:
+    """A run's outputs as a list, or the exception it gave."""
+    return outcome if isinstance(outcome, Exception) else list(outcome)
 
 
 def _outcome(run: Callable[[dict[str, Any]], Any], feeds: dict[str, Any]) -> Any:

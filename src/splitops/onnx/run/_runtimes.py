@@ -7,7 +7,8 @@ of range; others crash in native code), so each runs in a worker process of its 
 (:class:`RuntimeWorkers`): a model and its feeds go in, the outputs or the error come back,
 and a worker that dies is replaced and its death reported as that run's error. Workers live
 as long as the :class:`RuntimeWorkers` that started them (a ``with`` block), so a hundred
-runs cost one import of each runtime.
+runs cost one import of each runtime; :meth:`RuntimeWorkers.start` starts several at once,
+so that their imports (seconds each) overlap.
 
 >>> [runtime.name for runtime in RUNTIMES]
 ['onnxruntime', 'onnx.reference', 'openvino', 'tract', 'tvm', 'tinygrad', 'onnx2torch']
@@ -17,6 +18,8 @@ runs cost one import of each runtime.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import importlib.metadata
 import importlib.util
 import os
@@ -297,6 +300,10 @@ def _serve(name: str, folder: str) -> None:
     ("ok", outputs) or ("error", message), until its input closes. The model is written in
     ``folder`` (runtimes load a file), which the caller made and removes."""
     load = _LOADERS[name]
+    # The runtime is imported before the first request, while the caller starts the others;
+    # where it fails, the first load says why, as that run's error.
+    with contextlib.suppress(Exception):
+        importlib.import_module(runtime_named(name).module)
     # The replies go on a descriptor of their own: what a runtime prints on its standard
     # output (TVM does) goes to standard error instead of into a reply.
     stdout = os.fdopen(os.dup(1), "wb")
@@ -330,11 +337,27 @@ def _serve(name: str, folder: str) -> None:
 
 @dataclass
 class RuntimeWorkers:
-    """One worker process per runtime, started at its first run and stopped at the end of the
-    ``with`` block."""
+    """One worker process per runtime, started at its first run (or together, by
+    :meth:`start`) and stopped at the end of the ``with`` block."""
 
     seconds: float = RUN_SECONDS
     _workers: dict[str, _Worker] = field(default_factory=dict)
+    #: How many worker processes were started, runtime by runtime (a worker that died and
+    #: was replaced counts again).
+    started: dict[str, int] = field(default_factory=dict)
+
+    def start(self, runtimes: Sequence[Runtime]) -> None:
+        """Start a worker for each of ``runtimes`` that has none, all at once: each imports
+        its runtime while the others do."""
+        for runtime in runtimes:
+            self._worker(runtime)
+
+    def _worker(self, runtime: Runtime) -> _Worker:
+        worker = self._workers.get(runtime.name)
+        if worker is None or not worker.alive():
+            worker = self._workers[runtime.name] = _Worker.start(runtime.name)
+            self.started[runtime.name] = self.started.get(runtime.name, 0) + 1
+        return worker
 
     def __enter__(self) -> RuntimeWorkers:
         return self
@@ -363,9 +386,7 @@ class RuntimeWorkers:
         run's error; the runs after it go to a new worker."""
         outcomes: list[list[Any] | RuntimeRunError] = []
         while len(outcomes) < len(runs):
-            worker = self._workers.get(runtime.name)
-            if worker is None or not worker.alive():
-                worker = self._workers[runtime.name] = _Worker.start(runtime.name)
+            worker = self._worker(runtime)
             try:
                 for status, value in worker.ask((model, list(runs[len(outcomes) :])), self.seconds):
                     outcomes.append(RuntimeRunError(value) if status == "error" else list(value))

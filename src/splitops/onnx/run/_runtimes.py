@@ -87,7 +87,9 @@ RUNTIMES: tuple[Runtime, ...] = (
     Runtime(
         "onnx2torch",
         "onnx2torch",
-        "pip install onnx2torch",
+        # Its torchvision from PyPI fails to import beside a CPU torch (and breaks other
+        # imports); the worker stands in for it.
+        "pip install --no-deps onnx2torch",
         "onnx2torch",
         "onnx2torch",
         needs=("torch",),

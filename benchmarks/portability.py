@@ -439,7 +439,7 @@ def _counts(verdicts: Sequence[str]) -> str:
 
 #: How a runtime runs a model here, and what its own target gives it, where the
 #: module's documentation does not say (a runtime's own section of the report).
-NOTES = {
+RUNTIME_NOTES = {
     "tinygrad": "`tinygrad.nn.onnx.OnnxRunner` on tinygrad's default device (CPU, which "
     "compiles with clang; its Python device where no device opens), a new runner for each run "
     "(a runner keeps the lengths of its first run). Its Split cuts "
@@ -506,10 +506,10 @@ def report(rows: Sequence[Row], runtimes: Sequence[Runtime], seconds: float) -> 
         "target (`onnx.reference` takes onnxruntime's) (lowered `portable`).",
         "",
     ]
-    noted = [runtime for runtime in runtimes if runtime.name in NOTES]
+    noted = [runtime for runtime in runtimes if runtime.name in RUNTIME_NOTES]
     if noted:
         lines += ["How these runtimes run a model, and what their own target gives them:", ""]
-        lines += [f"- **{runtime.name}**: {NOTES[runtime.name]}" for runtime in noted]
+        lines += [f"- **{runtime.name}**: {RUNTIME_NOTES[runtime.name]}" for runtime in noted]
         lines.append("")
     lines += [
         "Why the original departs, where it does (the runtime's first error):",
@@ -542,6 +542,12 @@ NOTES = """
   spec does. The case `split13-sizes-from-shape dynamic` still fails on TVM lowered: its
   own arithmetic (a `Div` of a slice of `Shape`) fails TVM's import ("cannot handle
   ShapeExpr inputs"), before any Split.
+- **tract's unchecked sizes.** tract cuts constant sizes from an axis known only at run
+  time without checking that they add up (sizes [4, 4] of an axis of 9 give two parts of 4,
+  where the spec fails), and loads no check form once a Slice's bounds are added to. The
+  `tract` target keeps such a Split as it is, and its report row says so ("explicit sizes
+  (unchecked on tract: sizes that do not add up to the axis cut parts)"): the one departure
+  from the spec that a target keeps knowingly, besides `portable`'s, which makes no check.
 - **OpenVINO's check.** The `openvino` target's Expand check fails every invalid length of
   a `num_outputs` split on an axis known only at run time on OpenVINO 2026.4 (5 or 2 into
   4 parts, all listed or not), and cuts valid ones exactly: run live by

@@ -499,7 +499,7 @@ def _load(args: argparse.Namespace, *, weights: bool = True) -> ModelProto:
 
 
 def _check(args: argparse.Namespace) -> ExitCode:
-    from .onnx.inference import check_model_counted
+    from .onnx import check_model_counted
 
     if args.portability:
         return _check_portability(args)

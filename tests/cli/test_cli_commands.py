@@ -314,7 +314,7 @@ def _defect(*args: object, **kwargs: object) -> object:
     ("args", "owner", "name"),
     [
         (["infer", str(EXAMPLE_MODEL)], "splitops.onnx", "infer_shapes"),
-        (["check", str(EXAMPLE_MODEL)], "splitops.onnx.inference", "check_model_counted"),
+        (["check", str(EXAMPLE_MODEL)], "splitops.onnx", "check_model_counted"),
         (["run", str(EXAMPLE_MODEL)], "splitops.backend.SplitopsRep", "run"),
         (
             ["run", str(EXAMPLE_MODEL), "--engine", "onnxruntime"],

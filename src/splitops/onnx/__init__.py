@@ -33,7 +33,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .inference import Diagnostic, check_model, infer_shapes
+    from .inference import Diagnostic, check_model, check_model_counted, infer_shapes
     from .model import (
         ModelView,
         SplitOutputRow,
@@ -78,6 +78,7 @@ __all__ = [
     "RuntimeWorkers",
     "SplitOutputRow",
     "check_model",
+    "check_model_counted",
     "check_portability",
     "convert_model",
     "default_opset",
@@ -103,7 +104,7 @@ __all__ = [
 
 #: Where each name lives, by sub-package (each exports it from its face).
 _MODULES = {
-    "inference": ["Diagnostic", "check_model", "infer_shapes"],
+    "inference": ["Diagnostic", "check_model", "check_model_counted", "infer_shapes"],
     "model": [
         "ModelView",
         "SplitOutputRow",

@@ -18,6 +18,7 @@ from ._errors import (
     SplitTypeError,
     require_argument,
 )
+from ._lazy import lazy_attributes
 from ._limits import Limits, current_limits, limits
 from ._planner import (
     INT_ARITHMETIC,
@@ -86,6 +87,7 @@ __all__ = [
     "current_limits",
     "drops_axis",
     "host_value",
+    "lazy_attributes",
     "limits",
     "normalize_axis",
     "opset_rule",

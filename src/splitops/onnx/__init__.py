@@ -29,8 +29,9 @@ True
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..core import lazy_attributes
 
 if TYPE_CHECKING:
     from .inference import Diagnostic, check_model, check_model_counted, infer_shapes
@@ -142,16 +143,4 @@ _MODULES = {
         "write_arrays",
     ],
 }
-_LAZY = {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_attributes(__name__, _MODULES, globals())

@@ -247,6 +247,10 @@ class _RuntimeSizesAsSlices(SplitForm):
     parts instead of failing."""
 
     name = "run-time-sizes-as-slices"
+    detail = (
+        "split input known at run time -> a Slice per part (unchecked: sizes that do not "
+        "add up to the axis cut parts)"
+    )
 
     def check(self, plan: Plan, site: SplitSite) -> str | None:
         spec = site.spec
@@ -260,11 +264,7 @@ class _RuntimeSizesAsSlices(SplitForm):
         build = plan.builder(site)
         sizes = build.as_int64(spec.split_input, site.split_element)
         slices = self.cut(build, site.data, sizes, spec.axis, spec.outputs)
-        detail = (
-            "split input known at run time -> a Slice per part (unchecked: sizes that do not "
-            "add up to the axis cut parts)"
-        )
-        return Rewritten([*build.nodes, *slices], detail)
+        return Rewritten([*build.nodes, *slices], self.detail)
 
     def cut(
         self, build: GraphBuilder, data: str, sizes: str, axis: int, outputs: Sequence[str]
@@ -294,7 +294,7 @@ def _slices_by_sizes(
     return slices
 
 
-class _RuntimeSizesAsCheckedSlices(SplitForm):
+class _RuntimeSizesAsCheckedSlices(_RuntimeSizesAsSlices):
     """Sizes given at run time (torch's ``tensor_split`` on a run-time axis, or a
     SplitToSequence of such sizes once its sequence is removed): checked, then a Slice per
     part. TVM refuses a Split whose sizes are not constant ("Dynamic Split not yet
@@ -304,21 +304,7 @@ class _RuntimeSizesAsCheckedSlices(SplitForm):
     without the checks."""
 
     name = "run-time-sizes-as-checked-slices"
-
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
-        spec = site.spec
-        if not spec.has_sizes or spec.split_input is None:
-            return "no sizes input"
-        return None if site.split_value is None else "its sizes are constant"
-
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
-        spec = site.spec
-        assert spec.split_input is not None
-        build = plan.builder(site)
-        sizes = build.as_int64(spec.split_input, site.split_element)
-        slices = self.cut(build, site.data, sizes, spec.axis, spec.outputs)
-        detail = "split input known at run time -> checked, then a Slice per part"
-        return Rewritten([*build.nodes, *slices], detail)
+    detail = "split input known at run time -> checked, then a Slice per part"
 
     def cut(
         self, build: GraphBuilder, data: str, sizes: str, axis: int, outputs: Sequence[str]

@@ -13,8 +13,9 @@ process (``_runtimes``), which imports none of the others, starts in a fraction 
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ...core import lazy_attributes
 
 if TYPE_CHECKING:
     from ._feeds import load_npy, model_feeds, write_arrays
@@ -62,16 +63,4 @@ _MODULES = {
         "runtime_named",
     ],
 }
-_LAZY = {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_attributes(__name__, _MODULES, globals())

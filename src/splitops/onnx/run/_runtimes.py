@@ -206,14 +206,7 @@ def _load_tinygrad(path: str) -> _Loaded:
         # A runner remembers the lengths and the shape-derived constants of its first run
         # (it is made for one shape): a new runner for each set of feeds.
         Path(path).write_bytes(model)
-        results = OnnxRunner(path)(feeds)
-        found: list[Any] = []
-        for value in results.values():
-            if isinstance(value, list | tuple):
-                found.append([item.numpy() for item in value])
-            else:
-                found.append(value.numpy())
-        return found
+        return [_as_numpy(value) for value in OnnxRunner(path)(feeds).values()]
 
     return run
 
@@ -244,13 +237,17 @@ def _load_onnx2torch(path: str) -> _Loaded:
             value = per_node[nodes.index(node)]
             if len(node.output_values) > 1:
                 value = value[index]
-            if isinstance(value, list | tuple):
-                found.append([item.numpy() for item in value])
-            else:
-                found.append(value.numpy())
+            found.append(_as_numpy(value))
         return found
 
     return run
+
+
+def _as_numpy(value: Any) -> Any:
+    """A tinygrad or torch tensor as a numpy array, a sequence of them as a list."""
+    if isinstance(value, list | tuple):
+        return [item.numpy() for item in value]
+    return value.numpy()
 
 
 def _importable_torchvision() -> None:

@@ -43,14 +43,12 @@ import argparse
 import contextlib
 import functools
 import importlib.metadata
-import logging
 import os
 import sys
 import tempfile
 import time
-import warnings
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -58,6 +56,8 @@ from typing import Any, Literal
 import torch
 import torch.nn.functional as F  # noqa: N812
 from torch import nn
+
+from .export_models import graphs, quiet
 
 __all__ = [
     "CORPUS",
@@ -584,22 +584,6 @@ def _write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    """Silence the exporters' warnings and log lines (deprecation, tracer, registration)."""
-    loggers = [logging.getLogger(name) for name in ("torch.onnx", "transformers", "onnxscript")]
-    levels = [logger.level for logger in loggers]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for logger in loggers:
-            logger.setLevel(logging.ERROR)
-        try:
-            yield
-        finally:
-            for logger, level in zip(loggers, levels, strict=True):
-                logger.setLevel(level)
-
-
 def _export_to(entry: CorpusModel, path: Path) -> None:
     """Export ``entry`` to ``path`` (a single file, no external data)."""
     module = entry.build()
@@ -656,7 +640,7 @@ def export(entry: CorpusModel, folder: str | os.PathLike[str], *, force: bool = 
         return path
     with tempfile.TemporaryDirectory(dir=folder, prefix=".export-") as scratch:
         temporary = Path(scratch) / entry.file_name
-        with _quiet(), torch.no_grad():
+        with quiet(), torch.no_grad():
             _export_to(entry, temporary)
         os.replace(temporary, path)
     return path
@@ -683,20 +667,9 @@ def export_all(
 # --- Inspection and verification ------------------------------------------------------------
 
 
-def _graphs(graph: Any) -> Iterator[Any]:
-    """``graph`` and every subgraph in it, depth first."""
-    yield graph
-    for node in graph.node:
-        for attribute in node.attribute:
-            if attribute.HasField("g"):
-                yield from _graphs(attribute.g)
-            for subgraph in attribute.graphs:
-                yield from _graphs(subgraph)
-
-
 def op_counts(model: Any) -> Counter[str]:
     """Node counts by op type in ``model`` (an ``onnx.ModelProto``), subgraphs included."""
-    return Counter(node.op_type for graph in _graphs(model.graph) for node in graph.node)
+    return Counter(node.op_type for graph in graphs(model.graph) for node in graph.node)
 
 
 @dataclass(frozen=True)
@@ -810,7 +783,7 @@ def verify(
     runtime: str | None = None
     worst = 0.0
     try:
-        with _quiet():
+        with quiet():
             session = onnxruntime.InferenceSession(
                 os.fspath(path), providers=["CPUExecutionProvider"]
             )

@@ -244,8 +244,19 @@ def by_name(name: str) -> Architecture:
     raise KeyError(name)
 
 
+def graphs(graph: Any) -> Iterator[Any]:
+    """``graph`` (an onnx ``GraphProto``) and every subgraph in it, depth first."""
+    yield graph
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.HasField("g"):
+                yield from graphs(attribute.g)
+            for subgraph in attribute.graphs:
+                yield from graphs(subgraph)
+
+
 @contextlib.contextmanager
-def _quiet() -> Iterator[None]:
+def quiet() -> Iterator[None]:
     """The exporters' warnings and log lines (deprecation, tracer, registration) silenced."""
     loggers = [logging.getLogger(n) for n in ("torch.onnx", "transformers", "onnxscript")]
     levels = [logger.level for logger in loggers]
@@ -329,7 +340,7 @@ def export_one(spec: Architecture, exporter: str, out: Path) -> dict[str, Any]:
     }
     began = time.perf_counter()
     try:
-        with _quiet(), torch.no_grad():
+        with quiet(), torch.no_grad():
             module = spec.build()
             _export(spec, exporter, module, out / f"{stem}.onnx")
             arrays: dict[str, Any] = {}

@@ -64,7 +64,7 @@ import splitops
 from splitops.onnx.rewrite import TARGETS
 from splitops.onnx.run import Runtime, RuntimeRunError, RuntimeWorkers
 
-from .export_models import EXPORTERS
+from .export_models import EXPORTERS, graphs
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Where the exports are built (ignored by git): one folder per torch release.
@@ -184,7 +184,7 @@ def keep(export: Export, folder: Path) -> Path:
     out = folder / export.path.parent.name
     out.mkdir(parents=True, exist_ok=True)
     model = onnx.load(str(export.path))
-    for graph in _graphs(model.graph):
+    for graph in graphs(model.graph):
         for node in graph.node:
             del node.metadata_props[:]
             node.doc_string = ""
@@ -207,18 +207,8 @@ def keep(export: Export, folder: Path) -> Path:
 # --- what an export holds -------------------------------------------------------------------
 
 
-def _graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
-    yield graph
-    for node in graph.node:
-        for attribute in node.attribute:
-            if attribute.HasField("g"):
-                yield from _graphs(attribute.g)
-            for subgraph in attribute.graphs:
-                yield from _graphs(subgraph)
-
-
 def _nodes(model: ModelProto) -> Iterator[onnx.NodeProto]:
-    for graph in _graphs(model.graph):
+    for graph in graphs(model.graph):
         yield from graph.node
     for function in model.functions:
         yield from function.node
@@ -240,7 +230,7 @@ def sequence_patterns(model: ModelProto) -> Counter[str]:
     for node in _nodes(model):
         if node.op_type == "Loop":
             body = next(a.g for a in node.attribute if a.name == "body")
-            if any(inner.op_type == "SequenceInsert" for g in _graphs(body) for inner in g.node):
+            if any(inner.op_type == "SequenceInsert" for g in graphs(body) for inner in g.node):
                 found["Loop of SequenceInsert"] += 1
         if node.op_type.startswith("Sequence") or node.op_type in (
             "SplitToSequence",

@@ -106,8 +106,10 @@ from ..model import (
     ModelView,
     Node,
     Scope,
+    ScopeKey,
     SplitNode,
     SplitSite,
+    function_id,
     links_attributes,
     location,
     node_label,
@@ -435,6 +437,7 @@ class Lower(Rewrite):
         self.target: Target = target
         self.report: list[Lowering] = []
         self._forms = FORMS[target]
+        self._kept: set[tuple[ScopeKey, str]] = set()
 
     def types(self, model: ModelProto) -> ModelProto:
         # Types only: the weights stay out of the inferred copy.
@@ -452,11 +455,12 @@ class Lower(Rewrite):
         for node in sequence_loops(view.scopes) if self._forms.loops else ():
             plan.lower_loop(node)
         self.report = plan.report
+        # Where each kept sequence lies once the edits move its scope: its identity.
+        self._kept = {(edits.key_after(key), name) for key, name in plan.kept_sequences}
 
     def finish(self, model: ModelProto) -> None:
         if not self._forms.sequences:
-            kept = {(row.graph, row.node) for row in self.report if row.outcome == "kept"}
-            _refuse_sequences(model, self.target, kept)
+            _refuse_sequences(model, self.target, self._kept)
         if not self._forms.control_flow:
             _refuse_control_flow(model, self.target)
 
@@ -477,18 +481,17 @@ SEQUENCE_OPS = frozenset(
 )
 
 
-def _refuse_sequences(model: ModelProto, target: str, kept: set[tuple[str, str]]) -> None:
+def _refuse_sequences(model: ModelProto, target: str, kept: set[tuple[ScopeKey, str]]) -> None:
     """A SplitError naming the sequence operators still in a model lowered for a target
     without sequences (those another operator, such as torch's Loop of SequenceInsert,
     made; lowering removes only SplitToSequence's), but for the SplitToSequence nodes a form
-    of the target ``kept`` (by scope and node label)."""
+    of the target ``kept`` (by scope and sequence: their identity, where labels may repeat)."""
     left = [
-        f"{op} {label!r} in {scope.label}"
+        f"{op} {node_label(node.proto)!r} in {scope.label}"
         for scope in ModelView.read(model).scopes
         for node in scope.nodes
         if (op := node.op_type) in SEQUENCE_OPS and node.proto.domain in DEFAULT_DOMAINS
-        for label in [node_label(node.proto)]
-        if not (op == "SplitToSequence" and (scope.label, label) in kept)
+        if not (op == "SplitToSequence" and (scope.key, node.proto.output[0]) in kept)
     ]
     if left:
         shown = "; ".join(left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
@@ -508,14 +511,19 @@ def _refuse_control_flow(model: ModelProto, target: str) -> None:
     """A SplitError naming the control flow and function calls in a model lowered for a
     target whose runtime converts neither (onnx2torch has no If, Loop, Scan or function
     converter, and refuses the whole model)."""
-    functions = {(f.domain, f.name) for f in model.functions}
+    functions = {function_id(f) for f in model.functions}
+
+    def is_call(node: Node) -> bool:
+        proto = node.proto
+        return (proto.domain, proto.op_type, proto.overload) in functions
+
     left = [
         f"{node.op_type} {node_label(node.proto)!r} in {scope.label}"
-        + (" (a model-local function)" if (node.proto.domain, node.op_type) in functions else "")
+        + (" (a model-local function)" if is_call(node) else "")
         for scope in ModelView.read(model).scopes
         for node in scope.nodes
         if (node.op_type in _CONTROL_FLOW_OPS and node.proto.domain in DEFAULT_DOMAINS)
-        or (node.proto.domain, node.op_type) in functions
+        or is_call(node)
     ]
     if left:
         shown = "; ".join(left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
@@ -549,6 +557,8 @@ class Plan:
     target: Target
     edits: ModelEdits
     report: list[Lowering] = field(default_factory=list)
+    #: The SplitToSequence nodes a form kept, by scope and sequence (their identity).
+    kept_sequences: set[tuple[ScopeKey, str]] = field(default_factory=set)
     #: The parts written so far by rewrites that write one value (or more) per part.
     parts: int = 0
 
@@ -655,6 +665,8 @@ class Plan:
             if form.check(self, site) is None:
                 done = form.rewrite(self, site)
                 self.note(site.node, site.spec, done.outcome, done.detail)
+                if done.outcome == "kept":
+                    self.kept_sequences.add((site.scope.key, site.proto.output[0]))
                 return
         raise RewriteError(  # every target's last form applies to any node
             f"{site.where}: no SplitToSequence form of target {self.target!r} applies."

@@ -96,11 +96,7 @@ from ...core import (
     OtherOperatorError,
     Rule,
     SplitError,
-    check_element_type,
-    check_split_input_type,
-    check_split_rank,
     drops_axis,
-    normalize_axis,
     opset_rule,
     plan_sequence_parts,
     require_argument,
@@ -113,6 +109,7 @@ from ..model import (
     ScopeKey,
     SplitNode,
     SplitOutputDescription,
+    SplitSite,
     Step,
     add_initializers,
     attribute_key,
@@ -130,7 +127,6 @@ from ..model import (
     dim_of,
     dim_params,
     drop_value_info,
-    element_of_code,
     function_body,
     function_default_attributes,
     function_defaults,
@@ -149,7 +145,6 @@ from ..model import (
     node_label,
     node_subgraphs,
     operator_schema,
-    read_node,
     refined_type,
     rename_all,
     rename_in_place,
@@ -619,6 +614,19 @@ class _Overlay:
     def opset(self) -> int:
         return self.body.opset or 0
 
+    @property
+    def label(self) -> str:
+        return self.body.label
+
+    @property
+    def key(self) -> ScopeKey:
+        return self.body.key
+
+    def constant(self, name: str) -> np.ndarray[Any, Any] | None:
+        """The value followed for ``name`` where every item is a number, else ``None``."""
+        value = self.value_of(name)
+        return None if value is None or not value.concrete else np.array(value.host())
+
     def _owner(self, name: str) -> _Overlay | None:
         """The graph (this one or an outer one) that types ``name``."""
         graph: _Overlay | None = self
@@ -905,7 +913,7 @@ class _Pass:
         key = _node_key(node, graph)
         found = self._split_outcomes.get(key)
         if found is None:
-            outcome = self._split_outcomes[key] = _infer_split(node, graph.opset, graph)
+            outcome = self._split_outcomes[key] = _infer_split(node, index, graph)
         else:
             names = [name for name in node.output if name]
             outputs = tuple((n, t) for n, (_, t) in zip(names, found.outputs, strict=False))
@@ -1478,49 +1486,19 @@ def _merge(outcomes: Sequence[_Outcome]) -> _Outcome:
 # --- one Split or SplitToSequence node -----------------------------------------------------
 
 
-def _infer_split(node: NodeProto, opset: int, scope: _Overlay) -> _Outcome:
+def _infer_split(node: NodeProto, index: int, scope: _Overlay) -> _Outcome:
     """Infer one node's outputs from its inputs' types and the values followed, or find
-    every check it fails.
-
-    A node that cannot be read, whose split input has the wrong type, or whose axis is out
-    of range, is checked no further; a wrong element type of the input does not stop the
-    checks of the split, the axis and the sizes.
-    """
-    try:
-        spec = read_node(node, opset)
-    except SplitError as error:
-        # read_node names the node; the record does that again where it is needed.
-        cause = error.__cause__
-        return _Outcome(problems=(("schema", cause if isinstance(cause, SplitError) else error),))
-    rule = spec.rule
-    problems: list[tuple[str, SplitError]] = []
+    every check it fails: those of its site (:meth:`SplitSite.checked`), then its sizes,
+    with sympy where the axis or the sizes are symbolic."""
+    site, found = SplitSite.checked(scope, index, node)
+    if site is None:
+        return _Outcome(problems=found)
+    problems = list(found)
+    spec, axis = site.spec, site.axis
     elem, dims = tensor_parts(scope.type_of(node.input[0]))
     value = None if spec.split_input is None else scope.value_of(spec.split_input)
-    try:
-        if elem:
-            check_element_type(element_of_code(elem), rule)
-    except SplitError as error:
-        problems.append(("dtype", error))
-    try:
-        split_elem, split_dims = tensor_parts(scope.type_of(spec.split_input or ""))
-        if split_elem and (elem or rule.split_input_types is not None):
-            input_element = element_of_code(elem) if elem else None
-            check_split_input_type(element_of_code(split_elem), input_element, rule)
-    except SplitError as error:
-        # Execution stops here too: the values of a split of the wrong type are not read.
-        return _Outcome(problems=(*problems, ("split-dtype", error)))
-    try:
-        if value is None and split_dims is not None:
-            # A known value is checked with its sizes.
-            check_split_rank([dim_of(d) for d in split_dims], rule)
-    except SplitError as error:
-        return _Outcome(problems=(*problems, ("split-shape", error)))
-    try:
-        axis = None if dims is None else normalize_axis(spec.axis, len(dims), spec.rule.name)
-    except SplitError as error:
-        return _Outcome(problems=(*problems, ("axis", error)))
     params = scope.params
-    dim = _axis_dim(dims, axis, params)
+    dim = _axis_dim(dims, None if dims is None else axis, params)
     sizes: tuple[Any, ...] | None = None
     length: Any = None  # the length all of SplitToSequence's parts share, when known
     if spec.split_input is None or (value is not None and value.known):
@@ -1532,9 +1510,10 @@ def _infer_split(node: NodeProto, opset: int, scope: _Overlay) -> _Outcome:
     if problems or not elem:
         return _Outcome(problems=tuple(problems))
     shape = None if dims is None else [dim_of(d) for d in dims]
+    at = None if dims is None else axis
     if spec.op == "Split":
-        return _Outcome(tuple(_split_types(spec, elem, shape, axis, sizes, params)))
-    sequence = _sequence_type(spec, elem, shape, axis, length, params)
+        return _Outcome(tuple(_split_types(spec, elem, shape, at, sizes, params)))
+    sequence = _sequence_type(spec, elem, shape, at, length, params)
     return _Outcome(((spec.outputs[0], sequence),))
 
 

@@ -70,7 +70,7 @@ from ._node import (
     run_node,
     run_read_node,
 )
-from ._site import SplitSite
+from ._site import SiteProblem, SiteScope, SplitSite
 from ._types import (
     code_of_array,
     conflicts,
@@ -146,6 +146,8 @@ __all__ = [
     "Node",
     "Scope",
     "ScopeKey",
+    "SiteProblem",
+    "SiteScope",
     "SplitNode",
     "SplitOutputDescription",
     "SplitOutputRow",

@@ -1,10 +1,14 @@
 """A Split or SplitToSequence node read once in its context: the one place where the node's
-version rule, its data's dims, its axis counted from the front, the axis length and its
-constant sizes are found, for every tool that rewrites, probes or converts it.
+version rule, its data's dims, its axis counted from the front, the axis length, its
+constant sizes and the checks of its inputs' types are found, for every tool that infers,
+rewrites, probes or converts it.
 
-Each tool once re-assembled these from the view by itself (the dims of the data input, the
-axis normalized against them, the length, the sizes read from an attribute or a constant),
-and the same invalid axis read differently depending on which one raised it.
+Each tool once re-assembled these by itself (the dims of the data input, the axis
+normalized against them, the length, the sizes read from an attribute or a constant), and
+the same invalid axis read differently depending on which one raised it. A site is read in
+a :class:`SiteScope`: the view's :class:`~splitops.onnx.model.Scope`, where the rewrites and
+the probes read it, or inference's overlay on a graph, which gives the types it inferred so
+far; what is read, and how each problem is worded, is the same.
 
 >>> from onnx import TensorProto, helper
 >>> from splitops.onnx.model import ModelView
@@ -22,26 +26,64 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
-from onnx import NodeProto
+from onnx import NodeProto, TypeProto
 
-from ...core import Rule, SplitError, normalize_axis, read_sizes
+from ...core import (
+    Rule,
+    SplitError,
+    check_element_type,
+    check_split_input_type,
+    check_split_rank,
+    normalize_axis,
+    read_sizes,
+)
 from ._node import SplitNode, node_error, node_label, read_node
+from ._types import dim_of, element_of_code, tensor_parts
 from ._view import Node, Scope
-from ._walk import location
+from ._walk import ScopeKey, location
 
-__all__ = ["SplitSite"]
+__all__ = ["SiteProblem", "SiteScope", "SplitSite"]
+
+
+class SiteScope(Protocol):
+    """Where a site is read: a scope's label, identity and opset, the type each name has
+    there, and the constant value a name has there (``None`` where it has none)."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def key(self) -> ScopeKey: ...
+
+    @property
+    def opset(self) -> int | None: ...
+
+    def type_of(self, name: str) -> TypeProto | None: ...
+
+    def constant(self, name: str) -> np.ndarray[Any, Any] | None: ...
+
+
+S = TypeVar("S", bound=SiteScope)
+
+#: One check a node fails, as (check, error): the check is "schema", "dtype", "split-dtype",
+#: "split-shape", "axis" or "sizes"; the error names neither the node nor its scope (see
+#: :meth:`SplitSite.error`).
+SiteProblem = tuple[str, SplitError]
 
 
 @dataclass(frozen=True, eq=False)
-class SplitSite:
-    """One Split or SplitToSequence node of a view, read at its scope's opset, with what its
-    scope tells of its inputs (see the module's documentation)."""
+class SplitSite(Generic[S]):
+    """One Split or SplitToSequence node, read at its scope's opset, with what its scope
+    tells of its inputs (see the module's documentation)."""
 
-    #: The view's node: its scope, its index there and its protobuf.
-    node: Node
+    #: The scope it lies in.
+    scope: S
+    #: The node's index there.
+    index: int
+    proto: NodeProto
     #: The node read by the schema of its version.
     spec: SplitNode
     #: The static length of each axis of the data (``None`` for one symbolic or unknown), or
@@ -50,9 +92,9 @@ class SplitSite:
     #: The split axis, counted from the front where the rank is known, else as given.
     axis: int
 
-    @classmethod
-    def read(cls, node: Node) -> SplitSite:
-        """The site of ``node``; its scope must import the default opset. A
+    @staticmethod
+    def read(node: Node) -> SplitSite[Scope]:
+        """The site of a view's ``node``; its scope must import the default opset. A
         :class:`~splitops.SplitError` naming the node where its version forbids it, or
         its axis lies outside its data's rank."""
         scope = node.scope
@@ -60,29 +102,67 @@ class SplitSite:
             raise SplitError(
                 f"{scope.label} imports no opset of the default ONNX domain.", rule=Rule.OPSET
             )
+        site, problems = SplitSite.checked(scope, node.index, node.proto, types=False)
+        if site is None:
+            error = problems[0][1]
+            raise worded(scope.label, node.proto, error) from error
+        return site
+
+    @staticmethod
+    def checked(
+        scope: S, index: int, proto: NodeProto, *, types: bool = True
+    ) -> tuple[SplitSite[S] | None, tuple[SiteProblem, ...]]:
+        """The site of the node ``proto``, at ``index`` of ``scope``, and every check it
+        fails, in order: its schema at its version; with ``types``, its data's element type,
+        its split input's element type and its split input's rank; its axis against its
+        data's rank. A failed schema, split input or axis gives no site (the values of a
+        split of the wrong type are not read, as execution does not read them); a wrong
+        element type of the data does not stop the checks after it."""
         try:
-            spec = read_node(node.proto, scope.opset)
-            found = scope.dims(node.proto.input[0])
-            dims = None if found is None else tuple(found)
-            axis = spec.axis
-            if dims is not None:
-                axis = normalize_axis(spec.axis, len(dims), spec.rule.name)
+            spec = read_node(proto, scope.opset or 0)
         except SplitError as error:
-            raise node_error(node.proto, error).in_context(f"{scope.label}: ") from error
-        return cls(node, spec, dims, axis)
+            cause = error.__cause__  # read_node names the node; its cause does not
+            return None, (("schema", cause if isinstance(cause, SplitError) else error),)
+        problems: list[SiteProblem] = []
+        elem, dims = tensor_parts(scope.type_of(proto.input[0]))
+        if types:
+            rule, split = spec.rule, spec.split_input
+            try:
+                if elem:
+                    check_element_type(element_of_code(elem), rule)
+            except SplitError as error:
+                problems.append(("dtype", error))
+            split_elem, split_dims = tensor_parts(scope.type_of(split or ""))
+            try:
+                if split_elem and (elem or rule.split_input_types is not None):
+                    input_element = element_of_code(elem) if elem else None
+                    check_split_input_type(element_of_code(split_elem), input_element, rule)
+            except SplitError as error:
+                return None, (*problems, ("split-dtype", error))
+            try:
+                if split_dims is not None and (split is None or scope.constant(split) is None):
+                    # A constant is checked with its sizes.
+                    check_split_rank([dim_of(d) for d in split_dims], rule)
+            except SplitError as error:
+                return None, (*problems, ("split-shape", error))
+        static = None if dims is None else tuple(map(_static, map(dim_of, dims)))
+        axis = spec.axis
+        try:
+            if static is not None:
+                axis = normalize_axis(spec.axis, len(static), spec.rule.name)
+        except SplitError as error:
+            return None, (*problems, ("axis", error))
+        return SplitSite(scope, index, proto, spec, static, axis), tuple(problems)
 
     @property
-    def scope(self) -> Scope:
-        return self.node.scope
-
-    @property
-    def proto(self) -> NodeProto:
-        return self.node.proto
+    def node(self: SplitSite[Scope]) -> Node:
+        """The view's node, for a site read in a view."""
+        return self.scope.nodes[self.index]
 
     @property
     def label(self) -> str:
         """The node's name, or its first output's name where it has none."""
-        return node_label(self.node.proto)
+        return node_label(self.proto)
 
     @property
     def where(self) -> str:
@@ -92,7 +172,7 @@ class SplitSite:
     @property
     def data(self) -> str:
         """The name of the tensor it splits."""
-        return str(self.node.proto.input[0])
+        return str(self.proto.input[0])
 
     @property
     def rank(self) -> int | None:
@@ -106,7 +186,7 @@ class SplitSite:
     @property
     def element(self) -> int | None:
         """The data's ``TensorProto`` element type, or ``None`` when unknown."""
-        return self.scope.element(self.data)
+        return tensor_parts(self.scope.type_of(self.data))[0] or None
 
     @cached_property
     def split_value(self) -> np.ndarray[Any, Any] | None:
@@ -119,7 +199,10 @@ class SplitSite:
         """The static dims of the split input (``None`` where it has none, or its rank is
         unknown)."""
         name = self.spec.split_input
-        return None if name is None else self.scope.dims(name)
+        if name is None:
+            return None
+        _, dims = tensor_parts(self.scope.type_of(name))
+        return None if dims is None else [_static(dim_of(d)) for d in dims]
 
     @property
     def split_rank(self) -> int | None:
@@ -148,7 +231,7 @@ class SplitSite:
     @property
     def split_element(self) -> int | None:
         name = self.spec.split_input
-        return None if name is None else self.scope.element(name)
+        return None if name is None else tensor_parts(self.scope.type_of(name))[0] or None
 
     @cached_property
     def given_sizes(self) -> tuple[int, ...] | None:
@@ -180,4 +263,14 @@ class SplitSite:
 
     def error(self, error: SplitError) -> SplitError:
         """``error`` as the one wording every tool gives: the scope, the node, its op."""
-        return node_error(self.proto, error).in_context(f"{self.scope.label}: ")
+        return worded(self.scope.label, self.proto, error)
+
+
+def worded(label: str, node: NodeProto, error: SplitError) -> SplitError:
+    """``error`` of ``node`` in the scope ``label``, as every tool tells it: the scope, then
+    the node and its op."""
+    return node_error(node, error).in_context(f"{label}: ")
+
+
+def _static(dim: int | str | None) -> int | None:
+    return dim if isinstance(dim, int) else None

@@ -246,7 +246,7 @@ def _read_source(body: Body, node: NodeProto) -> SplitNode:
         return read_node(node, body.opset)
 
 
-def _rewrite(site: SplitSite, target: int, edits: ModelEdits) -> _Rewrite:
+def _rewrite(site: SplitSite[Scope], target: int, edits: ModelEdits) -> _Rewrite:
     try:
         element = site.element
         if site.spec.op == "SplitToSequence":
@@ -266,7 +266,7 @@ def _rewrite(site: SplitSite, target: int, edits: ModelEdits) -> _Rewrite:
         raise site.error(error) from error
 
 
-def _check_sequence_split(site: SplitSite) -> None:
+def _check_sequence_split(site: SplitSite[Scope]) -> None:
     """A SplitToSequence's constant split on an axis of unknown length, checked as execution
     would check it: a node broken at its own opset stops the conversion, as a chunk length
     of 0, which kills onnxruntime 1.31, must. (On a static axis, its part sizes check it.)"""
@@ -274,7 +274,7 @@ def _check_sequence_split(site: SplitSite) -> None:
 
 
 def _rewrite_split(
-    site: SplitSite, target: int, edits: ModelEdits, element: int | None
+    site: SplitSite[Scope], target: int, edits: ModelEdits, element: int | None
 ) -> _Rewrite:
     rule = opset_rule("Split", target)
     if element is not None:

@@ -631,7 +631,7 @@ class Plan:
 
     # --- Split ---------------------------------------------------------------------------
 
-    def _lower_split(self, site: SplitSite) -> None:
+    def _lower_split(self, site: SplitSite[Scope]) -> None:
         node, spec = site.node, site.spec
         reasons = []
         for form in self.forms.split:
@@ -660,7 +660,7 @@ class Plan:
 
     # --- SplitToSequence -------------------------------------------------------------------
 
-    def _lower_sequence(self, site: SplitSite) -> None:
+    def _lower_sequence(self, site: SplitSite[Scope]) -> None:
         for form in self.forms.sequence:
             if form.check(self, site) is None:
                 done = form.rewrite(self, site)
@@ -691,12 +691,14 @@ class Plan:
                     if not name:
                         new.output[index] = self.view.fresh_name(base)
 
-    def builder(self, site: SplitSite, *, scalars: bool = False) -> GraphBuilder:
+    def builder(self, site: SplitSite[Scope], *, scalars: bool = False) -> GraphBuilder:
         """Nodes computing values in ``site``'s scope, checked in the target's form (sizes
         0-d with ``scalars``)."""
         return self.scope_builder(site.scope, name_base(site.proto), scalars=scalars)
 
-    def computed_sizes(self, site: SplitSite, build: GraphBuilder) -> tuple[tuple[str, ...], bool]:
+    def computed_sizes(
+        self, site: SplitSite[Scope], build: GraphBuilder
+    ) -> tuple[tuple[str, ...], bool]:
         """The sizes of a Split without sizes, computed in the graph by ``build``; and whether
         they are shared by the nodes of the scope that cut an axis of the same symbolic
         length into as many parts (computed once for them all)."""
@@ -716,7 +718,7 @@ class Plan:
                 self.shared[key] = planned
         return planned, symbol is not None
 
-    def new_split(self, site: SplitSite, parts: int) -> NodeProto:
+    def new_split(self, site: SplitSite[Scope], parts: int) -> NodeProto:
         """A copy of a Split node without its sizes, listing ``parts`` outputs: its own, then
         one unused output for the rest where it lists fewer than there are parts."""
         new = copy_without_split(site.proto)

@@ -26,6 +26,7 @@ from ...core import Rule, SplitError, drops_axis, sequence_sizes
 from ..model import (
     DEFAULT_DOMAINS,
     Node,
+    Scope,
     SplitSite,
     attribute_values,
     drop_attributes,
@@ -165,7 +166,7 @@ def _erased_then_concatenated(
 # --- what is known of a site ---------------------------------------------------------------
 
 
-def _readers(plan: Plan, site: SplitSite) -> tuple[list[SequenceReader], str | None]:
+def _readers(plan: Plan, site: SplitSite[Scope]) -> tuple[list[SequenceReader], str | None]:
     """:func:`sequence_readers` of the site's node, found once per plan."""
     found = plan.readers.get(site.node)
     if found is None:
@@ -173,7 +174,7 @@ def _readers(plan: Plan, site: SplitSite) -> tuple[list[SequenceReader], str | N
     return found
 
 
-def _sizes(site: SplitSite) -> tuple[int, ...] | None:
+def _sizes(site: SplitSite[Scope]) -> tuple[int, ...] | None:
     """The size of every part, where the planner can tell them now."""
     value = site.split_value
     if value is not None and value.ndim == 1:
@@ -184,7 +185,7 @@ def _sizes(site: SplitSite) -> tuple[int, ...] | None:
     return None
 
 
-def _count(site: SplitSite) -> int | None:
+def _count(site: SplitSite[Scope]) -> int | None:
     """The number of parts, where it is known now: from the sizes, or the number of sizes
     given at run time."""
     sizes = _sizes(site)
@@ -195,7 +196,7 @@ def _count(site: SplitSite) -> int | None:
     return None
 
 
-def _removable_unread(site: SplitSite) -> bool:
+def _removable_unread(site: SplitSite[Scope]) -> bool:
     """Whether a sequence nothing reads is valid at every run (inference checked all there
     is), so that it goes without a trace."""
     spec, constant = site.spec, site.split_value is not None
@@ -206,13 +207,13 @@ def _removable_unread(site: SplitSite) -> bool:
     )
 
 
-def _checkable_unread(site: SplitSite) -> bool:
+def _checkable_unread(site: SplitSite[Scope]) -> bool:
     """Whether what the spec checks at run time of a sequence nothing reads can be written
     as run-time checks: not where its split's rank is unknown, or above 1."""
     return site.spec.split_input is None or site.split_rank in (0, 1)
 
 
-def _why_kept(plan: Plan, site: SplitSite) -> str | None:
+def _why_kept(plan: Plan, site: SplitSite[Scope]) -> str | None:
     """Why the sequence cannot be removed by any form, where that is a fact of the model
     (what reads it, a position past its parts, a split of unknown rank); else ``None``."""
     readers, why = _readers(plan, site)
@@ -250,7 +251,7 @@ def _why_kept(plan: Plan, site: SplitSite) -> str | None:
     return None
 
 
-def _read(plan: Plan, site: SplitSite) -> list[SequenceReader]:
+def _read(plan: Plan, site: SplitSite[Scope]) -> list[SequenceReader]:
     """The readers, where :func:`_why_kept` found none blocking."""
     return _readers(plan, site)[0]
 
@@ -273,21 +274,21 @@ class SequenceForm:
 
     name = ""
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         raise NotImplementedError
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
         raise NotImplementedError
 
 
 class _Unread(SequenceForm):
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         readers, why = _readers(plan, site)
         if why is not None:
             return why
         return "something reads its sequence" if readers else self._check(plan, site)
 
-    def _check(self, plan: Plan, site: SplitSite) -> str | None:
+    def _check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         return None
 
 
@@ -296,12 +297,12 @@ class _UnreadRemoved(_Unread):
 
     name = "unread-removed"
 
-    def _check(self, plan: Plan, site: SplitSite) -> str | None:
+    def _check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         if _removable_unread(site):
             return None
         return "what the spec checks of its split is known only at run time"
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
         _Edits(plan, site).replace([])
         return SequenceRewritten("removed", "nothing reads its sequence")
 
@@ -314,10 +315,10 @@ class _UnreadChecked(_Unread):
 
     name = "unread-checked"
 
-    def _check(self, plan: Plan, site: SplitSite) -> str | None:
+    def _check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         return None if _checkable_unread(site) else _why_kept(plan, site)
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
         shared = GraphBuilder(site.scope, plan.edits, name_base(site.proto))
         _RuntimeParts(site, shared).check()
         _Edits(plan, site).replace(shared.nodes)
@@ -325,7 +326,7 @@ class _UnreadChecked(_Unread):
         return SequenceRewritten("removed", detail)
 
 
-def _without_split18(plan: Plan, site: SplitSite) -> bool:
+def _without_split18(plan: Plan, site: SplitSite[Scope]) -> bool:
     """Whether a Split would be at opset 18 or later, which the target's runtime lacks."""
     return (site.scope.opset or 0) >= 18 and not plan.forms.split18
 
@@ -337,7 +338,7 @@ class _BySplit(SequenceForm):
 
     name = "by-split"
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         why = _why_kept(plan, site)
         if why is not None:
             return why
@@ -349,7 +350,7 @@ class _BySplit(SequenceForm):
             return f"its sizes are known at run time, and {plan.target} has no Split-18"
         return None
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
         count = _count(site)
         assert count is not None
         plan.spend(site.node, count)
@@ -363,7 +364,7 @@ class _KeptForOnnxruntime(SequenceForm):
 
     name = "kept-for-onnxruntime"
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         why = _why_kept(plan, site)
         if why is not None:
             return why
@@ -371,7 +372,7 @@ class _KeptForOnnxruntime(SequenceForm):
             return "onnxruntime has no SplitToSequence kernel for its element type"
         return None
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
         why = "onnxruntime runs it as the spec says, in fewer nodes than one Slice per part"
         return _Edits(plan, site).keep(why)
 
@@ -394,7 +395,7 @@ class _ByPosition(SequenceForm):
     counts: bool = True
     name = "by-position"
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         why = _why_kept(plan, site)
         if why is not None:
             return why
@@ -417,7 +418,7 @@ class _ByPosition(SequenceForm):
                 )
         return None
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
         readers, count = _read(plan, site), _count(site)
         if count is not None and any(r.node.op_type == "ConcatFromSequence" for r in readers):
             plan.spend(site.node, count)
@@ -429,10 +430,10 @@ class _Last(SequenceForm):
     """The last form of a target: it applies to every node, for the reason the model gives
     or, where none, the form before it."""
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         return None
 
-    def reason(self, plan: Plan, site: SplitSite) -> str:
+    def reason(self, plan: Plan, site: SplitSite[Scope]) -> str:
         """Why the sequence stays: what in the model keeps it, else why the last form
         before this one does not apply."""
         why = _why_kept(plan, site)
@@ -451,7 +452,7 @@ class _Kept(_Last):
 
     name = "kept"
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
         return _Edits(plan, site).keep(self.reason(plan, site))
 
 
@@ -461,7 +462,7 @@ class _Refused(_Last):
 
     name = "refused"
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
         raise SplitError(
             f"{site.scope.label}: node {site.label!r} (SplitToSequence) cannot become a "
             f"Split: {self.reason(plan, site)}.",
@@ -479,7 +480,7 @@ class _KeptOutputForTvm(SequenceForm):
 
     name = "kept-output-for-tvm"
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         sequence = site.scope.values.get(site.proto.output[0])
         if sequence is None or not sequence.output_of or sequence.uses:
             return "it is not a graph output that nothing else reads"
@@ -488,7 +489,7 @@ class _KeptOutputForTvm(SequenceForm):
             return "its parts are chunks of an axis known only at run time"
         return None
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
         why = "a graph output, which TVM computes as the spec says"
         if checkable_length(site) is None:
             why += " (unchecked: sizes that do not add up to the axis cut parts)"
@@ -528,7 +529,7 @@ def sequence_forms(
 class _Edits:
     """The edits of one SplitToSequence site and the nodes that read its sequence."""
 
-    def __init__(self, plan: Plan, site: SplitSite) -> None:
+    def __init__(self, plan: Plan, site: SplitSite[Scope]) -> None:
         self.plan, self.site, self.spec = plan, site, site.spec
         self.scope, self.proto, self.x = site.scope, site.proto, site.data
 
@@ -725,7 +726,9 @@ class _RuntimeParts:
     tensor.)
     """
 
-    def __init__(self, site: SplitSite, shared: GraphBuilder, *, end_by_min: bool = False) -> None:
+    def __init__(
+        self, site: SplitSite[Scope], shared: GraphBuilder, *, end_by_min: bool = False
+    ) -> None:
         self.site = site
         self.shared = shared
         self.x = site.data

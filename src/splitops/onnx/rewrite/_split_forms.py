@@ -21,6 +21,7 @@ from onnx import NodeProto, helper
 
 from ...core import PartCount, split_part_sizes
 from ..model import (
+    Scope,
     SplitSite,
     keep_attributes,
     node_label,
@@ -80,10 +81,10 @@ class SplitForm:
 
     name = ""
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         raise NotImplementedError
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
         raise NotImplementedError
 
 
@@ -98,14 +99,14 @@ class _Split1AsSlices(SplitForm):
 
     name = "split-1-as-slices"
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         if site.spec.rule.since_version != 1:
             return "not Split-1"
         if site.axis < 0:
             return "its axis counts from the back of a rank that is not known"
         return None if _split1_sizes(site) is not None else "its sizes are known at run time"
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
         sizes = _split1_sizes(site)
         assert sizes is not None
         slices, start = [], 0
@@ -122,7 +123,7 @@ class _Split1AsSlices(SplitForm):
         return Rewritten(slices, detail, drops_split=site.spec.split_input is not None)
 
 
-def _split1_sizes(site: SplitSite) -> tuple[int, ...] | None:
+def _split1_sizes(site: SplitSite[Scope]) -> tuple[int, ...] | None:
     """A Split-1's sizes, where they are static."""
     if site.spec.has_sizes or site.spec.split_input is not None:
         return site.given_sizes
@@ -141,12 +142,12 @@ class _Split1SizesAsAttribute(SplitForm):
 
     name = "split-1-sizes-as-attribute"
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         if not _split1_input(site):
             return "not Split-1 sizes as an input"
         return None if site.given_sizes is not None else "its sizes are known at run time"
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
         sizes = site.given_sizes
         assert sizes is not None
         new = copy_without_split(site.proto)
@@ -157,10 +158,10 @@ class _Split1SizesAsAttribute(SplitForm):
 class _Split1SizesAtRunTime(SplitForm):
     name = "split-1-sizes-at-run-time"
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         return None if _split1_input(site) else "not Split-1 sizes as an input"
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
         return Rewritten(None, "Split-1 sizes known at run time")
 
 
@@ -170,13 +171,13 @@ class _ZeroSizesAsSlices(SplitForm):
 
     name = "zero-sizes-as-slices"
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         given = site.given_sizes
         if given is None or 0 not in given:
             return "no constant size of 0"
         return None if (site.scope.opset or 0) >= 10 else "Slice takes bounds as inputs from 10"
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
         given = site.given_sizes
         assert given is not None
         build = plan.builder(site)
@@ -198,14 +199,14 @@ class _ExplicitSizesKept(SplitForm):
     checks_sum: bool = True
     name = "explicit-sizes"
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         if not site.spec.has_sizes:
             return "no explicit sizes"
         if site.spec.split_input is not None and site.split_value is None:
             return "its sizes are known at run time"
         return None
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
         if self.checks_sum or site.length is not None:
             return Rewritten(None, "explicit sizes")
         unchecked = "sizes that do not add up to the axis cut parts"
@@ -222,12 +223,12 @@ class _FoldStaticSizes(SplitForm):
 
     name = "fold-static-sizes"
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         if not site.spec.has_sizes or site.spec.split_input is None:
             return "no sizes input"
         return None if _static_parts(site) is not None else "its parts' lengths are not static"
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
         folded = _static_parts(site)
         assert folded is not None
         new = copy_without_split(site.proto)
@@ -252,13 +253,13 @@ class _RuntimeSizesAsSlices(SplitForm):
         "add up to the axis cut parts)"
     )
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         spec = site.spec
         if not spec.has_sizes or spec.split_input is None:
             return "no sizes input"
         return None if site.split_value is None else "its sizes are constant"
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
         spec = site.spec
         assert spec.split_input is not None
         build = plan.builder(site)
@@ -330,10 +331,10 @@ class _RuntimeSizesChecked(SplitForm):
 
     name = "run-time-sizes-checked"
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         return None if site.spec.has_sizes else "no explicit sizes"
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
         spec = site.spec
         assert spec.split_input is not None
         build = plan.builder(site)
@@ -354,7 +355,7 @@ class _Split18AsSlices(SplitForm):
 
     name = "split-18-as-slices"
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         if site.spec.rule.since_version < 18:
             return "not Split-18"
         if site.axis < 0:
@@ -364,7 +365,7 @@ class _Split18AsSlices(SplitForm):
             return None  # sizes given at run time
         return None if _known_sizes(site) is not None else "the axis length is not static"
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
         sizes = _known_sizes(site)
         if sizes is None:
             return RUNTIME_SIZES_AS_SLICES.rewrite(plan, site)
@@ -415,7 +416,7 @@ def constant_slices(
     return slices
 
 
-def _known_sizes(site: SplitSite) -> tuple[int, ...] | None:
+def _known_sizes(site: SplitSite[Scope]) -> tuple[int, ...] | None:
     """The size of every part of a Split, where it is known now: constant sizes, sizes
     computed from static shapes, or a static axis cut by ``num_outputs`` (the unlisted
     parts last)."""
@@ -429,7 +430,7 @@ def _known_sizes(site: SplitSite) -> tuple[int, ...] | None:
     return None if length is None else site.spec.part_sizes(length)
 
 
-def _how_sized(site: SplitSite) -> str:
+def _how_sized(site: SplitSite[Scope]) -> str:
     given = site.given_sizes
     if given is not None:
         return f"split {list(given)}"
@@ -442,10 +443,10 @@ def _how_sized(site: SplitSite) -> str:
 class _OnePartAsIdentity(SplitForm):
     name = "one-part-as-identity"
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         return None if _count(site) == 1 else "more than one part"
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
         proto = site.proto
         identity = helper.make_node("Identity", [site.data], [proto.output[0]], name=proto.name)
         return Rewritten([identity], f"{_how(site)} -> Identity (one part)")
@@ -454,10 +455,10 @@ class _OnePartAsIdentity(SplitForm):
 class _ConstantSizesOnStaticAxis(SplitForm):
     name = "constant-sizes-on-static-axis"
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         return None if checkable_length(site) is not None else "the axis length is not static"
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
         length = checkable_length(site)
         assert length is not None
         listed = listed_sizes(site.spec.part_sizes(length), len(site.spec.outputs))
@@ -472,10 +473,10 @@ class _ConstantSizesOnStaticAxis(SplitForm):
 class _EqualPartsBeforeOpset13(SplitForm):
     name = "equal-parts-before-opset-13"
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         return None if (site.scope.opset or 0) < 13 else "Split takes sizes as an input from 13"
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
         return Rewritten(
             None,
             f"{_how(site)} on an axis of length known at run time: "
@@ -495,12 +496,12 @@ class _ForParts(SplitForm):
 
     by: PartsBy
 
-    def check(self, plan: Plan, site: SplitSite) -> str | None:
+    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         if _parts_by(site) != self.by:
             return f"its parts are not by {self.by}"
         return self._check(plan, site)
 
-    def _check(self, plan: Plan, site: SplitSite) -> str | None:
+    def _check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         return None
 
 
@@ -510,12 +511,12 @@ class _KeptAtRunTime(_ForParts):
 
     name = "kept-at-run-time"
 
-    def _check(self, plan: Plan, site: SplitSite) -> str | None:
+    def _check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
         if len(site.spec.outputs) != _count(site):
             return "it lists fewer outputs than parts"
         return None
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
         return Rewritten(
             None,
             f"{_how(site)} on an axis of length known at run time: {plan.target} computes it "
@@ -530,7 +531,7 @@ class _ComputedSizes(_ForParts):
 
     name = "computed-sizes"
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
         build = plan.builder(site)
         planned, shared = plan.computed_sizes(site, build)
         outputs = len(site.spec.outputs)
@@ -556,7 +557,7 @@ class _SlicesPerPart(_ForParts):
     scalars: bool = False
     name = "slices-per-part"
 
-    def rewrite(self, plan: Plan, site: SplitSite) -> Rewritten:
+    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
         build = plan.builder(site, scalars=self.scalars)
         planned, shared = plan.computed_sizes(site, build)
         bounds = plan.bounds.get(planned) if shared else None
@@ -606,18 +607,18 @@ UNSIZED: tuple[SplitForm, ...] = (
 # --- helpers --------------------------------------------------------------------------------
 
 
-def _split1_input(site: SplitSite) -> bool:
+def _split1_input(site: SplitSite[Scope]) -> bool:
     """Whether the node is a Split-1 given its sizes as its second input."""
     return site.spec.rule.split_input_types is None and site.spec.split_input is not None
 
 
-def _parts_by(site: SplitSite) -> PartsBy:
+def _parts_by(site: SplitSite[Scope]) -> PartsBy:
     if site.spec.rule.part_count is PartCount.NUM_OUTPUTS:
         return "num_outputs"
     return "equal"
 
 
-def _count(site: SplitSite) -> int:
+def _count(site: SplitSite[Scope]) -> int:
     """The number of parts of a Split without sizes."""
     spec = site.spec
     count = spec.num_outputs if _parts_by(site) == "num_outputs" else len(spec.outputs)
@@ -625,12 +626,12 @@ def _count(site: SplitSite) -> int:
     return count
 
 
-def _how(site: SplitSite) -> str:
+def _how(site: SplitSite[Scope]) -> str:
     count = _count(site)
     return f"num_outputs={count}" if _parts_by(site) == "num_outputs" else f"{count} equal parts"
 
 
-def _unchecked(plan: Plan, site: SplitSite) -> str:
+def _unchecked(plan: Plan, site: SplitSite[Scope]) -> str:
     # Two parts by num_outputs cannot be invalid (d - ceil(d/2) >= 0): nothing to check.
     can_fail = _parts_by(site) == "equal" or _count(site) > 2
     if plan.forms.check == "none" and can_fail:
@@ -650,14 +651,14 @@ def name_base(node: NodeProto) -> str:
 _LONGEST_CHECKED_AXIS = 2**31 - 1
 
 
-def checkable_length(site: SplitSite) -> int | None:
+def checkable_length(site: SplitSite[Scope]) -> int | None:
     """The static length of the split axis, or ``None`` where it is unknown or too long for
     onnx's check (:data:`_LONGEST_CHECKED_AXIS`)."""
     length = site.length
     return None if length is None or length > _LONGEST_CHECKED_AXIS else length
 
 
-def axis_symbol(site: SplitSite) -> str | None:
+def axis_symbol(site: SplitSite[Scope]) -> str | None:
     """The symbolic length (a dim_param) that inference gives the split axis, where it gives
     one: nodes cutting axes of one such length share their computed sizes."""
     _, dims = tensor_parts(site.scope.type_of(site.data))
@@ -667,7 +668,7 @@ def axis_symbol(site: SplitSite) -> str | None:
     return dims[axis].dim_param or None
 
 
-def computed_part_sizes(site: SplitSite, build: GraphBuilder) -> tuple[str, ...]:
+def computed_part_sizes(site: SplitSite[Scope], build: GraphBuilder) -> tuple[str, ...]:
     """The planner's sizes of a Split without sizes, computed in the graph."""
     length = build.axis_length(site.data, site.spec.axis)
     rule = site.spec.rule
@@ -724,7 +725,7 @@ def _bounds(build: GraphBuilder, sizes: Sequence[str]) -> list[tuple[str, str]]:
     return list(pairwise(bounds))
 
 
-def _static_parts(site: SplitSite) -> list[int] | None:
+def _static_parts(site: SplitSite[Scope]) -> list[int] | None:
     """The size of every part of a Split whose outputs inference gives a static length on
     the split axis, or ``None``."""
     if site.dims is None:

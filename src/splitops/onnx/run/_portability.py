@@ -166,19 +166,19 @@ def check_portability(
     # Nodes alike (a model may hold one Split thousands of times, in every branch) are read
     # and made into a probe once.
     made: dict[tuple[Any, ...], tuple[int, _Probe | str, bytes]] = {}
-    for site in view.split_nodes():
-        body, node = site.scope, site.proto
+    for split_node in view.split_nodes():
+        body, node = split_node.scope, split_node.proto
         where = location(body.label, node_label(node))
-        if (body.key, site.index) in invalid or body.opset is None:
+        if (body.key, split_node.index) in invalid or body.opset is None:
             continue
         if links_attributes(node):
             not_probed.append((where, "its attributes come from the call"))
             continue
-        alike = _alike(site)
+        alike = _alike(split_node)
         if alike is None or alike not in made:
             since = read_node(node, body.opset).rule.since_version
             try:
-                probe: _Probe | str = _Probe.of(site, model.ir_version)
+                probe: _Probe | str = _Probe.of(split_node, model.ir_version)
             except _NotProbedError as reason:
                 probe = str(reason)
             key = probe.key() if isinstance(probe, _Probe) else b""
@@ -227,11 +227,11 @@ class _NotProbedError(Exception):
     """Why a node cannot be probed."""
 
 
-def _alike(site: Node) -> tuple[Any, ...] | None:
+def _alike(split_node: Node) -> tuple[Any, ...] | None:
     """What a Split node's probe is made of (the node, its opset, its input's type, its
     constant sizes): nodes of one key have one probe. ``None`` for a SplitToSequence, whose
     probe holds the nodes that read its sequence too."""
-    node, scope = site.proto, site.scope
+    node, scope = split_node.proto, split_node.scope
     if node.op_type != "Split":
         return None
     x = node.input[0]

@@ -94,6 +94,7 @@ from ._types import (
     unnamed_placeholders,
     widened,
 )
+from ._value_type import SequenceType, TensorType, ValueType, value_type
 from ._view import (
     ModelView,
     Node,
@@ -146,6 +147,7 @@ __all__ = [
     "Node",
     "Scope",
     "ScopeKey",
+    "SequenceType",
     "SiteProblem",
     "SiteScope",
     "SplitNode",
@@ -153,7 +155,9 @@ __all__ = [
     "SplitOutputRow",
     "SplitSite",
     "Step",
+    "TensorType",
     "Value",
+    "ValueType",
     "add_initializers",
     "attribute_key",
     "attribute_protos",
@@ -238,6 +242,7 @@ __all__ = [
     "union_type",
     "unnamed_placeholders",
     "value_info_entry",
+    "value_type",
     "weight_bytes",
     "widened",
     "with_subgraphs",

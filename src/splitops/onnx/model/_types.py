@@ -27,6 +27,7 @@ from onnx import TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, helpe
 
 from ...arrays import element_of, numpy_dtype
 from ...core import ElementType, Rule, SplitTypeError
+from ._value_type import says, value_type
 
 __all__ = [
     "code_of_array",
@@ -284,20 +285,12 @@ def tensor_problem(tensor: TensorProto, max_elements: int) -> str | None:
 
 # --- merging what two sources say about one value --------------------------------------------
 
-#: onnx's shape inference names the dims it cannot know ``unk__0``, ``unk__1``, ...: fresh
-#: symbols that say nothing about the value, so a declaration holding one declares nothing.
-_PLACEHOLDER = "unk__"
-
 
 def _says(dim: TensorShapeProto.Dimension) -> int:
-    """What a dim says: 3 a value, 2 a name, 1 onnx's placeholder, 0 nothing (a negative value,
-    which no tensor has, says nothing either)."""
+    """What a dim of a ``TypeProto`` says (see :func:`~splitops.onnx.model._value_type.says`)."""
     if dim.HasField("dim_value"):
-        return 3 if dim.dim_value >= 0 else 0
-    name = dim.dim_param
-    if not name:
-        return 0
-    return 1 if name.startswith(_PLACEHOLDER) and name[len(_PLACEHOLDER) :].isdigit() else 2
+        return says(int(dim.dim_value))
+    return says(str(dim.dim_param))
 
 
 def refined_type(ours: TypeProto | None, other: TypeProto | None) -> TypeProto | None:
@@ -312,36 +305,13 @@ def refined_type(ours: TypeProto | None, other: TypeProto | None) -> TypeProto |
     ...                               helper.make_tensor_type_proto(1, [4, 3, "M"]))))
     [4, 3, M]
     """
-    if ours is None or not has_type(ours):
+    if ours is None:
         return other
-    if other is None or not has_type(other):
-        return ours
-    kind = ours.WhichOneof("value")
-    if kind != other.WhichOneof("value"):
-        return ours
-    if kind == "sequence_type":
-        inner = refined_type(ours.sequence_type.elem_type, other.sequence_type.elem_type)
-        return ours if inner is None else helper.make_sequence_type_proto(inner)
-    if kind != "tensor_type":
-        return ours
-    tensor, given = ours.tensor_type, other.tensor_type
-    elem = not tensor.elem_type and bool(given.elem_type)
-    whole = given.HasField("shape") and not tensor.HasField("shape")
-    better: list[int] = []
-    if given.HasField("shape") and not whole and len(tensor.shape.dim) == len(given.shape.dim):
-        pairs = enumerate(zip(tensor.shape.dim, given.shape.dim, strict=True))
-        better = [k for k, (mine, theirs) in pairs if _says(theirs) > _says(mine)]
-    if not (elem or whole or better):
-        return ours
-    merged = TypeProto()
-    merged.CopyFrom(ours)
-    if elem:
-        merged.tensor_type.elem_type = given.elem_type
-    if whole:
-        merged.tensor_type.shape.CopyFrom(given.shape)
-    for k in better:
-        merged.tensor_type.shape.dim[k].CopyFrom(given.shape.dim[k])
-    return merged
+    mine = value_type(ours)
+    if mine is None or not mine.known:
+        return other
+    found = mine.refine(value_type(other))
+    return ours if found is mine else found.proto()
 
 
 def says_more(other: TypeProto | None, ours: TypeProto | None) -> bool:
@@ -353,21 +323,8 @@ def says_more(other: TypeProto | None, ours: TypeProto | None) -> bool:
     ...           helper.make_tensor_type_proto(1, [4, None]))
     False
     """
-    if other is None or not has_type(other):
-        return False
-    if ours is None or not has_type(ours) or other.WhichOneof("value") != ours.WhichOneof("value"):
-        return True
-    if other.HasField("sequence_type"):
-        return says_more(other.sequence_type.elem_type, ours.sequence_type.elem_type)
-    if not other.HasField("tensor_type"):
-        return False
-    theirs, mine = other.tensor_type, ours.tensor_type
-    if not theirs.HasField("shape"):
-        return False
-    if not mine.HasField("shape") or len(mine.shape.dim) != len(theirs.shape.dim):
-        return True
-    pairs = zip(theirs.shape.dim, mine.shape.dim, strict=True)
-    return any(_says(a) >= 2 and _says(b) <= 1 for a, b in pairs)
+    theirs = value_type(other)
+    return theirs is not None and theirs.says_more(value_type(ours))
 
 
 def conflicts(
@@ -388,31 +345,9 @@ def conflicts(
     ...                said=("{} before", "{} after")))
     ['dim 0 is 2 before and 3 after']
     """
-    first, second = said
-    kind = declared.WhichOneof("value")
-    if kind is None or inferred.WhichOneof("value") is None:
-        return
-    if kind != inferred.WhichOneof("value"):
-        a, b = type_text(declared), type_text(inferred)
-        yield f"it is {first.format(a)}, {second.format(b)}"
-    elif kind == "sequence_type":
-        inner = (declared.sequence_type.elem_type, inferred.sequence_type.elem_type)
-        yield from conflicts(*inner, said=said)
-    elif kind == "tensor_type":
-        mine, given = declared.tensor_type, inferred.tensor_type
-        if mine.elem_type and given.elem_type and mine.elem_type != given.elem_type:
-            a, b = element_name(mine.elem_type), element_name(given.elem_type)
-            yield f"its element type is {first.format(a)} and {second.format(b)}"
-        elif not (mine.HasField("shape") and given.HasField("shape")):
-            return
-        elif len(mine.shape.dim) != len(given.shape.dim):
-            ranks = len(mine.shape.dim), len(given.shape.dim)
-            yield f"its rank is {first.format(ranks[0])} and {second.format(ranks[1])}"
-        else:
-            for axis, (c, d) in enumerate(zip(mine.shape.dim, given.shape.dim, strict=True)):
-                if _says(c) == _says(d) == 3 and c.dim_value != d.dim_value:
-                    values = c.dim_value, d.dim_value
-                    yield f"dim {axis} is {first.format(values[0])} and {second.format(values[1])}"
+    first, second = value_type(declared), value_type(inferred)
+    if first is not None and second is not None:
+        yield from first.conflicts(second, said)
 
 
 def declared_type(declared: TypeProto, inferred: TypeProto) -> TypeProto:
@@ -541,22 +476,11 @@ def union_type(a: TypeProto, b: TypeProto) -> TypeProto | None:
     call sites): the dims they agree on, ``None`` when they disagree on the kind."""
     if a.SerializeToString(deterministic=True) == b.SerializeToString(deterministic=True):
         return a
-    kinds = (a.WhichOneof("value"), b.WhichOneof("value"))
-    if kinds == ("sequence_type", "sequence_type"):
-        elem = union_type(a.sequence_type.elem_type, b.sequence_type.elem_type)
-        return None if elem is None else helper.make_sequence_type_proto(elem)
-    if kinds != ("tensor_type", "tensor_type"):
+    first, second = value_type(a), value_type(b)
+    if first is None or second is None:
         return None
-    elem_a, dims_a = tensor_parts(a)
-    elem_b, dims_b = tensor_parts(b)
-    if elem_a != elem_b:
-        return None
-    if dims_a is None or dims_b is None or len(dims_a) != len(dims_b):
-        return helper.make_tensor_type_proto(elem_a, None)
-    dims = [
-        dim_of(x) if dim_of(x) == dim_of(y) else None for x, y in zip(dims_a, dims_b, strict=True)
-    ]
-    return helper.make_tensor_type_proto(elem_a, dims)
+    found = first.union(second)
+    return None if found is None else found.proto()
 
 
 def has_negative_dim(type_proto: TypeProto) -> bool:

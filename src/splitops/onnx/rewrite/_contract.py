@@ -34,7 +34,6 @@ from ..model import (
     GraphsAt,
     ModelEdits,
     ModelView,
-    conflicts,
     declared_types,
     defined_names,
     initializers,
@@ -42,6 +41,7 @@ from ..model import (
     location,
     node_label,
     types_only,
+    value_type,
 )
 
 __all__ = ["RewriteError", "check_fully", "check_rewrite"]
@@ -159,12 +159,11 @@ def _check_types(before: ModelView, after: ModelProto, what: str, edits: ModelEd
         for name, value in scope.values.items():
             if name not in defined:
                 continue
-            type_before, type_after = scope.types.get(name), types.get(name)
-            if type_before == type_after:
+            type_before = value_type(scope.types.get(name))
+            type_after = value_type(types.get(name))
+            if type_before is None or type_after is None or type_before == type_after:
                 continue
-            if type_before is None or type_after is None:
-                continue
-            contradiction = next(conflicts(type_before, type_after, said=_SAID), None)
+            contradiction = next(type_before.conflicts(type_after, _SAID), None)
             if contradiction is None:
                 continue
             producer = value.producer

@@ -226,7 +226,7 @@ def test_if_branches_alike_are_walked_once_and_every_split_gets_its_types(
     original = _engine._Pass._walk
 
     def counted(self: Any, graph: Any) -> None:
-        walked.append(graph.body.label)
+        walked.append(graph.scope.label)
         original(self, graph)
 
     monkeypatch.setattr(_engine._Pass, "_walk", counted)

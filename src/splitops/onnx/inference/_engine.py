@@ -104,8 +104,9 @@ from ...core import (
 from ..model import (
     DEFAULT_DOMAINS,
     SPLIT_OPS,
-    Body,
     FunctionId,
+    ModelView,
+    Scope,
     ScopeKey,
     SplitNode,
     SplitOutputDescription,
@@ -127,23 +128,21 @@ from ..model import (
     dim_of,
     dim_params,
     drop_value_info,
-    function_body,
     function_default_attributes,
     function_defaults,
     graph_at,
     graph_attributes,
+    graphs_below,
+    has_graphs,
     has_negative_dim,
     has_type,
     initializer_names,
     initializers,
     is_split_node,
-    iter_nodes,
     links_only,
-    main_body,
     named_placeholders,
     node_error,
     node_label,
-    node_subgraphs,
     operator_schema,
     refined_type,
     rename_all,
@@ -155,7 +154,6 @@ from ..model import (
     union_type,
     unnamed_placeholders,
     value_info_entry,
-    with_subgraphs,
     without_large_weights,
 )
 from ._symbolic import SYMBOLIC, DimParams, sympy  # sympy: an optional extra
@@ -323,7 +321,7 @@ def describe_split_outputs(model: ModelProto) -> list[SplitOutputDescription]:
 class _Site(NamedTuple):
     """A Split or SplitToSequence node, where it lies."""
 
-    #: The label of its graph (see :class:`~splitops.onnx.model.Body`).
+    #: The label of its scope (see :class:`~splitops.onnx.model.Scope`).
     label: str
     where: _Where
     #: The node's index in its graph.
@@ -335,10 +333,10 @@ class _Site(NamedTuple):
 
 
 class _Place(NamedTuple):
-    """A graph that the pass entered (:meth:`_Pass.placed`): the body where it lies, and the
-    overlay that holds its results."""
+    """A scope that the pass entered (:meth:`_Pass.placed`), and the overlay that holds its
+    results."""
 
-    body: Body
+    scope: Scope
     #: The overlay of the graph walked whose results it has: its own, unless it is alike
     #: one walked.
     graph: _Overlay
@@ -372,19 +370,17 @@ class _Inferred:
 
     @property
     def records(self) -> list[SplitNodeInference]:
-        main = main_body(self.model)
         found = [_record(site, outcome, None) for site, outcome in self.own]
+        view = ModelView.read(self.model)
         for function in self.model.functions:
-            places = self.functions.get(_function_key(function), {})
-            bodies = {
-                body.path: body for body in with_subgraphs(function_body(function, main.opset))
-            }
+            root = _function_key(function)
+            places = self.functions.get(root, {})
             for (where, index), outcomes in sorted(places.items()):
-                body = bodies[where]
-                in_branch = any(_is_branch(p) for p in body.parents)
-                node = body.proto.node[index]
-                site = _Site(body.label, where, index, node, body.opset, in_branch)
-                found.append(_record(site, _merge(list(outcomes.values())), body.root))
+                scope = view.scope((root, where))
+                assert scope is not None  # a place inference found in the function
+                node = scope.proto.node[index]
+                site = _Site(scope.label, where, index, node, scope.opset, scope.in_branch)
+                found.append(_record(site, _merge(list(outcomes.values())), root))
         return found
 
 
@@ -542,8 +538,8 @@ def _dim_param_names(model: ModelProto) -> set[str]:
             if _scans_below(node):
                 graphs += (subgraph for _, _, subgraph in graph_attributes(node))
     for function in model.functions:
-        for body in with_subgraphs(function_body(function)):
-            for entry in declared_entries(body.proto):
+        for proto in graphs_below(function):
+            for entry in declared_entries(proto):
                 names.update(dim_params(entry.type))
     return names
 
@@ -574,13 +570,12 @@ def _onnx_takes_bodies(node: NodeProto) -> bool:
 
 @dataclass(eq=False)
 class _Overlay:
-    """What the pass holds of one body (a graph where it lies, :class:`Body`): onnx's types,
-    splitops' where they differ, the values followed, and what the model declares. The model
-    is read through the model layer; an overlay adds to a body, it is no second model."""
+    """What the pass adds to one scope of the view of onnx's pass over the model: splitops'
+    types where they differ from onnx's, the values followed, and what the model declares.
+    The model is read through the view; an overlay adds to a scope, it is no second model."""
 
-    body: Body
-    proto: GraphProto
-    #: The graph as the model gives it (``proto`` is onnx's pass over it).
+    scope: Scope
+    #: The graph as the model gives it (the scope's is onnx's pass over it).
     original: GraphProto
     parent: _Overlay | None
     #: onnx's types (its inputs, initializers, value_info and outputs after onnx's pass).
@@ -611,16 +606,22 @@ class _Overlay:
     declared: dict[str, TypeProto] | None = None
 
     @property
+    def proto(self) -> GraphProto:
+        proto = self.scope.proto
+        assert isinstance(proto, GraphProto)  # a model's graphs, never a function body
+        return proto
+
+    @property
     def opset(self) -> int:
-        return self.body.opset or 0
+        return self.scope.opset or 0
 
     @property
     def label(self) -> str:
-        return self.body.label
+        return self.scope.label
 
     @property
     def key(self) -> ScopeKey:
-        return self.body.key
+        return self.scope.key
 
     def constant(self, name: str) -> np.ndarray[Any, Any] | None:
         """The value followed for ``name`` where every item is a number, else ``None``."""
@@ -703,6 +704,8 @@ class _Pass:
     ) -> None:
         self.model = model
         self.base = base
+        #: The view of onnx's pass over the model: the scopes the overlays add to.
+        self.view = ModelView.read(base)
         self.opsets = {o.domain: o.version for o in base.opset_import}
         self.functions = functions
         self.holders = holders
@@ -741,17 +744,16 @@ class _Pass:
         self._free.clear()
 
     def walk_main(self) -> _Overlay:
-        main = self._graph(main_body(self.base), self.model.graph, None)
+        main = self._graph(self.view.main, self.model.graph, None)
         self._walk(main)
         self._free.clear()  # asked while walking only
         return main
 
-    def _graph(self, body: Body, original: GraphProto, parent: _Overlay | None) -> _Overlay:
-        proto = body.proto
+    def _graph(self, scope: Scope, original: GraphProto, parent: _Overlay | None) -> _Overlay:
+        proto = scope.proto
         assert isinstance(proto, GraphProto)  # a model's graphs, never a function body
         graph = _Overlay(
-            body,
-            proto,
+            scope,
             original,
             parent,
             declared_types(proto, untyped=True),
@@ -762,12 +764,13 @@ class _Pass:
         self.graphs.append(graph)
         return graph
 
-    def _subgraph(self, body: Body, original: GraphProto, parent: _Overlay) -> _Overlay:
+    def _subgraph(self, scope: Scope, original: GraphProto, parent: _Overlay) -> _Overlay:
         """A graph that a node of ``parent`` holds, walked; or, where a graph alike (the same
         graph after onnx's pass, reading the same outer types and values) was walked
         already, one that shares its results: If branches that hold the same nested Ifs are
         walked once per level, not once per branch."""
-        proto = body.proto
+        proto = scope.proto
+        assert isinstance(proto, GraphProto)
         digest = hashlib.blake2b(proto.SerializeToString(deterministic=True)).digest()
         key = None
         # Only a graph of the same digest can be alike: the names it reads outside, which
@@ -776,9 +779,9 @@ class _Pass:
             key = self._subgraph_key(digest, proto, parent)
             walked = self._walked.get(key)
             if walked is not None:
-                return self._alike(walked, body, original, parent)
+                return self._alike(walked, scope, original, parent)
         named = len(self.names)
-        graph = self._graph(body, original, parent)
+        graph = self._graph(scope, original, parent)
         self._walk(graph)
         if len(self.names) == named:  # no placeholder was named meanwhile
             self._walked[self._subgraph_key(digest, proto, parent) if key is None else key] = graph
@@ -824,28 +827,26 @@ class _Pass:
         return names
 
     def _alike(
-        self, walked: _Overlay, body: Body, original: GraphProto, parent: _Overlay
+        self, walked: _Overlay, scope: Scope, original: GraphProto, parent: _Overlay
     ) -> _Overlay:
-        """A graph like ``walked``, at ``body``, that shares its types, values and Split
+        """A graph like ``walked``, at ``scope``, that shares its types, values and Split
         outcomes, and those of every graph it holds (:meth:`placed`), without walking any
         of them."""
-        proto = body.proto
-        assert isinstance(proto, GraphProto)
         graph = _Overlay(
-            body, proto, original, parent, walked.base, walked.constants, self.names, self.params,
+            scope, original, parent, walked.base, walked.constants, self.names, self.params,
             walked.ours, walked.loose, walked.values, like=walked,
         )  # fmt: skip
         self.graphs.append(graph)
         return graph
 
     def placed(self, typed: Callable[[_Overlay], bool] | None = None) -> Iterator[_Place]:
-        """Every graph the pass entered, in the order of :func:`with_subgraphs`, with the
+        """Every graph the pass entered, in the order of :attr:`ModelView.scopes`, with the
         graph as the model gives it where ``typed`` says that the graph walked or one it
         holds has types of splitops. The graphs inside a graph alike are placed here, from
         the graphs of the one walked."""
         main = self.graphs[0]
         original = main.original if typed is not None else None
-        stack = [_Place(main.body, main, False, original)]
+        stack = [_Place(main.scope, main, False, original)]
         while stack:
             place = stack.pop()
             yield place
@@ -855,23 +856,23 @@ class _Pass:
 
     def _below(self, place: _Place, typed: Callable[[_Overlay], bool] | None) -> list[_Place]:
         """The places of the graphs that the graph at ``place`` holds, in order."""
-        body, graph, in_branch, original = place
+        scope, graph, in_branch, original = place
         found = []
         for index, children in graph.children:
-            node = body.proto.node[index]
+            node = scope.proto.node[index]
             branch = in_branch or _is_branch(node)
-            held: list[tuple[Body, GraphProto | None]]
-            if body.proto is graph.proto:  # the graph's own place: its children are placed
-                held = [(c.body, c.original) for c in children]
+            held: list[tuple[Scope, GraphProto | None]]
+            if scope is graph.scope:  # the graph's own place: its children are placed
+                held = [(c.scope, c.original) for c in children]
             else:  # the place of a graph alike: the graphs its node holds, by position
                 originals: list[GraphProto | None] = [None] * len(children)
                 if original is not None:  # a node may hold two graphs of one name
                     originals = [g for _, _, g in graph_attributes(original.node[index])]
-                held = list(zip(node_subgraphs(body, index, node), originals, strict=True))
-            for (child_body, child_original), child in zip(held, children, strict=True):
+                held = list(zip(scope.held(index), originals, strict=True))
+            for (child_scope, child_original), child in zip(held, children, strict=True):
                 source = child.like or child
                 kept = child_original if typed is not None and typed(source) else None
-                found.append(_Place(child_body, source, branch, kept))
+                found.append(_Place(child_scope, source, branch, kept))
         return found
 
     def _walk(self, graph: _Overlay) -> None:
@@ -895,15 +896,16 @@ class _Pass:
     def sites(self, *, write: bool) -> list[tuple[_Site, _Outcome]]:
         """Every Split and SplitToSequence node of the graphs entered, with its outcome; with
         ``write``, splitops' types are written into each graph on the way (:meth:`_write`)."""
-        opset = self.graphs[0].body.opset  # the opset of every graph of a model
+        opset = self.graphs[0].scope.opset  # the opset of every graph of a model
         typed: dict[int, bool] = {}
         found = []
         for place in self.placed((lambda graph: _typed(graph, typed)) if write else None):
             if write:
                 self._write(place)
-            body, graph, in_branch, _ = place
+            scope, graph, in_branch, _ = place
             for index, outcome in graph.outcomes:
-                site = _Site(body.label, body.path, index, body.proto.node[index], opset, in_branch)
+                node = scope.proto.node[index]
+                site = _Site(scope.label, scope.key[1], index, node, opset, in_branch)
                 found.append((site, outcome))
         return found
 
@@ -931,12 +933,10 @@ class _Pass:
         default = node.domain in DEFAULT_DOMAINS
         op = node.op_type
         subgraphs = []
-        if (op in _CONTROL_FLOW) if default else _holds_graphs(node):
+        if (op in _CONTROL_FLOW) if default else has_graphs(node):
             originals = (g for _, _, g in graph_attributes(graph.original.node[index]))
-            for body, original in zip(
-                node_subgraphs(graph.body, index, node), originals, strict=True
-            ):
-                subgraphs.append(self._subgraph(body, original, graph))
+            for scope, original in zip(graph.scope.held(index), originals, strict=True):
+                subgraphs.append(self._subgraph(scope, original, graph))
             graph.children.append((index, subgraphs))
         key = (node.domain, op, node.overload)
         if key in self.functions:
@@ -1146,7 +1146,7 @@ class _Pass:
     def _write(self, place: _Place) -> None:
         """Write splitops' types into the graph of ``base`` at ``place`` (see the module's
         docstring), and name onnx's placeholders where splitops found what they stand for."""
-        proto, original = place.body.proto, place.original
+        proto, original = place.scope.proto, place.original
         types = place.graph.ours
         if self.names:
             rename_all(declared_entries(proto, outputs=True), self.names)
@@ -1172,10 +1172,6 @@ def _names(entries: Iterable[ValueInfoProto]) -> set[str]:
 
 def _any_changed(graph: _Overlay, node: NodeProto) -> bool:
     return any(graph.changed(name) for name in node.input if name)
-
-
-def _holds_graphs(node: NodeProto) -> bool:
-    return next(graph_attributes(node), None) is not None
 
 
 def _names_on_axis(node: NodeProto, shapes: Sequence[Sequence[Any] | None]) -> bool:
@@ -1455,7 +1451,7 @@ def _split_holders(functions: dict[_FunctionKey, FunctionProto]) -> set[_Functio
 
 def _function_nodes(function: FunctionProto) -> Iterator[NodeProto]:
     """The nodes of a function body and of its subgraphs."""
-    return (node for _, node in iter_nodes(with_subgraphs(function_body(function))))
+    return (node for proto in graphs_below(function) for node in proto.node)
 
 
 def _holds_split(function: FunctionProto) -> bool:

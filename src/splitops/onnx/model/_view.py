@@ -68,7 +68,13 @@ from ._walk import (
     ScopeKey,
     constant_value,
     declared_types,
-    iter_bodies,
+    default_opset,
+    function_id,
+    function_label,
+    graph_attributes,
+    has_graphs,
+    held_graph,
+    subgraph_label,
 )
 
 __all__ = [
@@ -270,15 +276,19 @@ class Scope:
     def __init__(
         self,
         view: weakref.ReferenceType[ModelView],
-        body: Body,
+        label: str,
+        proto: GraphProto | FunctionProto,
+        opset: int | None,
+        key: ScopeKey,
         parent: weakref.ReferenceType[Scope] | None,
     ) -> None:
         self._view = view
-        self.label: str = body.label
-        self.proto: GraphProto | FunctionProto = body.proto
+        self.label = label
+        self.proto = proto
         #: The default-domain opset its nodes run at; ``None`` when it imports none.
-        self.opset: int | None = body.opset
-        self.key: ScopeKey = body.key
+        self.opset = opset
+        #: Its identity in the model (see :data:`~splitops.onnx.model.ScopeKey`).
+        self.key = key
         self._parent = parent
         self._nodes: list[Node] | None = None
         self._values: dict[str, Value] | None = None
@@ -336,6 +346,50 @@ class Scope:
         """The scope whose node holds this subgraph; ``None`` for the main graph and
         functions."""
         return None if self._parent is None else _alive(self._parent)
+
+    @property
+    def holder(self) -> NodeProto | None:
+        """The node of its parent that holds it (an If, Loop, Scan, ...); ``None`` for the
+        main graph and function bodies."""
+        parent = self.parent
+        return None if parent is None else parent.proto.node[self.key[1][-1][0]]
+
+    @property
+    def in_branch(self) -> bool:
+        """Whether it lies inside a branch of an If (of the default domain) at any depth:
+        a branch that some inputs never take."""
+        scope: Scope | None = self
+        while scope is not None:
+            holder = scope.holder
+            if holder is not None and holder.op_type == "If" and holder.domain in DEFAULT_DOMAINS:
+                return True
+            scope = scope.parent
+        return False
+
+    def below(self) -> Iterator[Scope]:
+        """This scope, then every scope below it (the graphs its nodes hold, at any depth),
+        depth first."""
+        # A stack, not nested generators: each scope costs the same at any depth; the
+        # scopes a scope holds are found once the caller is done with it.
+        stack = [self]
+        while stack:
+            scope = stack.pop()
+            yield scope
+            below = [s for index in scope.holding() for s in scope.held(index)]
+            below.reverse()
+            stack += below
+
+    def holding(self) -> list[int]:
+        """The indexes of its nodes that hold graphs."""
+        return [i for i, node in enumerate(self.proto.node) if has_graphs(node)]
+
+    def held(self, index: int) -> list[Scope]:
+        """The scopes of the graphs that its node at ``index`` holds, in order."""
+        view = self.view
+        return [
+            view._held(self, index, name, k, graph)
+            for name, k, graph in graph_attributes(self.proto.node[index])
+        ]
 
     @property
     def body(self) -> Body:
@@ -406,7 +460,9 @@ class ModelView:
     """
 
     model: ModelProto
-    scopes: list[Scope] = field(default_factory=list)
+    #: The main graph and each function body (the scopes below them are found when asked).
+    _tops: list[Scope] = field(default_factory=list)
+    _scopes: list[Scope] | None = None
     #: Per base name, the suffix that :meth:`fresh_name` tries next.
     _next: dict[str, int] = field(default_factory=dict)
     _by_key: dict[ScopeKey, Scope] = field(default_factory=dict)
@@ -428,7 +484,16 @@ class ModelView:
 
     @property
     def main(self) -> Scope:
-        return self.scopes[0]
+        return self._tops[0]
+
+    @property
+    def scopes(self) -> list[Scope]:
+        """Every scope: the main graph, every subgraph (depth first) and every function body
+        with its subgraphs, in the order of :func:`~splitops.onnx.model.iter_bodies`."""
+        if self._scopes is None:
+            found = [scope for top in self._tops for scope in top.below()]
+            self._scopes = found
+        return self._scopes
 
     @property
     def names(self) -> set[str]:
@@ -444,25 +509,57 @@ class ModelView:
         """The view of ``model``; with ``types``, a copy of it with the same nodes that
         inference typed (its types stand in for the model's own).
 
-        The scopes are found at once; what each holds is read at the first ask (see
-        :meth:`keep`).
+        A scope below the main graph or a function body is found at the first ask (by
+        :meth:`scope`, or all of them by :attr:`scopes`), and what each holds is read at the
+        first ask too (see :meth:`keep`).
         """
         require_argument(model, ModelProto, "ModelView.read", "an onnx.ModelProto")
         view = cls(model, _typed=types)
         owner = weakref.ref(view)
-        by_key: dict[ScopeKey, Scope] = {}
-        for body in iter_bodies(model):
-            parent = by_key.get((body.root, body.path[:-1])) if body.path else None
-            scope = Scope(owner, body, None if parent is None else weakref.ref(parent))
-            by_key[body.key] = scope
-            view.scopes.append(scope)
-        view._by_key = by_key
+        opset = default_opset(model.opset_import)
+        tops = [Scope(owner, "main", model.graph, opset, (None, ()), None)]
+        for function in model.functions:
+            own = default_opset(function.opset_import)
+            key = (function_id(function), ())
+            label = function_label(function)
+            tops.append(Scope(owner, label, function, opset if own is None else own, key, None))
+        view._tops = tops
+        # Of two functions of one identity, the last (as a model's runtime finds it).
+        view._by_key = {scope.key: scope for scope in tops}
         return view
 
     def scope(self, key: ScopeKey) -> Scope | None:
         """The scope whose identity is ``key`` (see
-        :data:`~splitops.onnx.model._walk.ScopeKey`), or ``None``."""
-        return self._by_key.get(key)
+        :data:`~splitops.onnx.model._walk.ScopeKey`), or ``None``: found one step down from
+        its parent's."""
+        found = self._by_key.get(key)
+        if found is not None:
+            return found
+        root, path = key
+        if not path:
+            return None
+        parent = self.scope((root, path[:-1]))
+        index, name, k = path[-1]
+        if parent is None or not 0 <= index < len(parent.proto.node):
+            return None
+        graph = held_graph(parent.proto.node[index], name, k)
+        return None if graph is None else self._held(parent, index, name, k, graph)
+
+    def _held(self, parent: Scope, index: int, name: str, k: int, graph: GraphProto) -> Scope:
+        """The scope of ``graph``, held by ``parent``'s node at ``index`` in its attribute
+        ``name`` (at ``k``); made once."""
+        root, path = parent.key
+        key = (root, (*path, (index, name, k)))
+        found = self._by_key.get(key)
+        if found is not None and found.proto is graph:
+            return found
+        node = parent.proto.node[index]
+        label = subgraph_label(parent.label, node, name, k)
+        scope = Scope(weakref.ref(self), label, graph, parent.opset, key, weakref.ref(parent))
+        if found is None or self._by_key.get(parent.key) is parent:
+            # Of two functions of one identity, the last's (as the key finds the last).
+            self._by_key[key] = scope
+        return scope
 
     def split_nodes(self) -> Iterator[Node]:
         """Every Split and SplitToSequence node of the default domain, in model order."""

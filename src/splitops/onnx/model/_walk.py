@@ -259,6 +259,11 @@ def graph_attributes(node: NodeProto) -> Iterator[tuple[str, int, GraphProto]]:
     return iter(_held_graphs(node))
 
 
+def has_graphs(node: NodeProto) -> bool:
+    """Whether ``node`` holds a graph in an attribute (as :func:`graph_attributes` finds)."""
+    return any(attribute.HasField("g") or attribute.graphs for attribute in node.attribute)
+
+
 def _held_graphs(node: NodeProto) -> list[tuple[str, int, GraphProto]]:
     # A list rather than a generator: walks call this for every node of a model, and most
     # nodes hold no graph.
@@ -272,7 +277,7 @@ def _held_graphs(node: NodeProto) -> list[tuple[str, int, GraphProto]]:
     return found
 
 
-def _graphs_below(proto: GraphProto | FunctionProto) -> Iterator[GraphProto | FunctionProto]:
+def graphs_below(proto: GraphProto | FunctionProto) -> Iterator[GraphProto | FunctionProto]:
     """``proto``, then every graph its nodes hold, depth first: the order of
     :func:`with_subgraphs`, for a walk that needs no labels."""
     stack: list[GraphProto | FunctionProto] = [proto]
@@ -392,7 +397,7 @@ def expanded_node_count(model: ModelProto, cap: int) -> int:
 
     def own(proto: GraphProto | FunctionProto) -> tuple[int, list[_FunctionKey]]:
         nodes, calls = 0, []
-        for graph in _graphs_below(proto):
+        for graph in graphs_below(proto):
             nodes += len(graph.node)
             if functions:  # a model without functions calls none: its nodes need no look
                 for node in graph.node:

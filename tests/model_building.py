@@ -5,7 +5,7 @@ from __future__ import annotations
 import onnx
 from onnx import AttributeProto, ModelProto
 
-from splitops.onnx.model._walk import iter_bodies, iter_nodes
+from splitops.onnx.model import model_graphs
 
 #: The most parts a Split may ask for (``num_outputs``) for onnx to infer the model here:
 #: onnx's inference builds every part's size, some 8 bytes each (7.9 GB and 30 s for a
@@ -44,7 +44,8 @@ def asked_parts(model: ModelProto) -> int:
     return max(
         (
             attribute.i
-            for _, node in iter_nodes(iter_bodies(model))
+            for proto in model_graphs(model)
+            for node in proto.node
             for attribute in node.attribute
             if attribute.name == "num_outputs" and attribute.type == AttributeProto.INT
         ),

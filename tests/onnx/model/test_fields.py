@@ -118,13 +118,14 @@ def test_graphs_at_finds_every_body_by_identity_as_the_walk_does() -> None:
     whose graph the model lacks gives ``None``."""
     from tests.onnx.rewrite.test_scoped_lowering import CASES
 
-    from splitops.onnx.model import GraphsAt, iter_bodies
+    from splitops.onnx.model import GraphsAt, ModelView
 
     checked = 0
     for case in CASES:
         graphs_at = GraphsAt(case.model)
-        for body in iter_bodies(case.model):
-            assert graphs_at(body.key) is body.proto
+        view = ModelView.read(case.model)
+        for scope in view.scopes:
+            assert graphs_at(scope.key) is scope.proto
             checked += 1
         assert graphs_at((None, ((10_000, "then_branch", -1),))) is None
         assert graphs_at((("nowhere", "F", ""), ())) is None

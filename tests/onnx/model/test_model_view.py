@@ -335,3 +335,34 @@ def test_a_node_of_a_dropped_view_says_so() -> None:
     node = next(ModelView.read(_if_model()).split_nodes())
     with pytest.raises(ReferenceError, match="the ModelView this belongs to is gone"):
         _ = node.scope
+
+
+def test_a_scope_asked_for_by_its_identity_is_the_one_the_whole_walk_finds() -> None:
+    from tests.malformed_models import _if_tree
+
+    model = _if_tree(3)
+    lazy = ModelView.read(model)
+    deep = (None, ((0, "else_branch", -1), (0, "then_branch", -1), (0, "else_branch", -1)))
+    found = lazy.scope(deep)
+    assert found is not None
+    assert found.label == "main/if2.else_branch/if1.then_branch/if0.else_branch"
+    assert found.parent is lazy.scope((None, deep[1][:2]))
+    # the walk of every scope finds the same objects, in depth-first order
+    assert found in lazy.scopes
+    assert [s.key for s in lazy.scopes] == [s.key for s in ModelView.read(model).scopes]
+    assert len(lazy.scopes) == 2**4 - 1
+    assert lazy.scope((None, ((0, "no_branch", -1),))) is None
+    assert lazy.scope((None, ((7, "then_branch", -1),))) is None
+
+
+def test_a_scope_knows_its_holder_and_whether_a_branch_holds_it() -> None:
+    view = ModelView.read(_if_model())
+    assert view.main.holder is None
+    assert not view.main.in_branch
+    then_scope = view.main.held(0)[1]
+    assert then_scope.label == "main/y.then_branch"
+    assert then_scope.holder is view.main.proto.node[0]
+    assert then_scope.in_branch
+    # depth first, in the order the node holds its graphs
+    names = [attribute.name for attribute in view.main.proto.node[0].attribute]
+    assert [s.label for s in view.main.below()] == ["main"] + [f"main/y.{n}" for n in names]

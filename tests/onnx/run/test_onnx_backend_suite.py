@@ -28,8 +28,8 @@ from onnx import ModelProto
 from onnx.backend.test.loader import load_model_tests
 
 from splitops import backend
+from splitops.onnx.model import model_graphs
 from splitops.onnx.model._node import DEFAULT_DOMAINS
-from splitops.onnx.model._walk import iter_bodies, iter_nodes
 from splitops.onnx.run import _reference as onnx_reference
 
 SPLIT_OPS = frozenset({"Split", "SplitToSequence"})
@@ -57,7 +57,10 @@ def family(test_name: str) -> str:
 def model_ops(model: ModelProto) -> set[str]:
     """The default-domain op types of a model, its subgraphs and its local functions."""
     return {
-        node.op_type for _, node in iter_nodes(iter_bodies(model)) if node.domain in DEFAULT_DOMAINS
+        node.op_type
+        for proto in model_graphs(model)
+        for node in proto.node
+        if node.domain in DEFAULT_DOMAINS
     }
 
 

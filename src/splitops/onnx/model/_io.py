@@ -67,15 +67,13 @@ from ...core import ModelLoadError, Rule, SplitError, current_limits, require_ar
 from ._memory import reserve_memory
 from ._node import is_split_node, node_label
 from ._types import element_name, stored_bytes, tensor_problem
-from ._view import ModelView
+from ._view import ModelView, split_nodes
 from ._walk import (
     copy_without,
     expanded_node_count,
-    function_body,
     graph_attributes,
+    graphs_below,
     iter_tensors,
-    split_nodes,
-    with_subgraphs,
 )
 
 __all__ = [
@@ -280,8 +278,8 @@ def check_part_counts(model: ModelProto) -> None:
     """
     limit = current_limits().max_parts
     split_inputs = False
-    for body, node in split_nodes(model):
-        _check_asked(node, body.label, _stored_part_count(node), limit)
+    for scope, node in split_nodes(model):
+        _check_asked(node, scope.label, _stored_part_count(node), limit)
         split_inputs = split_inputs or _has_split_input(node)
     if split_inputs:
         _check_split_input_lengths(model, limit)
@@ -595,8 +593,8 @@ def _function_problem(model: ModelProto) -> str | None:
     calls = {
         (f.domain, f.name, f.overload): {
             (node.domain, node.op_type, node.overload)
-            for body in with_subgraphs(function_body(f))
-            for node in body.proto.node
+            for proto in graphs_below(f)
+            for node in proto.node
         }
         & seen
         for f in model.functions

@@ -63,7 +63,6 @@ from ...core import require_argument
 from ._node import DEFAULT_DOMAINS, is_split_node
 from ._types import dim_of, tensor_parts
 from ._walk import (
-    Body,
     GraphsAt,
     ScopeKey,
     constant_value,
@@ -86,6 +85,7 @@ __all__ = [
     "defined_names",
     "fed_inputs",
     "is_overridable",
+    "split_nodes",
 ]
 
 
@@ -258,8 +258,8 @@ class Scope:
     # Its nodes, values and types are read at the first ask: a tool that reads some scopes'
     # nodes only (the run's description of each split node) builds no more, and every
     # object a view holds costs the reading and Python's cycle collector alike.
-    # What it needs of its Body, kept without the Body: the Body's tuple of the nodes that
-    # hold it would keep a protobuf object per level alive for every scope.
+    # Its holder is found from its parent when asked: a tuple of the nodes that hold it
+    # would keep a protobuf object per level alive for every scope.
     __slots__ = (
         "__weakref__",
         "_nodes",
@@ -392,12 +392,6 @@ class Scope:
         ]
 
     @property
-    def body(self) -> Body:
-        """Its graph or function body, where it lies (without the nodes that hold it)."""
-        root, path = self.key
-        return Body(self.label, self.proto, self.opset, root, path)
-
-    @property
     def is_function(self) -> bool:
         return isinstance(self.proto, FunctionProto)
 
@@ -489,7 +483,7 @@ class ModelView:
     @property
     def scopes(self) -> list[Scope]:
         """Every scope: the main graph, every subgraph (depth first) and every function body
-        with its subgraphs, in the order of :func:`~splitops.onnx.model.iter_bodies`."""
+        with its subgraphs."""
         if self._scopes is None:
             found = [scope for top in self._tops for scope in top.below()]
             self._scopes = found
@@ -644,6 +638,29 @@ class ModelView:
         if self._typed_protos is None:
             self._typed_protos = GraphsAt(typed)
         return self._typed_protos(scope.key)
+
+
+def split_nodes(model: ModelProto) -> Iterator[tuple[Scope, NodeProto]]:
+    """Every Split and SplitToSequence node of the default domain, with its scope, in model
+    order; a scope not holding one is not read. The scopes' labels, opsets, protobufs and
+    identities outlive the walk; what else a scope reads needs a view kept
+    (:class:`ModelView`).
+
+    >>> from onnx import helper
+    >>> body = helper.make_graph([helper.make_node("Split", ["x"], ["a"])], "body", [], [])
+    >>> loop = helper.make_node("Loop", ["n", ""], [], body=body, name="loop_1")
+    >>> graph = helper.make_graph([loop], "g", [], [])
+    >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    >>> [(scope.label, node.op_type) for scope, node in split_nodes(model)]
+    [('main/loop_1.body', 'Split')]
+    """
+    require_argument(model, ModelProto, "split_nodes", "an onnx.ModelProto")
+    return _split_nodes(ModelView.read(model))
+
+
+def _split_nodes(view: ModelView) -> Iterator[tuple[Scope, NodeProto]]:
+    for node in view.split_nodes():
+        yield node.scope, node.proto
 
 
 def fed_inputs(graph: GraphProto) -> list[ValueInfoProto]:

@@ -7,20 +7,17 @@ overload). A location is for people; a scope's identity is its :data:`ScopeKey`:
 function it lies in, by :data:`FunctionId` (``None`` for the main graph), and the steps down
 to it.
 
->>> from onnx import TensorProto, helper
->>> body = helper.make_graph([helper.make_node("Split", ["x"], ["a"])], "body", [], [])
->>> loop = helper.make_node("Loop", ["n", ""], [], body=body, name="loop_1")
->>> graph = helper.make_graph([loop], "g", [], [])
->>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
->>> [(body.label, node.op_type) for body, node in split_nodes(model)]
-[('main/loop_1.body', 'Split')]
+>>> from onnx import helper
+>>> loop = helper.make_node("Loop", ["n", ""], [], body=helper.make_graph([], "b", [], []),
+...                         name="loop_1")
+>>> subgraph_label("main", loop, "body", -1)
+'main/loop_1.body'
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -40,12 +37,11 @@ from onnx import (
 )
 
 from ...core import current_limits, require_argument
-from ._node import DEFAULT_DOMAINS, is_split_node, node_label
+from ._node import DEFAULT_DOMAINS, node_label
 from ._types import has_type, tensor_problem
 
 __all__ = [
     "SMALL_TENSOR",
-    "Body",
     "FunctionId",
     "GraphsAt",
     "ScopeKey",
@@ -55,23 +51,18 @@ __all__ = [
     "declared_types",
     "default_opset",
     "expanded_node_count",
-    "function_body",
     "function_id",
     "function_label",
     "graph_at",
     "graph_attributes",
+    "graphs_below",
+    "has_graphs",
     "is_large_weight",
-    "iter_bodies",
-    "iter_nodes",
     "iter_tensors",
     "location",
-    "main_body",
-    "node_subgraphs",
+    "model_graphs",
     "operator_schema",
-    "split_nodes",
-    "split_sites",
     "subgraph_label",
-    "with_subgraphs",
     "without_large_weights",
 ]
 
@@ -100,32 +91,6 @@ FunctionId = tuple[str, str, str]
 #: in (``None`` for the main graph) and the steps down to it. Unique in a model, where labels
 #: need not be (two nodes may share a name).
 ScopeKey = tuple[FunctionId | None, tuple[Step, ...]]
-
-
-@dataclass(frozen=True)
-class Body:
-    """One list of nodes: a graph or a function body, and where it lives."""
-
-    label: str
-    proto: GraphProto | FunctionProto
-    #: The default-domain opset its nodes run at; ``None`` when it imports none.
-    opset: int | None
-    #: The function it belongs to (``None``: the main graph). Value names are unique within
-    #: one (subgraphs may not shadow outer names).
-    root: FunctionId | None = None
-    #: Where it lies below the scope's own graph or function body (see :func:`graph_at`).
-    path: tuple[Step, ...] = ()
-    #: The nodes that hold it, outermost first: an If, Loop, Scan, ... per step of ``path``.
-    parents: tuple[NodeProto, ...] = ()
-
-    @property
-    def is_function(self) -> bool:
-        return isinstance(self.proto, FunctionProto)
-
-    @property
-    def key(self) -> ScopeKey:
-        """Its identity in the model (see :data:`ScopeKey`)."""
-        return self.root, self.path
 
 
 def default_opset(opset_imports: Iterable[OperatorSetIdProto]) -> int | None:
@@ -171,73 +136,6 @@ def function_label(function: FunctionProto) -> str:
     return f"{label}:{function.overload}" if function.overload else label
 
 
-def main_body(model: ModelProto) -> Body:
-    """The model's main graph."""
-    return Body("main", model.graph, default_opset(model.opset_import))
-
-
-def function_body(function: FunctionProto, model_opset: int | None = None) -> Body:
-    """A model-local function's body; its nodes run at the function's own default opset,
-    else at the model's (``model_opset``)."""
-    own = default_opset(function.opset_import)
-    opset = model_opset if own is None else own
-    return Body(function_label(function), function, opset, root=function_id(function))
-
-
-def iter_bodies(model: ModelProto) -> Iterator[Body]:
-    """The main graph, every subgraph (depth first) and every function body."""
-    main = main_body(model)
-    yield from with_subgraphs(main)
-    for function in model.functions:
-        yield from with_subgraphs(function_body(function, main.opset))
-
-
-def with_subgraphs(body: Body) -> Iterator[Body]:
-    """``body``, then every graph its nodes hold in attributes (If branches, Loop and Scan
-    bodies, any GRAPH or GRAPHS attribute), depth first."""
-    # A stack of the bodies still to give, not nested generators: each body costs the same
-    # at any depth (a chain of generators costs its depth per body). A body's subgraphs are
-    # read once the caller is done with the body.
-    stack = [body]
-    while stack:
-        body = stack.pop()
-        yield body
-        below = _subgraphs_of(body)
-        below.reverse()
-        stack += below
-
-
-def _subgraphs_of(body: Body) -> list[Body]:
-    found: list[Body] = []
-    for index, node in enumerate(body.proto.node):
-        held = _held_graphs(node)
-        if held:
-            found += _bodies_held(body, index, node, held)
-    return found
-
-
-def node_subgraphs(body: Body, index: int, node: NodeProto) -> Iterator[Body]:
-    """The graphs that ``node`` (at ``index`` in ``body``) holds in attributes, in order."""
-    return iter(_bodies_held(body, index, node, _held_graphs(node)))
-
-
-def _bodies_held(
-    body: Body, index: int, node: NodeProto, held: list[tuple[str, int, GraphProto]]
-) -> list[Body]:
-    path, parents = body.path, (*body.parents, node)
-    return [
-        Body(
-            subgraph_label(body.label, node, name, k),
-            graph,
-            body.opset,
-            body.root,
-            path=(*path, (index, name, k)),
-            parents=parents,
-        )
-        for name, k, graph in held
-    ]
-
-
 def subgraph_label(label: str, node: NodeProto, name: str, k: int) -> str:
     """The label of the graph that ``node``, in the body labelled ``label``, holds in its
     attribute ``name`` (at ``k`` in the attribute's ``graphs``, or -1 for its ``g``).
@@ -277,9 +175,17 @@ def _held_graphs(node: NodeProto) -> list[tuple[str, int, GraphProto]]:
     return found
 
 
+def model_graphs(model: ModelProto) -> Iterator[GraphProto | FunctionProto]:
+    """The main graph, every graph below it (depth first), then each function body and the
+    graphs below it: the order of :attr:`ModelView.scopes
+    <splitops.onnx.model.ModelView.scopes>`, for a walk that needs only the protobufs."""
+    yield from graphs_below(model.graph)
+    for function in model.functions:
+        yield from graphs_below(function)
+
+
 def graphs_below(proto: GraphProto | FunctionProto) -> Iterator[GraphProto | FunctionProto]:
-    """``proto``, then every graph its nodes hold, depth first: the order of
-    :func:`with_subgraphs`, for a walk that needs no labels."""
+    """``proto``, then every graph its nodes hold, depth first (see :func:`model_graphs`)."""
     stack: list[GraphProto | FunctionProto] = [proto]
     while stack:
         proto = stack.pop()
@@ -307,7 +213,8 @@ class GraphsAt:
     found one step down from its holder's, which is found once: looking up every scope of a
     model costs one step per scope, where :func:`graph_at` from the top costs its depth.
     ``None`` for a key whose graph the model lacks; of two functions of one identity, the
-    last (as :func:`iter_bodies` finds it last)."""
+    last (as :attr:`ModelView.scopes <splitops.onnx.model.ModelView.scopes>` finds it
+    last)."""
 
     def __init__(self, model: ModelProto) -> None:
         self._model = model
@@ -351,30 +258,6 @@ def held_graph(node: NodeProto, name: str, k: int) -> GraphProto | None:
     return graph
 
 
-def iter_nodes(bodies: Iterable[Body]) -> Iterator[tuple[Body, NodeProto]]:
-    """Every node of ``bodies``, with its body."""
-    for body in bodies:
-        for node in body.proto.node:
-            yield body, node
-
-
-def split_nodes(model: ModelProto) -> Iterator[tuple[Body, NodeProto]]:
-    """Every Split and SplitToSequence node of the default domain, with its body."""
-    require_argument(model, ModelProto, "split_nodes", "an onnx.ModelProto")
-    return ((body, node) for body, _, node in split_sites(model))
-
-
-def split_sites(model: ModelProto) -> Iterator[tuple[Body, int, NodeProto]]:
-    """:func:`split_nodes`, with each node's index in its body."""
-    for body in iter_bodies(model):
-        for index, node in enumerate(body.proto.node):
-            if is_split_node(node):
-                yield body, index, node
-
-
-_FunctionKey = tuple[str, str, str]
-
-
 def expanded_node_count(model: ModelProto, cap: int) -> int:
     """How many nodes ``model`` holds with every call of a local function counted as the
     nodes of its body, at any depth, as onnxruntime inlines them (and as inference and
@@ -395,7 +278,7 @@ def expanded_node_count(model: ModelProto, cap: int) -> int:
     """
     functions = {(f.domain, f.name, f.overload): f for f in model.functions}
 
-    def own(proto: GraphProto | FunctionProto) -> tuple[int, list[_FunctionKey]]:
+    def own(proto: GraphProto | FunctionProto) -> tuple[int, list[FunctionId]]:
         nodes, calls = 0, []
         for graph in graphs_below(proto):
             nodes += len(graph.node)
@@ -407,11 +290,11 @@ def expanded_node_count(model: ModelProto, cap: int) -> int:
         return nodes, calls
 
     parts = {key: own(f) for key, f in functions.items()}
-    sizes: dict[_FunctionKey, int] = {}
-    started: set[_FunctionKey] = set()
+    sizes: dict[FunctionId, int] = {}
+    started: set[FunctionId] = set()
     # Depth first without recursion (a chain of functions may be long); a function calling
     # itself, which load_model refuses, counts its own body once.
-    pending: list[tuple[_FunctionKey, bool]] = [(key, False) for key in functions]
+    pending: list[tuple[FunctionId, bool]] = [(key, False) for key in functions]
     while pending:
         key, children_done = pending.pop()
         if key in sizes:
@@ -458,12 +341,12 @@ def constant_value(source: TensorProto | NodeProto) -> np.ndarray[Any, Any] | No
 
 def iter_tensors(model: ModelProto) -> Iterator[TensorProto]:
     """Every tensor the model stores: initializers (dense and sparse) and node attributes."""
-    for body in iter_bodies(model):
-        if isinstance(body.proto, GraphProto):
-            yield from body.proto.initializer
-            for sparse in body.proto.sparse_initializer:
+    for proto in model_graphs(model):
+        if isinstance(proto, GraphProto):
+            yield from proto.initializer
+            for sparse in proto.sparse_initializer:
                 yield from (sparse.values, sparse.indices)
-        for node in body.proto.node:
+        for node in proto.node:
             for attribute in node.attribute:
                 if attribute.type == AttributeProto.TENSOR:
                     yield attribute.t

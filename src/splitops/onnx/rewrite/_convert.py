@@ -61,7 +61,6 @@ from ...core import (
 from ..inference import infer_model_and_nodes
 from ..model import (
     DEFAULT_DOMAINS,
-    Body,
     ModelEdits,
     ModelView,
     Scope,
@@ -73,9 +72,8 @@ from ..model import (
     function_label,
     has_attribute,
     is_split_node,
-    iter_bodies,
-    iter_nodes,
     keep_attributes,
+    model_graphs,
     node_error,
     operator_schema,
     read_node,
@@ -83,7 +81,6 @@ from ..model import (
     reserve_memory,
     set_attributes,
     split_nodes,
-    split_sites,
     types_only,
     weight_bytes,
     write_split_sizes,
@@ -136,8 +133,8 @@ class _Convert(Rewrite):
         super().requires(model)
         # Every node is read at its own opset before onnx's inference sees the model: onnx
         # 1.23 aborts the process on a Split-18 listing more outputs than num_outputs.
-        for body, _, node in split_sites(model):
-            _read_source(body, node)
+        for scope, node in split_nodes(model):
+            _read_source(scope, node)
 
     def types(self, model: ModelProto) -> ModelProto:
         return _infer_types(model)
@@ -228,22 +225,22 @@ def _check_target(opset: object) -> int:
 
 
 @contextmanager
-def _at(body: Body, node: NodeProto) -> Iterator[None]:
-    """A SplitError raised inside, told as one of ``node`` in ``body``."""
+def _at(scope: Scope, node: NodeProto) -> Iterator[None]:
+    """A SplitError raised inside, told as one of ``node`` in ``scope``."""
     try:
         yield
     except SplitError as error:
-        raise node_error(node, error).in_context(f"{body.label}: ") from error
+        raise node_error(node, error).in_context(f"{scope.label}: ") from error
 
 
-def _read_source(body: Body, node: NodeProto) -> SplitNode:
-    """``node`` read at the opset of its body, or the SplitError of what is wrong with it."""
-    if body.opset is None:
+def _read_source(scope: Scope, node: NodeProto) -> SplitNode:
+    """``node`` read at the opset of its scope, or the SplitError of what is wrong with it."""
+    if scope.opset is None:
         raise SplitError(
-            f"{body.label} imports no opset of the default ONNX domain.", rule=Rule.OPSET
+            f"{scope.label} imports no opset of the default ONNX domain.", rule=Rule.OPSET
         )
-    with _at(body, node):
-        return read_node(node, body.opset)
+    with _at(scope, node):
+        return read_node(node, scope.opset)
 
 
 def _rewrite(site: SplitSite[Scope], target: int, edits: ModelEdits) -> _Rewrite:
@@ -368,7 +365,7 @@ def _dim_text(type_proto: TypeProto | None, axis: int) -> str:
 
 
 def _convert_other_ops(model: ModelProto, target: int) -> None:
-    changed = {body.root for body, _ in _changed_ops(model, target)}
+    changed = {scope.key[0] for scope, _ in _changed_ops(model, target)}
     for function in model.functions:
         if function_id(function) in changed:
             _convert_function(function, target)
@@ -383,13 +380,15 @@ def _convert_other_ops(model: ModelProto, target: int) -> None:
     _set_opset(model, target)
 
 
-def _changed_ops(model: ModelProto, target: int) -> Iterator[tuple[Body, NodeProto]]:
+def _changed_ops(model: ModelProto, target: int) -> Iterator[tuple[Scope, NodeProto]]:
     """The default-domain nodes, other than Split, whose schema differs at ``target``."""
-    for body, node in iter_nodes(iter_bodies(model)):
-        if node.domain not in DEFAULT_DOMAINS or is_split_node(node):
-            continue
-        if body.opset is None or _schema(node, body.opset) != _schema(node, target):
-            yield body, node
+    view = ModelView.read(model)
+    for scope in view.scopes:
+        for node in scope.proto.node:
+            if node.domain not in DEFAULT_DOMAINS or is_split_node(node):
+                continue
+            if scope.opset is None or _schema(node, scope.opset) != _schema(node, target):
+                yield scope, node
 
 
 def _schema(node: NodeProto, opset: int) -> int | None:
@@ -440,7 +439,7 @@ def _convert_with_parked_splits(model: ModelProto, target: int, where: str = "")
         for node, original in zip(parked, originals, strict=True):
             node.CopyFrom(original)
         del model.opset_import[-1]
-    for _, node in iter_nodes(iter_bodies(result)):
+    for node in (node for proto in model_graphs(result) for node in proto.node):
         if node.domain == _PENDING_DOMAIN:
             node.CopyFrom(originals[int(node.name.rsplit(".", 1)[1])])
     remove_where(result.opset_import, lambda entry: entry.domain == _PENDING_DOMAIN)

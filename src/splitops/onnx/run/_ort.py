@@ -20,8 +20,7 @@ from ..model import (
     attribute_value,
     code_of_array,
     dtype_of_code,
-    iter_bodies,
-    iter_nodes,
+    model_graphs,
     reserve_memory,
     weight_bytes,
 )
@@ -98,7 +97,7 @@ def avoid_crashes(model: ModelProto) -> str | None:
     other than the first (``scan_output_axes``) dies by SIGFPE when a part is empty, which
     only the run knows: such a model does not run on onnxruntime.
     """
-    for _, node in iter_nodes(iter_bodies(model)):
+    for node in (node for proto in model_graphs(model) for node in proto.node):
         if node.op_type == "Scan" and node.domain in ("", "ai.onnx"):
             axes: list[int] = attribute_value(node, "scan_output_axes", [])
             if any(axes):

@@ -371,6 +371,8 @@ class _Inferred:
     @property
     def records(self) -> list[SplitNodeInference]:
         found = [_record(site, outcome, None) for site, outcome in self.own]
+        if not self.functions:
+            return found
         view = ModelView.read(self.model)
         for function in self.model.functions:
             root = _function_key(function)

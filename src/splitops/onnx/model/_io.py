@@ -67,13 +67,14 @@ from ...core import ModelLoadError, Rule, SplitError, current_limits, require_ar
 from ._memory import reserve_memory
 from ._node import is_split_node, node_label
 from ._types import element_name, stored_bytes, tensor_problem
-from ._view import ModelView, split_nodes
+from ._view import ModelView
 from ._walk import (
     copy_without,
     expanded_node_count,
     graph_attributes,
     graphs_below,
     iter_tensors,
+    model_graphs,
 )
 
 __all__ = [
@@ -278,9 +279,14 @@ def check_part_counts(model: ModelProto) -> None:
     """
     limit = current_limits().max_parts
     split_inputs = False
-    for scope, node in split_nodes(model):
-        _check_asked(node, scope.label, _stored_part_count(node), limit)
-        split_inputs = split_inputs or _has_split_input(node)
+    for position, proto in enumerate(model_graphs(model)):
+        for node in proto.node:
+            if not is_split_node(node):
+                continue
+            asked = _stored_part_count(node)
+            if asked > limit:  # the view names where it lies (its scopes, in the same order)
+                _check_asked(node, ModelView.read(model).scopes[position].label, asked, limit)
+            split_inputs = split_inputs or _has_split_input(node)
     if split_inputs:
         _check_split_input_lengths(model, limit)
 

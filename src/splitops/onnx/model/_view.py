@@ -70,9 +70,9 @@ from ._walk import (
     default_opset,
     function_id,
     function_label,
+    function_opset,
     graph_attributes,
     has_graphs,
-    held_graph,
     subgraph_label,
 )
 
@@ -262,6 +262,7 @@ class Scope:
     # would keep a protobuf object per level alive for every scope.
     __slots__ = (
         "__weakref__",
+        "_held",
         "_nodes",
         "_parent",
         "_types",
@@ -290,6 +291,8 @@ class Scope:
         #: Its identity in the model (see :data:`~splitops.onnx.model.ScopeKey`).
         self.key = key
         self._parent = parent
+        #: The scopes its nodes hold, by the node's index, once asked for.
+        self._held: dict[int, list[Scope]] | None = None
         self._nodes: list[Node] | None = None
         self._values: dict[str, Value] | None = None
         self._types: dict[str, TypeProto] | None = None
@@ -385,11 +388,25 @@ class Scope:
 
     def held(self, index: int) -> list[Scope]:
         """The scopes of the graphs that its node at ``index`` holds, in order."""
-        view = self.view
-        return [
-            view._held(self, index, name, k, graph)
-            for name, k, graph in graph_attributes(self.proto.node[index])
-        ]
+        held = self._held
+        if held is None:
+            held = self._held = {}
+        found = held.get(index)
+        if found is None:
+            view, node, owner = self._view, self.proto.node[index], weakref.ref(self)
+            root, path = self.key
+            found = held[index] = [
+                Scope(
+                    view,
+                    subgraph_label(self.label, node, name, k),
+                    graph,
+                    self.opset,
+                    (root, (*path, (index, name, k))),
+                    owner,
+                )
+                for name, k, graph in graph_attributes(node)
+            ]
+        return found
 
     @property
     def is_function(self) -> bool:
@@ -480,12 +497,16 @@ class ModelView:
     def main(self) -> Scope:
         return self._tops[0]
 
+    def _walk(self) -> Iterator[Scope]:
+        for top in self._tops:
+            yield from top.below()
+
     @property
     def scopes(self) -> list[Scope]:
         """Every scope: the main graph, every subgraph (depth first) and every function body
         with its subgraphs."""
         if self._scopes is None:
-            found = [scope for top in self._tops for scope in top.below()]
+            found = list(self._walk())
             self._scopes = found
         return self._scopes
 
@@ -513,51 +534,34 @@ class ModelView:
         opset = default_opset(model.opset_import)
         tops = [Scope(owner, "main", model.graph, opset, (None, ()), None)]
         for function in model.functions:
-            own = default_opset(function.opset_import)
             key = (function_id(function), ())
-            label = function_label(function)
-            tops.append(Scope(owner, label, function, opset if own is None else own, key, None))
+            own = function_opset(function, opset)
+            tops.append(Scope(owner, function_label(function), function, own, key, None))
         view._tops = tops
-        # Of two functions of one identity, the last (as a model's runtime finds it).
+        # The main graph and each function body by their identity: of two functions of one
+        # identity, the last (as a model's runtime finds it).
         view._by_key = {scope.key: scope for scope in tops}
         return view
 
     def scope(self, key: ScopeKey) -> Scope | None:
         """The scope whose identity is ``key`` (see
-        :data:`~splitops.onnx.model._walk.ScopeKey`), or ``None``: found one step down from
-        its parent's."""
-        found = self._by_key.get(key)
-        if found is not None:
-            return found
+        :data:`~splitops.onnx.model._walk.ScopeKey`), or ``None``: found from its function's
+        body (or the main graph) one step down at a time, each scope once."""
         root, path = key
-        if not path:
-            return None
-        parent = self.scope((root, path[:-1]))
-        index, name, k = path[-1]
-        if parent is None or not 0 <= index < len(parent.proto.node):
-            return None
-        graph = held_graph(parent.proto.node[index], name, k)
-        return None if graph is None else self._held(parent, index, name, k, graph)
-
-    def _held(self, parent: Scope, index: int, name: str, k: int, graph: GraphProto) -> Scope:
-        """The scope of ``graph``, held by ``parent``'s node at ``index`` in its attribute
-        ``name`` (at ``k``); made once."""
-        root, path = parent.key
-        key = (root, (*path, (index, name, k)))
-        found = self._by_key.get(key)
-        if found is not None and found.proto is graph:
-            return found
-        node = parent.proto.node[index]
-        label = subgraph_label(parent.label, node, name, k)
-        scope = Scope(weakref.ref(self), label, graph, parent.opset, key, weakref.ref(parent))
-        if found is None or self._by_key.get(parent.key) is parent:
-            # Of two functions of one identity, the last's (as the key finds the last).
-            self._by_key[key] = scope
+        scope = self._by_key.get((root, ()))
+        for step in path:
+            index = step[0]
+            if scope is None or not 0 <= index < len(scope.proto.node):
+                return None
+            # Of two graphs of one attribute name, the last (as held_graph finds it).
+            scope = next((s for s in reversed(scope.held(index)) if s.key[1][-1] == step), None)
         return scope
 
     def split_nodes(self) -> Iterator[Node]:
-        """Every Split and SplitToSequence node of the default domain, in model order."""
-        for scope in self.scopes:
+        """Every Split and SplitToSequence node of the default domain, in model order; the
+        scopes are found as the walk reaches them."""
+        scopes = self._scopes
+        for scope in scopes if scopes is not None else self._walk():
             # A scope not read yet is read only where it holds one.
             if scope._nodes is None and not any(map(is_split_node, scope.proto.node)):
                 continue

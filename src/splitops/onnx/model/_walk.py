@@ -53,6 +53,7 @@ __all__ = [
     "expanded_node_count",
     "function_id",
     "function_label",
+    "function_opset",
     "graph_at",
     "graph_attributes",
     "graphs_below",
@@ -123,6 +124,13 @@ def operator_schema(op: str, version: int, domain: str = "") -> onnx.defs.OpSche
 def function_id(function: FunctionProto) -> FunctionId:
     """What a call names to run ``function``: its domain, name and overload."""
     return function.domain, function.name, function.overload
+
+
+def function_opset(function: FunctionProto, model_opset: int | None) -> int | None:
+    """The default-domain opset a model-local function's nodes run at: its own, else the
+    model's (``model_opset``)."""
+    own = default_opset(function.opset_import)
+    return model_opset if own is None else own
 
 
 def function_label(function: FunctionProto) -> str:

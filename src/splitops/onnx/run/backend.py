@@ -55,15 +55,18 @@ from ...core import (
 )
 from ..model import (
     code_of_array,
+    default_opset,
     describe_type,
     dtype_of_code,
     element_name,
     fed_inputs,
     function_defaults,
+    function_opset,
+    graphs_below,
+    is_split_node,
     links_attributes,
     read_node,
     reserve_memory,
-    split_nodes,
     tensor_parts,
     weight_bytes,
 )
@@ -499,9 +502,16 @@ def check_split_nodes(model: ModelProto) -> None:
     Raises SplitError naming the first broken node. A node of a function body whose attributes
     refer to the function's (``ref_attr_name``) is read when it runs, once the call gives them.
     """
-    for body, node in split_nodes(model):
-        if body.opset is not None and not links_attributes(node):
-            read_node(node, body.opset)
+    main = default_opset(model.opset_import)
+    bodies = [(main, model.graph)]
+    bodies += ((function_opset(function, main), function) for function in model.functions)
+    for opset, body in bodies:
+        if opset is None:
+            continue
+        for proto in graphs_below(body):
+            for node in proto.node:
+                if is_split_node(node) and not links_attributes(node):
+                    read_node(node, opset)
 
 
 def function_id(function: FunctionProto) -> tuple[str, str, str]:

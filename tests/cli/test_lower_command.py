@@ -58,6 +58,57 @@ def test_lower_writes_a_model_onnxruntime_runs_as_the_spec_says(cli: Cli, tmp_pa
     assert [g.tolist() for g in got] == [e.tolist() for e in expected]
 
 
+def loop_of_sequence_inserts() -> ModelProto:
+    """torch's tensor_split of ``x`` by indices: a Loop of two trips inserting a Slice of
+    constant bounds (``x[i:i + 1]``) into a sequence, read by ConcatFromSequence, and a Split
+    beside it."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("Gather", ["starts", "i"], ["at"], axis=0),
+            helper.make_node("Add", ["at", "one"], ["end"]),
+            helper.make_node("Slice", ["x", "at", "end"], ["part"]),
+            helper.make_node("SequenceInsert", ["seq_in", "part"], ["seq_out"]),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_sequence_value_info("seq_in", F, None),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_sequence_value_info("seq_out", F, None),
+        ],
+    )
+    nodes = [
+        helper.make_node("SequenceEmpty", [], ["empty"], dtype=F),
+        helper.make_node("Loop", ["trips", "go", "empty"], ["parts"], body=body, name="loop"),
+        helper.make_node("ConcatFromSequence", ["parts"], ["y"], axis=0),
+        helper.make_node("Split", ["x"], ["a", "b"], axis=0, num_outputs=2, name="halves"),
+    ]
+    constants = {"trips": np.array(2), "go": np.array(True), "starts": [[0], [1]], "one": [1]}
+    return make_model(nodes, {"x": (F, [4])}, ["y", "a", "b"], opset=18, initializers=constants)
+
+
+def test_lower_counts_split_nodes_and_unrolled_loops_apart(cli: Cli, tmp_path: Path) -> None:
+    """The summary counts the Split/SplitToSequence nodes, and the Loops of SequenceInsert
+    that a target without sequences unrolls, each as what it is."""
+    onnx.save(loop_of_sequence_inserts(), tmp_path / "loop.onnx")
+    done = cli("lower", "loop.onnx", "-o", "out.onnx", "--target", "no-sequences")
+    assert done.returncode == 0, done.stderr
+    assert [line.split(" (")[0] for line in done.stdout.splitlines()] == [
+        "main/halves",
+        "main/loop",
+    ]
+    assert (
+        "lowered 1 Split/SplitToSequence node(s) and 1 Loop(s) of SequenceInsert for target "
+        "no-sequences (2 rewritten, 0 removed, 0 kept, 0 unchanged)"
+    ) in done.stderr
+    plain = cli("lower", "loop.onnx", "-o", "out.onnx")  # portable keeps sequences
+    assert "lowered 1 Split/SplitToSequence node(s) for target portable" in plain.stderr
+
+
 def test_lower_prints_what_became_of_each_node_as_json(cli: Cli, tmp_path: Path) -> None:
     onnx.save(fewer_outputs(), tmp_path / "fewer.onnx")
     done = cli("lower", "fewer.onnx", "-o", "out.onnx", "--json")

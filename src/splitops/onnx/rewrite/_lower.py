@@ -11,8 +11,10 @@ outputs:
   planner's sizes as an int64 constant when the axis length is static; else the sizes
   computed in the graph from ``Shape`` by the planner's formula
   (:mod:`~splitops.onnx.rewrite._graph_sizes`), with a run-time check where the spec rejects the
-  split. A node listing fewer outputs than ``num_outputs`` gets sizes for its listed parts
-  and one extra, unused output for the rest, so that every listed part keeps its size. One
+  split (the target ``onnxruntime`` for its release 1.32 or later keeps ``num_outputs``,
+  which that release computes as the spec says). A node listing fewer outputs than
+  ``num_outputs`` gets sizes for its listed parts and one extra, unused output for the rest,
+  so that every listed part keeps its size (there, an unused output per part left out). One
   part covering the whole axis becomes an ``Identity``. Before opset 13, where Split takes
   sizes as an attribute only, a static axis gets the attribute; an axis known only at run
   time keeps equal parts by output count, which every runtime computes alike.
@@ -88,7 +90,7 @@ the nodes; every body is rebuilt once.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import InitVar, asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from onnx import ModelProto, NodeProto
@@ -252,8 +254,10 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:   instead of failing (tract and TVM still fail it); the report says so, node by node.
 #:   Explicit sizes holding a 0 become a Slice per part (TVM's Split refuses them).
 #:   ``no-sequences``: the same, and a sequence that cannot be removed is refused.
-#: - ``onnxruntime`` (the onnxruntime engine's): sizes computed in the graph, checked by a
-#:   Reshape (onnxruntime 1.31 fails uneven ``num_outputs``, 1.32 fewer listed parts);
+#: - ``onnxruntime`` (the onnxruntime engine's, and onnx.reference's): sizes computed in the
+#:   graph, checked by a Reshape (onnxruntime 1.31 fails uneven ``num_outputs``, 1.32 fewer
+#:   listed parts, onnx.reference cuts invalid lengths); for onnxruntime 1.32 and later
+#:   (:data:`ONNXRUNTIME_FROM_1_32`, which the engine takes there), ``num_outputs`` kept;
 #:   equal parts by output count kept (1.31 and 1.32 cut and check them as the spec says);
 #:   sequences kept where onnxruntime has a kernel; Split-1 of static sizes as Slice-1
 #:   (onnxruntime has no Split-1).
@@ -381,6 +385,59 @@ FORMS: dict[Target, Forms] = {
 }
 TARGETS: tuple[Target, ...] = tuple(FORMS)
 
+#: The ``onnxruntime`` target's forms for onnxruntime 1.32 and later (``release="1.32"``),
+#: which cuts a Split-18 by ``num_outputs`` as the spec says at every length, refusing the
+#: lengths the spec rejects: the node stays, and costs nothing more. A node listing fewer
+#: outputs than parts, which 1.32 refuses, gets an unused output for each part it leaves
+#: out (within the ``max_model_parts`` limit). The target's own forms compute the sizes in
+#: the graph instead, as onnxruntime 1.31 needs (it refuses 1 into 2, 9 into 4 and an empty
+#: axis) and onnx.reference, which runs the target's forms too (it cuts 5 into 4 as
+#: [2, 2, 1, 0], where the spec rejects it).
+ONNXRUNTIME_FROM_1_32 = replace(
+    FORMS["onnxruntime"],
+    split=_split_forms(
+        split1_slices=True,
+        zero_sizes=False,
+        num_outputs=(
+            kept_at_run_time("num_outputs", lists_every_part=True),
+            computed_sizes("num_outputs"),
+        ),
+        equal=(kept_at_run_time("equal"), computed_sizes("equal")),
+    ),
+)
+
+
+def target_forms(target: Target, release: str | None = None) -> Forms:
+    """The forms of ``target`` for the ``release`` of its runtime that will run the lowered
+    model (its version, as ``onnxruntime.__version__`` gives it; ``None``: any release, and
+    every runtime that takes the target's forms). Only onnxruntime's differ by release
+    (:data:`ONNXRUNTIME_FROM_1_32`).
+
+    >>> target_forms("onnxruntime", "1.32.0") is ONNXRUNTIME_FROM_1_32
+    True
+    >>> target_forms("onnxruntime", "1.31.1") is FORMS["onnxruntime"]
+    True
+    """
+    check_target(target)
+    if target == "onnxruntime" and release is not None and _release(release) >= (1, 32):
+        return ONNXRUNTIME_FROM_1_32
+    return FORMS[target]
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """The leading numbers of a version: ``"1.31.1"`` and ``"1.32.0.dev20260101"`` give
+    ``(1, 31, 1)`` and ``(1, 32, 0)``; a version that starts with no number gives ``()``,
+    below every release."""
+    numbers = []
+    for part in version.split("."):
+        digits = part[: len(part) - len(part.lstrip("0123456789"))]
+        if not digits:
+            break
+        numbers.append(int(digits))
+        if digits != part:
+            break
+    return tuple(numbers)
+
 
 @dataclass(frozen=True)
 class Lowering:
@@ -406,23 +463,27 @@ class Lowering:
         return asdict(self)
 
 
-def lower_model(model: ModelProto, *, target: Target = "portable") -> ModelProto:
+def lower_model(
+    model: ModelProto, *, target: Target = "portable", release: str | None = None
+) -> ModelProto:
     """A copy of ``model`` whose Split and SplitToSequence nodes every runtime computes as the
-    spec says (see the module's documentation for each rewrite).
+    spec says (see the module's documentation for each rewrite). ``release``: the version of
+    the target's runtime that will run it, where its forms differ by release
+    (:func:`target_forms`; ``None``: forms for every release).
 
     Raises :class:`~splitops.SplitError` for the first invalid node, as
     :func:`~splitops.check_model` reports it, and with ``target="no-sequences"`` for a
     SplitToSequence whose sequence cannot be removed.
     """
-    return lower_model_with_report(model, target=target)[0]
+    return lower_model_with_report(model, target=target, release=release)[0]
 
 
 def lower_model_with_report(
-    model: ModelProto, *, target: Target = "portable"
+    model: ModelProto, *, target: Target = "portable", release: str | None = None
 ) -> tuple[ModelProto, list[Lowering]]:
     """:func:`lower_model`, and what it did to each node."""
     require_argument(model, ModelProto, "lower_model", "an onnx.ModelProto")
-    lowering = Lower(target)
+    lowering = Lower(target, release)
     return lowering(model), lowering.report
 
 
@@ -432,11 +493,11 @@ class Lower(Rewrite):
 
     what = "lowering"
 
-    def __init__(self, target: Target) -> None:
-        check_target(target)
+    def __init__(self, target: Target, release: str | None = None) -> None:
+        self._forms = target_forms(target, release)
         self.target: Target = target
+        self.release = release
         self.report: list[Lowering] = []
-        self._forms = FORMS[target]
         self._kept: set[tuple[ScopeKey, str]] = set()
 
     def types(self, model: ModelProto) -> ModelProto:
@@ -449,7 +510,7 @@ class Lower(Rewrite):
         return inferred
 
     def plan(self, view: ModelView, edits: ModelEdits) -> None:
-        plan = Plan(view, self.target, edits)
+        plan = Plan(view, self.target, edits, self.release)
         for node in list(view.split_nodes()):
             plan.lower(node)
         for node in sequence_loops(view.scopes) if self._forms.loops else ():
@@ -556,6 +617,8 @@ class Plan:
     view: ModelView
     target: Target
     edits: ModelEdits
+    #: The release of the target's runtime that will run the model (:func:`target_forms`).
+    release: InitVar[str | None] = None
     report: list[Lowering] = field(default_factory=list)
     #: The SplitToSequence nodes a form kept, by scope and sequence (their identity).
     kept_sequences: set[tuple[ScopeKey, str]] = field(default_factory=set)
@@ -571,8 +634,8 @@ class Plan:
     #: What reads each SplitToSequence's sequence, found once for all its forms.
     readers: dict[Node, tuple[list[SequenceReader], str | None]] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        self.forms = FORMS[self.target]
+    def __post_init__(self, release: str | None) -> None:
+        self.forms = target_forms(self.target, release)
 
     def scope_builder(self, scope: Scope, label: str, *, scalars: bool = False) -> GraphBuilder:
         """Nodes computing values in ``scope``, checked in the target's form (sizes 0-d

@@ -302,8 +302,13 @@ class _LoopOfInsertsUnrolled(LoopForm):
 
 def _fold(body: GraphProto, scope: Scope, trip: int) -> dict[str, Any]:
     """What the body computes from constants alone (its own Constant nodes, the constants it
-    sees, its iteration number ``trip``) by the operators of :data:`_FOLDED`, by name."""
-    known: dict[str, Any] = {body.input[0].name: np.array(trip, np.int64)}
+    sees, its iteration number ``trip``, and the condition it is given, true at every trip of
+    a Loop the rule unrolls) by the operators of :data:`_FOLDED`, by name: an unrolled body
+    keeps none of them, nor what reads its condition (an Identity of it)."""
+    known: dict[str, Any] = {
+        body.input[0].name: np.array(trip, np.int64),
+        body.input[1].name: np.array(True),
+    }
     computed: set[str] = set()  # what the body computes at run time
 
     def constant(name: str) -> Any:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from onnx import NodeProto, helper
 
-from ...core import PartCount, split_part_sizes
+from ...core import PartCount, current_limits, split_part_sizes
 from ..model import (
     Scope,
     SplitSite,
@@ -507,21 +507,36 @@ class _ForParts(SplitForm):
 
 @dataclass(frozen=True)
 class _KeptAtRunTime(_ForParts):
-    """The node as it is, where the target's runtime computes it as the spec says."""
+    """The node as it is, where the target's runtime computes it as the spec says. With
+    ``lists_every_part``, a node listing fewer outputs than ``num_outputs`` is kept too, given
+    one unused output per part it leaves unlisted: onnxruntime 1.32 refuses a node listing
+    fewer outputs than parts, and cuts every part as the spec says once each is listed."""
 
+    lists_every_part: bool = False
     name = "kept-at-run-time"
 
     def _check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
-        if len(site.spec.outputs) != _count(site):
+        unlisted = _count(site) - len(site.spec.outputs)
+        if unlisted and not self.lists_every_part:
             return "it lists fewer outputs than parts"
+        if plan.parts + unlisted > current_limits().max_model_parts:
+            return "the parts it leaves out would take the model over the max_model_parts limit"
         return None
 
     def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
-        return Rewritten(
-            None,
-            f"{_how(site)} on an axis of length known at run time: {plan.target} computes it "
-            "as the spec says",
+        how = f"{_how(site)} on an axis of length known at run time"
+        count, listed = _count(site), len(site.spec.outputs)
+        if listed == count:
+            return Rewritten(None, f"{how}: {plan.target} computes it as the spec says")
+        plan.spend(site.node, count - listed)
+        new = copy_node(site.proto)
+        base = f"{name_base(site.proto)}_rest"
+        new.output.extend(plan.view.fresh_name(base) for _ in range(count - listed))
+        detail = (
+            f"{how}: its {count - listed} unlisted part(s) listed as unused outputs, which "
+            f"{plan.target} computes as the spec says"
         )
+        return Rewritten([new], detail)
 
 
 @dataclass(frozen=True)
@@ -575,8 +590,8 @@ class _SlicesPerPart(_ForParts):
         return Rewritten([*build.nodes, *slices], detail)
 
 
-def kept_at_run_time(by: PartsBy) -> SplitForm:
-    return _KeptAtRunTime(by)
+def kept_at_run_time(by: PartsBy, *, lists_every_part: bool = False) -> SplitForm:
+    return _KeptAtRunTime(by, lists_every_part)
 
 
 def computed_sizes(by: PartsBy) -> SplitForm:

@@ -219,7 +219,7 @@ def check_portability(
                 )
             )
     not_installed = [(r.name, r.install) for r in asked if not r.is_installed()]
-    names = [name for name, _, _, _ in probing]
+    names = [name for name, *_ in probing]
     return Portability(departures, names, probed, not_probed, not_installed)
 
 
@@ -264,19 +264,23 @@ def _over_parts(parts: int, left: int) -> str:
 _Run = Callable[[ModelProto, Sequence[dict[str, Any]]], list[Any]]
 
 #: The runtimes, how each runs a model, whether it compares by shapes only (shape
-#: inference), and the lowering target for it.
-_Runtimes = list[tuple[str, _Run, bool, str]]
+#: inference), the lowering target for it, and the release lowering is for (that of a
+#: runtime whose target is its own; ``None`` for one that takes another's target's forms).
+_Runtimes = list[tuple[str, _Run, bool, str, str | None]]
 
 
 def _runtimes(workers: RuntimeWorkers, asked: Sequence[Runtime]) -> _Runtimes:
     """The runtimes ``asked`` that are installed, each in its worker process, and onnx's
     shape inference."""
-    found: _Runtimes = [
-        (f"{runtime.name} {runtime.version()}", _in_worker(workers, runtime), False, runtime.target)
-        for runtime in asked
-        if runtime.is_installed()
-    ]
-    found.append((f"onnx shape inference (onnx {onnx.__version__})", _infer_each, True, "portable"))
+    found: _Runtimes = []
+    for runtime in asked:
+        if runtime.is_installed():
+            version = runtime.version()
+            release = version if runtime.target == runtime.name else None
+            run = _in_worker(workers, runtime)
+            found.append((f"{runtime.name} {version}", run, False, runtime.target, release))
+    shape_inference = f"onnx shape inference (onnx {onnx.__version__})"
+    found.append((shape_inference, _infer_each, True, "portable", None))
     return found
 
 
@@ -396,10 +400,10 @@ class _Probe:
         """Each departure found: (runtime, behaviour, fixed by lower, lengths, detail); the
         lowered probe is lowered for each runtime's own target."""
         spec = SplitopsRep(self.model)
-        lowered: dict[str, ModelProto | SplitError] = {}
+        lowered: dict[tuple[str, str | None], ModelProto | SplitError] = {}
         expected = {length: _outcome(spec.run, self.feeds(length)) for length in self.lengths}
         found = []
-        for name, run, by_shape, target in runtimes:
+        for name, run, by_shape, target, release in runtimes:
             # The probe is loaded once on each runtime and run at every length; the lowered
             # probe once, at the lengths where the original departs.
             got = run(self.model, [self.feeds(length) for length in self.lengths])
@@ -412,9 +416,9 @@ class _Probe:
                     departing.append(length)
             fixed = True
             if departing:
-                if target not in lowered:
-                    lowered[target] = _lowered(self.model, target)
-                again_model = lowered[target]
+                if (target, release) not in lowered:
+                    lowered[target, release] = _lowered(self.model, target, release)
+                again_model = lowered[target, release]
                 if isinstance(again_model, SplitError):
                     fixed = False
                 else:
@@ -428,11 +432,12 @@ class _Probe:
         return found
 
 
-def _lowered(model: ModelProto, target: str) -> ModelProto | SplitError:
-    """``model`` lowered for ``target``, or the SplitError of a target that cannot take it
-    (a sequence that must stay, for a runtime without sequences)."""
+def _lowered(model: ModelProto, target: str, release: str | None) -> ModelProto | SplitError:
+    """``model`` lowered for ``target`` (the ``release`` of its runtime), or the SplitError
+    of a target that cannot take it (a sequence that must stay, for a runtime without
+    sequences)."""
     try:
-        return lower_model(model, target=cast(Target, target))
+        return lower_model(model, target=cast(Target, target), release=release)
     except SplitError as refused:
         return refused
 

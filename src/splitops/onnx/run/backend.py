@@ -7,13 +7,14 @@ Split nodes inside subgraphs (If, Loop, Scan) and model-local functions run on s
 the evaluator passes its op classes down to every graph it creates.
 
 ``prepare(model, engine="onnxruntime")`` runs the whole model on onnxruntime instead, at its
-speed: the model is lowered once (:func:`~splitops.lower_model`), so that onnxruntime computes
-what the spec says, and one ``InferenceSession`` runs it. Outputs and errors are the reference
-engine's: where onnxruntime fails on some inputs, the reference engine runs them, and its
-error (or, where onnxruntime lacks what the model needs, its outputs, with an
-:class:`EngineFallbackWarning`) is what the call gives. A model that lowering refuses (a node
-the spec rejects, perhaps in an If branch these inputs never take) or that onnxruntime cannot
-load runs on the reference engine, with an :class:`EngineFallbackWarning` at ``prepare``.
+speed: the model is lowered once (:func:`~splitops.lower_model`, for the onnxruntime release
+installed), so that onnxruntime computes what the spec says, and one ``InferenceSession`` runs
+it. Outputs and errors are the reference engine's: where onnxruntime fails on some inputs, the
+reference engine runs them, and its error (or, where onnxruntime lacks what the model needs,
+its outputs, with an :class:`EngineFallbackWarning`) is what the call gives. A model that
+lowering refuses (a node the spec rejects, perhaps in an If branch these inputs never take) or
+that onnxruntime cannot load runs on the reference engine, with an
+:class:`EngineFallbackWarning` at ``prepare``.
 
 >>> import numpy as np
 >>> from onnx import TensorProto, helper
@@ -242,14 +243,14 @@ class OnnxruntimeRep(BackendRep):
         from ..rewrite import lower_model
         from ._ort import avoid_crashes, import_onnxruntime, make_session, needs_raw_values
 
-        import_onnxruntime()
+        release = str(import_onnxruntime().__version__)
         self.model = model
         self.input_names = [entry.name for entry in fed_inputs(model.graph)]
         self.session: Any = None
         self.fallback: str | None = None
         self._reference: SplitopsRep | None = None
         try:
-            lowered = lower_model(model, target="onnxruntime")
+            lowered = lower_model(model, target="onnxruntime", release=release)
         except SplitError as error:
             if error.rule is Rule.LIMIT:
                 raise  # the reference engine would make as much

@@ -272,6 +272,14 @@ def build_parser() -> argparse.ArgumentParser:
         "runs exactly), or no-sequences (portable, refusing a SplitToSequence whose sequence "
         "cannot be removed); docs/portability.md says what each runtime gets",
     )
+    lower.add_argument(
+        "--release",
+        type=_release,
+        metavar="VERSION",
+        help="the release of the target's runtime that will run the model, where its forms "
+        "differ by release (onnxruntime 1.32 and later keeps a Split-18 by num_outputs, "
+        "which it computes exactly); by default, forms for every release",
+    )
     lower.add_argument("--json", action="store_true", help="print what became of each node as JSON")
     _limit_arguments(lower, "max_model_parts")
 
@@ -641,7 +649,7 @@ def _lower(args: argparse.Namespace) -> ExitCode:
     say = _Output()
     model = _load(args)
     try:
-        lowered, report = lower_model_with_report(model, target=args.target)
+        lowered, report = lower_model_with_report(model, target=args.target, release=args.release)
     except SplitError as error:
         if error.rule is Rule.LIMIT:
             raise
@@ -833,6 +841,17 @@ def _runtime_name(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"no runtime is called {text!r}; the runtimes are {', '.join(names)}"
         )
+    return text
+
+
+def _release(text: str) -> str:
+    """A runtime release (a version such as ``1.32.0``), or argparse's error (exit 2)."""
+    from .onnx import target_forms
+
+    try:
+        target_forms("portable", text)
+    except SplitError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
     return text
 
 

@@ -334,3 +334,31 @@ def test_the_parser_and_the_command_table_list_every_lowering_target() -> None:
     (row,) = [line for line in table.splitlines() if line.startswith("| `splitops lower ")]
     listed = "\\|".join(TARGETS)  # a | escaped in a Markdown table
     assert f"[--target {listed}]" in row
+
+
+def test_lower_for_a_release_of_onnxruntime_that_computes_split18_keeps_the_node(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """onnxruntime 1.32 cuts a Split-18 by num_outputs as the spec says at every length: lowered
+    for it, an uneven split on a run-time axis stays one Split; for any release, its sizes
+    are computed in the graph."""
+    node = helper.make_node("Split", ["x"], ["a", "b", "c"], axis=0, num_outputs=3, name="thirds")
+    onnx.save(make_model([node], {"x": (F, ["N"])}, ["a", "b", "c"], opset=18), tmp_path / "m.onnx")
+    kept = cli(
+        "lower", "m.onnx", "-o", "new.onnx", "--target", "onnxruntime", "--release", "1.32.0"
+    )
+    assert kept.returncode == 0, kept.stderr
+    assert [n.op_type for n in onnx.load(tmp_path / "new.onnx").graph.node] == ["Split"]
+    computed = cli("lower", "m.onnx", "-o", "any.onnx", "--target", "onnxruntime")
+    assert computed.returncode == 0, computed.stderr
+    assert len(onnx.load(tmp_path / "any.onnx").graph.node) > 1
+
+
+def test_lower_refuses_a_release_that_is_no_version(cli: Cli, tmp_path: Path) -> None:
+    onnx.save(fewer_outputs(), tmp_path / "fewer.onnx")
+    done = cli("lower", "fewer.onnx", "-o", "out.onnx", "--release", "latest")
+    assert done.returncode == 2
+    assert "the runtime release must be a version such as '1.32.0'; 'latest' was given" in (
+        done.stderr
+    )
+    assert not (tmp_path / "out.onnx").exists()

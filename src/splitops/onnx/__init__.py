@@ -48,7 +48,14 @@ if TYPE_CHECKING:
         split_nodes,
         split_output_rows,
     )
-    from .rewrite import Lowering, LowerSplits, convert_model, lower_model, lower_model_with_report
+    from .rewrite import (
+        Lowering,
+        LowerSplits,
+        convert_model,
+        lower_model,
+        lower_model_with_report,
+        target_forms,
+    )
     from .run import (
         RUNTIMES,
         Departure,
@@ -100,6 +107,7 @@ __all__ = [
     "session_version",
     "split_nodes",
     "split_output_rows",
+    "target_forms",
     "write_arrays",
 ]
 
@@ -125,6 +133,7 @@ _MODULES = {
         "convert_model",
         "lower_model",
         "lower_model_with_report",
+        "target_forms",
     ],
     "run": [
         "RUNTIMES",

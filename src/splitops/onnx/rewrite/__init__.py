@@ -26,6 +26,7 @@ from ._lower import (
     lower_model,
     lower_model_with_report,
     sequence_readers,
+    target_forms,
 )
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ __all__ = [
     "lower_model",
     "lower_model_with_report",
     "sequence_readers",
+    "target_forms",
 ]
 
 

@@ -417,9 +417,21 @@ def target_forms(target: Target, release: str | None = None) -> Forms:
     True
     >>> target_forms("onnxruntime", "1.31.1") is FORMS["onnxruntime"]
     True
+    >>> target_forms("onnxruntime", "latest")
+    Traceback (most recent call last):
+    ...
+    splitops.SplitError: the runtime release must be a version such as '1.32.0'; 'latest' was given.
     """
     check_target(target)
-    if target == "onnxruntime" and release is not None and _release(release) >= (1, 32):
+    if release is None:
+        return FORMS[target]
+    numbers = _release(release) if isinstance(release, str) else ()
+    if not numbers:
+        raise SplitError(
+            f"the runtime release must be a version such as '1.32.0'; {release!r} was given.",
+            rule=Rule.ARGUMENT,
+        )
+    if target == "onnxruntime" and numbers >= (1, 32):
         return ONNXRUNTIME_FROM_1_32
     return FORMS[target]
 

@@ -788,7 +788,10 @@ def report(
         "sequence, fails the same way, and runs on onnxruntime, the failure is the runtime's "
         "own limit, not the Split's. After each: the export lowered for the runtime's own "
         "target, and the other exports that fail with the same message (at a node of their "
-        "own).",
+        "own). Several are cut down further, to a node or a few, in the live tests "
+        "`test_*_limits_without_split_or_sequences` and "
+        "`test_tract_shapes_a_mask_anded_with_true_wrongly_without_split` "
+        "(tests/onnx/rewrite/test_lower_sequences.py).",
         "",
     ]
     for made in found:

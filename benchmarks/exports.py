@@ -10,16 +10,23 @@ exporters than the current one, so the corpus is built with each torch that a ve
 torch, transformers and onnxscript installed) into ``CACHE/torch-<version>/``; without it
 the current interpreter exports, where the cache is empty.
 
-Each file runs on onnxruntime, onnx.reference, OpenVINO, tract and TVM where installed (each
-in a worker process), as exported and as ``lower_model(model, target=...)`` gives it for
-each target of :data:`~splitops.onnx.rewrite.TARGETS`, at two input sizes (the dynamic axes
-grown). splitops' reference engine on the original gives the spec's answer; a size where that
-answer is not torch's (a tracing exporter fixed an axis it was told is dynamic) is left out.
+Each file runs on onnxruntime, onnx.reference, OpenVINO, tract, TVM, tinygrad and onnx2torch
+where installed (each in a worker process), as exported and as ``lower_model(model,
+target=...)`` gives it for each target of :data:`~splitops.onnx.rewrite.TARGETS`, at two
+input sizes (the dynamic axes grown). splitops' reference engine on the original gives the
+spec's answer; a size where that answer is not torch's (a tracing exporter fixed an axis it
+was told is dynamic) is left out.
 A run is **exact** when every output has the spec's shape and element type and its values
 within ``rtol=1e-3, atol=1e-4`` of the spec's (runtimes sum in their own order); **wrong**
 when not; **error** when the runtime refuses or fails; **refused** when the target's lowering
-refuses the model. The section "Real exports" of ``docs/portability.md`` is rewritten in
-place (``python -m benchmarks.portability`` keeps it)::
+refuses the model. Each error a runtime gives an original, or its lowering for the runtime's
+own target, is cut down to the part of the model that computes the failing node (the node
+the message names, or the last of the shortest failing prefix of the graph), its Splits
+written as Slices, and run again there and on onnxruntime: a cut with no Split and no
+sequence that fails the same way shows the runtime's own limit. A lowering that makes an
+exact original anything else is listed (and printed, as ``regression:``). The section "Real
+exports" of ``docs/portability.md`` is rewritten in place (``python -m
+benchmarks.portability`` keeps it)::
 
     python -m benchmarks.exports --torch-env /work/exports-envs/torch2.4 --build-only
     python -m benchmarks.exports                  # run what the cache holds, write the doc
@@ -51,7 +58,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +69,7 @@ from onnx import ModelProto
 
 import splitops
 from splitops.onnx.rewrite import TARGETS
-from splitops.onnx.run import Runtime, RuntimeRunError, RuntimeWorkers
+from splitops.onnx.run import RUNTIMES, Runtime, RuntimeRunError, RuntimeWorkers, runtime_named
 
 from .export_models import EXPORTERS, graphs
 
@@ -418,82 +425,267 @@ def failing_node(message: str) -> str | None:
     return found.group(1) if found else None
 
 
+def same_failure(said: str, message: str) -> bool:
+    """Whether a runtime said ``message`` again, up to the numbers tract gives its nodes (a
+    cut numbers them anew)."""
+
+    def unnumbered(text: str) -> str:
+        return re.sub(r"#\d+ ", "#", " ".join(text.split()))
+
+    return unnumbered(said) == unnumbered(message)
+
+
+def _cut(model: ModelProto, inferred: ModelProto, outputs: Sequence[str]) -> ModelProto | None:
+    """The part of ``model`` that computes ``outputs`` from the graph's inputs (``None`` where
+    no inference could type an output). ``inferred`` is ``model`` as splitops' inference
+    types it, which types what onnx's cannot; the cut keeps the export's own value types
+    only: a runtime takes a declared type as a fact, and the symbols inference names lengths
+    by can make it fail elsewhere (tract fails a dynamo export's cut at its input then:
+    "Source node without a determined fact")."""
+    typed = {value.name for value in [*inferred.graph.value_info, *inferred.graph.output]}
+    typed |= {value.name for value in inferred.graph.input}
+    if not outputs or any(name not in typed for name in outputs):
+        return None
+    extractor = onnx.utils.Extractor(inferred)
+    cut = extractor.extract_model([value.name for value in model.graph.input], list(outputs))
+    declared = {value.name: value for value in model.graph.value_info}
+    kept = [declared[value.name] for value in cut.graph.value_info if value.name in declared]
+    del cut.graph.value_info[:]
+    cut.graph.value_info.extend(kept)
+    return cut
+
+
 def cut_at(model: ModelProto, node_name: str) -> ModelProto | None:
     """The part of ``model`` that computes the node ``node_name`` from the graph's inputs, the
     node's outputs its outputs (``None`` where the main graph has no such node)."""
     node = next((n for n in model.graph.node if n.name == node_name), None)
     if node is None:
         return None
-    # splitops' inference types what onnx's cannot (the cut's outputs need a type).
-    extractor = onnx.utils.Extractor(splitops.infer_shapes(model))
-    inputs = [value.name for value in model.graph.input]
-    outputs = [name for name in node.output if name]
-    try:
-        return extractor.extract_model(inputs, outputs)
-    except ValueError:  # an output no inference could type: no cut
+    return _cut(model, splitops.infer_shapes(model), [name for name in node.output if name])
+
+
+def _prefix(model: ModelProto, inferred: ModelProto, count: int) -> ModelProto | None:
+    """The first ``count`` nodes of ``model``'s main graph (a topological order), every value
+    they compute that none of them reads an output."""
+    nodes = model.graph.node[:count]
+    read = {name for node in nodes for name in node.input}
+    ends = [name for node in nodes for name in node.output if name and name not in read]
+    typed = {value.name for value in [*inferred.graph.value_info, *inferred.graph.output]}
+    return _cut(model, inferred, [name for name in ends if name in typed])
+
+
+def bisect(
+    model: ModelProto,
+    runtime: Runtime,
+    feeds: dict[str, Any],
+    message: str,
+    workers: RuntimeWorkers,
+) -> str | None:
+    """The node where ``model`` fails on ``runtime`` with ``message`` where the message names
+    none: the last node of the shortest prefix of the main graph that fails with it (a
+    runtime that converts node by node fails every longer prefix too). ``None`` where no
+    prefix shorter than the graph fails so, or that node has no name."""
+    inferred = splitops.infer_shapes(model)
+
+    def fails(count: int) -> bool:
+        prefix = _prefix(model, inferred, count)
+        if prefix is None:
+            return False
+        said = _said(workers.run_each(runtime, prefix.SerializeToString(), [feeds]))
+        return said is not None and same_failure(said, message)
+
+    low, high = 0, len(model.graph.node)
+    if not fails(high):
         return None
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if fails(middle) else (middle, high)
+    return model.graph.node[high - 1].name or None
+
+
+def _said(got: Sequence[list[Any] | RuntimeRunError]) -> str | None:
+    return next((str(g) for g in got if isinstance(g, RuntimeRunError)), None)
+
+
+def _constant_ints(model: ModelProto, name: str) -> list[int] | None:
+    for tensor in model.graph.initializer:
+        if tensor.name == name:
+            return [int(v) for v in onnx.numpy_helper.to_array(tensor).ravel()]
+    for node in model.graph.node:
+        if node.op_type == "Constant" and list(node.output) == [name]:
+            for attribute in node.attribute:
+                if attribute.name == "value":
+                    return [int(v) for v in onnx.numpy_helper.to_array(attribute.t).ravel()]
+    return None
+
+
+def _part_lengths(model: ModelProto, node: onnx.NodeProto, length: int | None) -> list[int] | None:
+    """What each output of the Split ``node`` holds along its axis, from its constant sizes
+    or from the axis' static ``length``; ``None`` where neither is known."""
+    attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    if len(node.input) > 1 and node.input[1]:
+        return _constant_ints(model, node.input[1])
+    if "split" in attributes:
+        return [int(v) for v in attributes["split"]]
+    if length is None:
+        return None
+    parts = int(attributes.get("num_outputs", len(node.output)))
+    chunk = -(-length // parts)
+    return [max(0, min(chunk, length - k * chunk)) for k in range(parts)]
+
+
+def without_splits(model: ModelProto) -> ModelProto | None:
+    """``model`` with each Split of its main graph written as Slices of constant bounds, one
+    per output: the same values, computed with no Split. ``None`` where a Split's part
+    lengths are not known statically, or a sequence operator, a Loop or a Split outside the
+    main graph is left."""
+    inferred = splitops.infer_shapes(model)
+    shapes = {
+        value.name: value.type.tensor_type.shape
+        for value in [*inferred.graph.input, *inferred.graph.value_info]
+        if value.type.tensor_type.HasField("shape")
+    }
+    made = ModelProto.FromString(model.SerializeToString())
+    nodes: list[onnx.NodeProto] = []
+    for node in made.graph.node:
+        if node.op_type != "Split" or node.domain not in ("", "ai.onnx"):
+            nodes.append(node)
+            continue
+        axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
+        dims = shapes[node.input[0]].dim if node.input[0] in shapes else []
+        static = dims and -len(dims) <= axis < len(dims) and dims[axis].HasField("dim_value")
+        lengths = _part_lengths(made, node, dims[axis].dim_value if static else None)
+        if lengths is None or len(lengths) != len(node.output):
+            return None
+        start = 0
+        for output, length in zip(node.output, lengths, strict=True):
+            bounds = [f"{output}_start", f"{output}_end", f"{output}_axis"]
+            for name, value in zip(bounds, (start, start + length, axis), strict=True):
+                made.graph.initializer.append(
+                    onnx.numpy_helper.from_array(np.array([value], np.int64), name)
+                )
+            start += length
+            if output:
+                nodes.append(
+                    onnx.helper.make_node(
+                        "Slice", [node.input[0], *bounds], [output], name=f"{node.name}_{output}"
+                    )
+                )
+    del made.graph.node[:]
+    made.graph.node.extend(nodes)
+    return None if _holds_split(made) else made
+
+
+def _holds_split(model: ModelProto) -> bool:
+    ops = {node.op_type for node in _nodes(model)}
+    return bool(ops & _SPLIT_OPS) or any(op.startswith("Sequence") for op in ops)
 
 
 @dataclass(frozen=True)
 class Reproduction:
-    """A runtime's failure on an export, cut down to the failing node: the cut's op types,
-    whether it holds a Split or a sequence, and what the runtime says to it."""
+    """A runtime's failure on an export, cut down to the failing node: the part of the export
+    that computes that node, each Split in it written as Slices of constant bounds (where it
+    holds Splits), and what the runtime and onnxruntime say to it."""
 
     export: Export
     runtime: str
     #: ``"original"``, or the target whose lowering failed.
     variant: str
     node: str
+    #: The runtime's message names no node: ``node`` ends the shortest failing prefix.
+    bisected: bool
+    #: How many Splits the cut held, each now Slices.
+    sliced: int
+    #: The op types of the reproduction, and whether a Split or a sequence is left in it.
     ops: tuple[str, ...]
     has_split: bool
     said: str | None
+    #: Whether the runtime says what it said to the whole export.
+    same: bool
+    #: Whether onnxruntime runs the reproduction.
+    onnxruntime: bool
+    #: The export's verdict lowered for the runtime's own target.
+    own: str = ""
+    #: The other exports (on the same runtime) that fail with the same message, up to the
+    #: node it names: as exported (and most often lowered too), or lowered only.
+    also: tuple[str, ...] = ()
 
 
 def reproduce(
     entry: Corpus, runtime: Runtime, variant: str, message: str, workers: RuntimeWorkers
 ) -> Reproduction | None:
-    """``message``'s failing node cut out of ``entry``'s export (``variant``: the original,
-    or the target it was lowered for) and run on ``runtime``."""
-    name = failing_node(message)
+    """``message``'s failing node (named by it, or found by :func:`bisect`) cut out of
+    ``entry``'s export (``variant``: the original, or the target it was lowered for), its
+    Splits written as Slices, run on ``runtime`` and on onnxruntime."""
     model = onnx.load(str(entry.export.path))
     if variant != "original":
         model = splitops.lower_model(model, target=variant)  # type: ignore[arg-type]
+    used = {value.name for value in model.graph.input}
+    feeds = [{k: v for k, v in f.items() if k in used} for f in entry.feeds()]
+    name = failing_node(message)
+    bisected = name is None
+    if name is None:
+        name = bisect(model, runtime, feeds[0], message, workers)
     cut = None if name is None else cut_at(model, name)
     if cut is None or name is None:
         return None
-    used = {value.name for value in cut.graph.input}
-    feeds = [{k: v for k, v in f.items() if k in used} for f in entry.feeds()]
-    got = workers.run_each(runtime, cut.SerializeToString(), feeds)
-    said = next((str(g) for g in got if isinstance(g, RuntimeRunError)), None)
+    sliced = sum(1 for node in cut.graph.node if node.op_type == "Split")
+    if sliced:
+        cut = without_splits(cut) or cut
+    said = _said(workers.run_each(runtime, cut.SerializeToString(), feeds))
+    onnxruntime = workers.run_each(runtime_named("onnxruntime"), cut.SerializeToString(), feeds)
     ops = tuple(sorted({node.op_type for node in _nodes(cut)}))
-    has_split = bool(set(ops) & _SPLIT_OPS) or any(op.startswith("Sequence") for op in ops)
-    return Reproduction(entry.export, runtime.name, variant, name, ops, has_split, said)
+    has_split = _holds_split(cut)
+    return Reproduction(
+        entry.export,
+        runtime.name,
+        variant,
+        name,
+        bisected,
+        0 if has_split else sliced,
+        ops,
+        has_split,
+        said,
+        said is not None and same_failure(said, message),
+        _said(onnxruntime) is None,
+    )
 
 
 def reproductions(
     corpus: Sequence[Corpus], rows: Sequence[Row], runtimes: Sequence[Runtime]
 ) -> list[Reproduction]:
     """For each runtime and each message its originals, or their lowerings for its own
-    target, fail with: the first export's failing node cut out and run again."""
+    target, fail with (up to the node it names): the first export's failing node cut out and
+    run again, with the other exports that fail so."""
     by_name = {runtime.name: runtime for runtime in runtimes}
     entries = {entry.export: entry for entry in corpus}
+    failing: dict[tuple[str, str], list[tuple[Row, str, str]]] = {}
+    for row in rows:
+        target = by_name[row.runtime].target
+        for variant in ("original", target):
+            message = row.errors.get(variant)
+            verdict = row.original if variant == "original" else row.lowered[variant]
+            if verdict != "error" or message is None:
+                continue
+            key = (row.runtime, re.sub(r"#\d+ \"[^\"]+\"|Node \S+ ", "", message))
+            failing.setdefault(key, []).append((row, variant, message))
     found = []
-    seen: set[tuple[str, str]] = set()
     with RuntimeWorkers() as workers:
-        for row in rows:
+        for first, *others in failing.values():
+            row, variant, message = first
             runtime = by_name[row.runtime]
-            for variant in ("original", runtime.target):
-                message = row.errors.get(variant)
-                verdict = row.original if variant == "original" else row.lowered[variant]
-                if verdict != "error" or message is None:
-                    continue
-                key = (row.runtime, re.sub(r"#\d+ \"[^\"]+\"|Node \S+ ", "", message))
-                if key in seen:
-                    continue
-                seen.add(key)
-                made = reproduce(entries[row.export], runtime, variant, message, workers)
-                if made is not None:
-                    found.append(made)
+            made = reproduce(entries[row.export], runtime, variant, message, workers)
+            if made is None:
+                continue
+            variants: dict[str, set[str]] = {}
+            for other, v, _ in others:
+                if other.export != row.export:
+                    variants.setdefault(other.export.label, set()).add(v)
+            also = tuple(
+                label + ("" if "original" in v else f" lowered for `{runtime.target}`")
+                for label, v in variants.items()
+            )
+            found.append(replace(made, own=row.lowered[runtime.target], also=also))
     return found
 
 
@@ -566,8 +758,8 @@ def report(
             "|---|---|---|",
         ]
         for row in mine:
-            cells = " ".join(_MARK[row.lowered[t]] for t in TARGETS)
-            lines.append(f"| {row.export.label} | {row.original} | {cells} |")
+            marks = " ".join(_MARK[row.lowered[t]] for t in TARGETS)
+            lines.append(f"| {row.export.label} | {row.original} | {marks} |")
         lines.append("")
     totals = ["| runtime | original | " + " | ".join(f"`{t}`" for t in TARGETS) + " |"]
     totals.append("|---" * (2 + len(TARGETS)) + "|")
@@ -581,23 +773,29 @@ def report(
         "",
         *totals,
         "",
+        "An export a runtime runs exactly that a lowering (for any target) does not keep "
+        "exact: " + _listed(regressions(rows)) + ". An export a runtime's own target gives a "
+        "wrong answer for: " + _listed(own_wrong(rows, runtimes)) + ".",
+        "",
         "### Failures cut down to the node a runtime names",
         "",
         "For each runtime and each error its originals, or their lowerings for its own "
-        "target, fail with (once), the part of the first such model that computes the named "
-        "node, run alone on that runtime: where that cut holds no Split and no sequence and "
-        "fails too, the failure is the runtime's own limit, not the Split's.",
+        "target, fail with (once), the part of the first such model that computes the node "
+        "the error names, run alone on that runtime and on onnxruntime. Where the error names "
+        "no node, the node is the last of the shortest prefix of the graph (in its order) "
+        "that fails with it. Each Split in the cut is written as Slices of constant bounds "
+        "(by this benchmark, not by splitops' lowering). Where that cut holds no Split and no "
+        "sequence, fails the same way, and runs on onnxruntime, the failure is the runtime's "
+        "own limit, not the Split's. After each: the export lowered for the runtime's own "
+        "target, and the other exports that fail with the same message (at a node of their "
+        "own). Several are cut down further, to a node or a few, in the live tests "
+        "`test_*_limits_without_split_or_sequences` and "
+        "`test_tract_shapes_a_mask_anded_with_true_wrongly_without_split` "
+        "(tests/onnx/rewrite/test_lower_sequences.py).",
         "",
     ]
     for made in found:
-        ops = ", ".join(made.ops)
-        holds = "holds a Split or a sequence" if made.has_split else "no Split, no sequence"
-        outcome = f"fails too: {' '.join(made.said.split())[:160]}" if made.said else "runs"
-        which = "" if made.variant == "original" else f" lowered for `{made.variant}`"
-        lines.append(
-            f"- {made.runtime}, {made.export.label}{which}, node `{made.node}`: the cut "
-            f"({ops}; {holds}) {outcome}"
-        )
+        lines.append(f"- {_reproduction(made)}")
     lines += [
         "",
         "### Why a run departs (each runtime's first error, by export)",
@@ -614,6 +812,60 @@ def report(
                 ", ".join(names))  # fmt: skip
             lines.append(f"- {row.export.label}, {row.runtime} ({which}): {said}")
     return "\n".join(lines) + "\n"
+
+
+def _reproduction(made: Reproduction) -> str:
+    """One line of the failures cut down: where, what the cut holds, what each runtime says,
+    and the other exports that fail with the same message."""
+    target = next(r.target for r in RUNTIMES if r.name == made.runtime)
+    if made.variant == "original":
+        which, own = "", f"; the export lowered for `{target}`: {made.own}"
+    else:
+        which, own = f" lowered for `{made.variant}`", ""
+    how = "found by cutting prefixes" if made.bisected else "named"
+    holds = "holds a Split or a sequence" if made.has_split else "no Split, no sequence"
+    sliced = f", its {made.sliced} Split(s) as Slices" if made.sliced else ""
+    if made.said is None:
+        outcome = "runs"
+    else:
+        said = " ".join(made.said.split())[:160]
+        outcome = f"fails the same way: {said}" if made.same else f"fails otherwise: {said}"
+    peer = "onnxruntime runs it" if made.onnxruntime else "onnxruntime fails it too"
+    also = f". The same message in: {', '.join(made.also)}" if made.also else ""
+    return (
+        f"{made.runtime}, {made.export.label}{which}, node `{made.node}` ({how}): the cut"
+        f"{sliced} ({', '.join(made.ops)}; {holds}) {outcome}; {peer}{own}{also}"
+    )
+
+
+def regressions(rows: Sequence[Row]) -> list[str]:
+    """Each export a runtime ran exactly that a target's lowering does not keep exact, with
+    the runtimes where it does not."""
+    found: dict[tuple[str, str, str], list[str]] = {}
+    for row in rows:
+        if row.original != "exact":
+            continue
+        for target, verdict in row.lowered.items():
+            if verdict != "exact":
+                found.setdefault((row.export.label, target, verdict), []).append(row.runtime)
+    return [
+        f"{label} lowered for `{target}`: exact -> {verdict} on {', '.join(names)}"
+        for (label, target, verdict), names in found.items()
+    ]
+
+
+def own_wrong(rows: Sequence[Row], runtimes: Sequence[Runtime]) -> list[str]:
+    """Each export that a runtime's own target's lowering gives a wrong answer for."""
+    targets = {runtime.name: runtime.target for runtime in runtimes}
+    return [
+        f"{row.export.label} on {row.runtime}"
+        for row in rows
+        if row.lowered[targets[row.runtime]] == "wrong"
+    ]
+
+
+def _listed(found: Sequence[str]) -> str:
+    return "; ".join(found) if found else "none"
 
 
 def _count(verdicts: Sequence[str]) -> str:
@@ -684,6 +936,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     document = out.read_text() if out.exists() else ""
     out.write_text(replace_section(document, section))
     print(f"wrote {out}", file=sys.stderr)
+    for line in regressions(rows):
+        print(f"regression: {line}", file=sys.stderr)
     return 0
 
 

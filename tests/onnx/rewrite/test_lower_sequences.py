@@ -4,6 +4,7 @@ TVM where installed), each against splitops' engine on the original (the spec's 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -172,6 +173,69 @@ def test_tvm_keeps_a_sequence_output_it_computes_as_the_spec_says(split: Any) ->
     _assert_exact(got, model, 7)
 
 
+def _on_x(nodes: list[Any], output: Any, constants: dict[str, Any]) -> ModelProto:
+    """``nodes`` on ``x`` of shape [2, N], at opset 20 (the dynamo exporter's): no Split, no
+    sequence."""
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, [2, "N"])],
+        [output],
+        [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in constants.items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+
+
+def _tvm_limits() -> list[tuple[ModelProto, str]]:
+    """What TVM fails in the real exports (``python -m benchmarks.exports``), each in the
+    node or two that the export's shortest failing prefix ends with."""
+    constant_ints = _on_x(  # the dynamo exporter unoptimized: a Constant of value_ints
+        [helper.make_node("Constant", [], ["y"], value_ints=[-1])],
+        helper.make_tensor_value_info("y", TensorProto.INT64, [1]),
+        {},
+    )
+    no_dims = numpy_helper.from_array(np.zeros(0, np.int64))
+    true = numpy_helper.from_array(np.array([True]))
+    scalar_fill = _on_x(  # the TorchScript exporter of torch 2.13: a mask of shape []
+        [
+            helper.make_node("Constant", [], ["dims"], value=no_dims),
+            helper.make_node("ConstantOfShape", ["dims"], ["y"], value=true),
+        ],
+        helper.make_tensor_value_info("y", TensorProto.BOOL, []),
+        {},
+    )
+    length_reshaped = _on_x(  # the dynamo exporter: a length from Shape reshaped to [1]
+        [
+            helper.make_node("Shape", ["x"], ["shape"], start=1, end=2),
+            helper.make_node("Squeeze", ["shape"], ["n"]),
+            helper.make_node("Reshape", ["n", "flat"], ["y"]),
+        ],
+        helper.make_tensor_value_info("y", TensorProto.INT64, [1]),
+        {"flat": [-1]},
+    )
+    return [
+        (constant_ints, "no value in Constant"),
+        (scalar_fill, "broadcast_to expects the input shape to have the number of ndim at least"),
+        (length_reshaped, "Reshape expects the input data to be a Tensor"),
+    ]
+
+
+def test_tvm_limits_without_split_or_sequences() -> None:
+    """TVM's failures on the real exports whose messages name no node, without Split or
+    sequences: a Constant given by ``value_ints``, a ConstantOfShape of shape [], a Reshape of
+    a length computed from Shape. onnxruntime runs each as the spec says."""
+    tvm = _runtime("tvm")
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        onnxruntime = runtime_named("onnxruntime")
+        for model, error in _tvm_limits():
+            (got,) = workers.run(onnxruntime, model.SerializeToString(), _feeds(7))
+            np.testing.assert_array_equal(
+                np.asarray(got), splitops.backend.run_model(model, _feeds(7))[0], strict=True
+            )
+            with pytest.raises(RuntimeRunError, match=re.escape(error)):
+                workers.run(tvm, model.SerializeToString(), _feeds(7))
+
+
 # --- tract --------------------------------------------------------------------------------
 
 
@@ -249,6 +313,122 @@ def test_tract_limits_without_split_or_sequences() -> None:
             assert np.asarray(on_onnxruntime[0]).size > 0
             with pytest.raises(RuntimeRunError, match=error):
                 workers.run(tract, model.SerializeToString(), _feeds(7))
+
+
+def _causal_mask(last: str) -> ModelProto:
+    """The causal mask of torch's dynamo exports of GPT-2, Llama and Phi-3, on ``scores`` of
+    shape [S, S]: ``key <= query`` over ``Range(S)``, And-ed with a constant True (the
+    padding mask of a model given none), then ``last``: ``"mask"`` (the And) or ``"y"``
+    (the mask as a bias added to the scores). No Split, no sequence."""
+    ints = {"zero": 0, "one": 1, "rows": [1], "columns": [0]}
+    constants = [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in ints.items()]
+    constants += [
+        numpy_helper.from_array(np.array(True), "true"),
+        numpy_helper.from_array(np.array(0, np.float32), "keep"),
+        numpy_helper.from_array(np.array(-1e9, np.float32), "drop"),
+    ]
+    nodes = [
+        helper.make_node("Shape", ["scores"], ["shape"], start=0, end=1),
+        helper.make_node("Squeeze", ["shape"], ["length"]),
+        helper.make_node("Range", ["zero", "length", "one"], ["positions"]),
+        helper.make_node("Unsqueeze", ["positions", "columns"], ["key"]),
+        helper.make_node("Unsqueeze", ["positions", "rows"], ["query"]),
+        helper.make_node("LessOrEqual", ["key", "query"], ["causal"]),
+        helper.make_node("And", ["true", "causal"], ["mask"], name="and"),
+        helper.make_node("Where", ["mask", "keep", "drop"], ["bias"]),
+        helper.make_node("Add", ["scores", "bias"], ["y"], name="add"),
+    ]
+    kind = TensorProto.BOOL if last == "mask" else F
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("scores", F, ["S", "S"])],
+        [helper.make_tensor_value_info(last, kind, ["S", "S"])],
+        constants,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_tract_shapes_a_mask_anded_with_true_wrongly_without_split() -> None:
+    """tract's failure on the dynamo exports of GPT-2, Llama and Phi-3 ('Evaluating … Add'),
+    without Split: And(True, key <= query) over a run-time length S gives tract a [2, 1]
+    mask (the comparison alone is [S, S]), which the scores of [S, S] then cannot be added
+    to. onnxruntime gives the spec's [S, S]."""
+    tract = _runtime("tract")
+    feeds = {"scores": np.zeros((7, 7), np.float32)}
+    causal = np.tril(np.ones((7, 7), bool))
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        onnxruntime = runtime_named("onnxruntime")
+        (mask,) = workers.run(onnxruntime, _causal_mask("mask").SerializeToString(), feeds)
+        np.testing.assert_array_equal(np.asarray(mask), causal, strict=True)
+        workers.run(onnxruntime, _causal_mask("y").SerializeToString(), feeds)
+        (on_tract,) = workers.run(tract, _causal_mask("mask").SerializeToString(), feeds)
+        assert np.asarray(on_tract).shape != (7, 7)
+        with pytest.raises(RuntimeRunError, match=r'Evaluating #\d+ "add" Add'):
+            workers.run(tract, _causal_mask("y").SerializeToString(), feeds)
+
+
+# --- onnx2torch ---------------------------------------------------------------------------
+
+
+def _onnx2torch_limits() -> list[tuple[str, ModelProto, dict[str, Any], str]]:
+    """What onnx2torch fails in the real exports (``python -m benchmarks.exports``), each as
+    one node (two for the Conv): the op at the exporter's opset that onnx2torch has no
+    converter for, and a Conv whose bias an Identity computes (the TorchScript exporter of
+    torch 2.4 writes it so; onnx2torch looks the bias up among the initializers)."""
+
+    def one(op: str, opset: int, kind: int) -> ModelProto:
+        shape = {"Shape": [2], "Size": []}.get(op, [2, "N"])
+        graph = helper.make_graph(
+            [helper.make_node(op, ["x"] * (2 if op == "LessOrEqual" else 1), ["y"])],
+            "g",
+            [helper.make_tensor_value_info("x", F, [2, "N"])],
+            [helper.make_tensor_value_info("y", kind, shape)],
+        )
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+    x = _feeds(7)
+    converters = [
+        ("Shape", 19, TensorProto.INT64),  # the dynamo exporters of torch 2.9 and 2.13
+        ("Identity", 19, F),
+        ("Gelu", 20, F),
+        ("LessOrEqual", 16, TensorProto.BOOL),  # the TorchScript exporter of torch 2.4
+        ("Size", 13, TensorProto.INT64),
+    ]
+    found = [
+        (op, one(op, opset, kind), x, f"operation_type='{op}', version={opset}")
+        for op, opset, kind in converters
+    ]
+    graph = helper.make_graph(
+        [
+            helper.make_node("Identity", ["stored"], ["bias"]),
+            helper.make_node("Conv", ["x", "w", "bias"], ["y"], kernel_shape=[1]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", F, [1, 2, "N"])],
+        [helper.make_tensor_value_info("y", F, [1, 2, "N"])],
+        [
+            numpy_helper.from_array(np.ones((2, 2, 1), np.float32), "w"),
+            numpy_helper.from_array(np.ones(2, np.float32), "stored"),
+        ],
+    )
+    conv = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    found.append(("Conv", conv, {"x": np.ones((1, 2, 7), np.float32)}, "'bias'"))
+    return found
+
+
+@pytest.mark.parametrize("op", ["Shape", "Identity", "Gelu", "LessOrEqual", "Size", "Conv"])
+def test_onnx2torch_limits_without_split_or_sequences(op: str) -> None:
+    """onnx2torch's failures on the real exports, without Split or sequences; onnxruntime
+    runs each as the spec says."""
+    onnx2torch = _runtime("onnx2torch")
+    (model, feeds, error) = next(case[1:] for case in _onnx2torch_limits() if case[0] == op)
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        got = workers.run(runtime_named("onnxruntime"), model.SerializeToString(), feeds)
+        want = splitops.backend.run_model(model, feeds)
+        np.testing.assert_array_equal(np.asarray(got[0]), want[0], strict=True)
+        with pytest.raises(RuntimeRunError, match=re.escape(error)):
+            workers.run(onnx2torch, model.SerializeToString(), feeds)
 
 
 # --- torch's Loop of SequenceInsert -------------------------------------------------------

@@ -349,3 +349,14 @@ def test_no_example_overwrites_a_file_the_readers_folder_holds(tmp_path: Path) -
     }
     assert written, "the pattern finds the files examples write"
     assert sorted((where, name) for where, name in written if name in held) == []
+
+
+#: What a merge left unresolved writes at the start of a line.
+CONFLICT = re.compile(r"^(<{7} |>{7} |={7}$)", re.MULTILINE)
+
+
+def test_no_text_holds_what_an_unresolved_merge_leaves() -> None:
+    texts = [*DOCUMENTS, *ROOT.glob("src/**/*.py"), *ROOT.glob("benchmarks/**/*.py")]
+    marked = [str(p.relative_to(ROOT)) for p in texts if CONFLICT.search(p.read_text())]
+    assert not marked
+    assert CONFLICT.search("text\n=======\nmore") and CONFLICT.search(">>>>>>> branch\n")

@@ -359,4 +359,5 @@ def test_no_text_holds_what_an_unresolved_merge_leaves() -> None:
     texts = [*DOCUMENTS, *ROOT.glob("src/**/*.py"), *ROOT.glob("benchmarks/**/*.py")]
     marked = [str(p.relative_to(ROOT)) for p in texts if CONFLICT.search(p.read_text())]
     assert not marked
-    assert CONFLICT.search("text\n=======\nmore") and CONFLICT.search(">>>>>>> branch\n")
+    assert CONFLICT.search("text\n=======\nmore")
+    assert CONFLICT.search(">>>>>>> branch\n")

@@ -132,17 +132,20 @@ def test_for_any_release_the_sizes_are_computed_and_exact_on_the_release_install
         ("1.33.1", True),
         ("2.0.0", True),
         (None, False),
-        ("nightly", False),
     ],
 )
 def test_only_onnxruntime_from_1_32_takes_the_forms_of_its_release(
     release: str | None, from_1_32: bool
 ) -> None:
-    """No release, or one that names no number, takes the target's own forms, exact on
-    every release."""
+    """No release takes the target's own forms, exact on every release."""
     expected = ONNXRUNTIME_FROM_1_32 if from_1_32 else FORMS["onnxruntime"]
     assert target_forms("onnxruntime", release) is expected
     assert target_forms("portable", release) is FORMS["portable"]
+
+
+def test_a_release_that_names_no_version_is_refused() -> None:
+    with pytest.raises(splitops.SplitError, match="'nightly' was given"):
+        target_forms("onnxruntime", "nightly")
 
 
 def test_the_engine_lowers_for_the_release_installed(monkeypatch: pytest.MonkeyPatch) -> None:

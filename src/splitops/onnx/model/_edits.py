@@ -80,6 +80,8 @@ class ModelEdits:
     #: What :meth:`key_after` found, and the shifts of each edited scope's nodes.
     _moved: dict[ScopeKey, ScopeKey] = field(default_factory=dict)
     _shifts: dict[ScopeKey, list[tuple[int, int]]] = field(default_factory=dict)
+    #: The main graph's shared int64 constants, by their values (:meth:`shared_int64`).
+    _shared: dict[tuple[int, ...], str] = field(default_factory=dict)
 
     def replace(self, node: Node, nodes: Sequence[NodeProto]) -> None:
         """Put ``nodes`` (none to remove it) in the place of ``node``."""
@@ -95,6 +97,26 @@ class ModelEdits:
         (returns that node, for the caller to place before the nodes that read it)."""
         tensor = numpy_helper.from_array(np.array(list(values), dtype=np.int64), name)
         return self.tensor_constant(scope, tensor)
+
+    def shared_int64(
+        self, scope: Scope, base: str, values: Iterable[int]
+    ) -> tuple[str, list[NodeProto]]:
+        """The name of a constant 1-d int64 tensor of ``values`` that ``scope`` reads, and
+        the nodes to place before its readers. In the main graph and the graphs below it
+        (from IR 4), one initializer of the main graph, which every graph below sees, serves
+        every scope that asks for the same values: a model whose Ifs repeat one Split in
+        16,384 branches gets one constant, not 16,384. Elsewhere (a function, which has no
+        initializers and sees no outer value; a model before IR 4) a constant of its own
+        (:meth:`int64_constant`), named from ``base``."""
+        values = tuple(values)
+        if scope.key[0] is not None or self.view.ir_version < 4:
+            name = self.view.fresh_name(base)
+            return name, self.int64_constant(scope, name, values)
+        shared = self._shared.get(values)
+        if shared is None:
+            shared = self._shared[values] = self.view.fresh_name(base)
+            self.int64_constant(self.view.main, shared, values)
+        return shared, []
 
     def tensor_constant(self, scope: Scope, tensor: TensorProto) -> list[NodeProto]:
         """:meth:`int64_constant` for any tensor. Before IR version 4 every initializer must
@@ -236,14 +258,15 @@ def write_split_sizes(
 ) -> list[NodeProto]:
     """Give the Split node ``new`` (data input only, no ``split``) the explicit ``sizes`` in
     the form of the Split version of ``opset``: the ``split`` attribute (Split-1, 2, 11), or
-    a new int64 constant as the second input (Split-13, 18). Returns the nodes to place
-    before ``new`` (a Constant node, inside a function)."""
+    an int64 constant as the second input (Split-13, 18), shared by the Splits of the same
+    sizes (:meth:`ModelEdits.shared_int64`). Returns the nodes to place before ``new`` (a
+    Constant node, inside a function)."""
     if SplitSource.ATTRIBUTE in opset_rule("Split", opset).split_sources:
         new.attribute.append(helper.make_attribute("split", list(sizes)))
         return []
-    name = edits.view.fresh_name(f"{label}_split")
+    name, nodes = edits.shared_int64(scope, f"{label}_split", sizes)
     new.input.append(name)
-    return edits.int64_constant(scope, name, sizes)
+    return nodes
 
 
 def remove_where(container: Any, doomed: Callable[[Any], bool]) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 import pytest
 from benchmarks.portability import Row, cases, cost_chain, regressions, run_matrix
-from onnx import ModelProto, TensorProto, helper, numpy_helper
+from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 from tests.processes import GUARD_SECONDS
 
 import splitops
@@ -705,6 +705,73 @@ def test_sizes_given_at_run_time_are_checked_on_tvm() -> None:
     lowered = splitops.lower_model(model, target="tvm")
     assert "Split" not in _ops(lowered)
     lengths = [7, 3, 2]  # at 2 the second size is -1
+    _assert_as_the_spec(model, lengths, _run_live("tvm", lowered, lengths))
+
+
+def _computed_length(flatten: list[NodeProto]) -> ModelProto:
+    """``x: [2, N]`` -> ``N`` (a 0-d value from ``Shape``) made 1-d by ``flatten``, plus 1:
+    no Split, no sequence."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "one"], ["n"], axis=0),
+        *flatten,
+        helper.make_node("Add", ["flat", "ones"], ["y"]),
+    ]
+    constants = [
+        numpy_helper.from_array(np.array(1, np.int64), "one"),
+        numpy_helper.from_array(np.array([1], np.int64), "ones"),
+        numpy_helper.from_array(np.array([0], np.int64), "zeros"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, [2, "N"])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [1])],
+        initializer=constants,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_tvm_refuses_a_reshape_of_a_scalar_computed_from_shape() -> None:
+    """TVM's own limit, without Split or sequence: its importer reads a 0-d value computed
+    from ``Shape`` as a symbolic scalar, and its Reshape refuses one; an Unsqueeze then a
+    Cast (the tvm target's form for a chunk length given at run time) loads and computes
+    it."""
+    from splitops.onnx.run import RuntimeRunError
+
+    pytest.importorskip("tvm")
+    reshaped = _computed_length([helper.make_node("Reshape", ["n", "ones"], ["flat"])])
+    unsqueezed = _computed_length(
+        [
+            helper.make_node("Unsqueeze", ["n", "zeros"], ["long"]),
+            helper.make_node("Cast", ["long"], ["flat"], to=TensorProto.INT64),
+        ]
+    )
+    x = np.zeros((2, 5), F32)
+    assert splitops.backend.run_model(reshaped, {"x": x})[0].tolist() == [6]
+    (refused,) = _run_live("tvm", reshaped, [5])
+    assert isinstance(refused, RuntimeRunError)
+    assert "Reshape requires the input data to be Tensor" in str(refused)
+    (ran,) = _run_live("tvm", unsqueezed, [5])
+    assert not isinstance(ran, RuntimeRunError), ran
+    assert [np.asarray(v).tolist() for v in ran] == [[6]]
+
+
+@pytest.mark.parametrize("name", ["sts-computed-chunk-read", "sts-computed-chunk-len"])
+@pytest.mark.parametrize("length", [7, "N"])
+def test_a_sequence_of_a_chunk_computed_from_shape_runs_on_tvm(
+    name: str, length: int | str
+) -> None:
+    """SplitToSequence whose chunk length the graph computes from ``Shape`` (``ceil(N /
+    2)``), read by SequenceAt (and SequenceLength): the tvm target reads each part with a
+    Slice, its chunk made ``[1]`` by an Unsqueeze, which TVM runs as the spec says (an error
+    at the length 0, whose chunk 0 the spec rejects)."""
+    pytest.importorskip("tvm")
+    model = next(c for c in cases() if c.name == name).build(length)
+    lowered = splitops.lower_model(model, target="tvm")
+    assert "SplitToSequence" not in _ops(lowered)
+    assert "Unsqueeze" in _ops(lowered)
+    lengths = [7] if length == 7 else [7, 4, 0]
     _assert_as_the_spec(model, lengths, _run_live("tvm", lowered, lengths))
 
 

@@ -300,7 +300,10 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:   a number of parts known only at run time refused (tract fails the Div of two run-time
 #:   lengths, "Failed analyse").
 #: - ``tvm``: a sequence that is a graph output kept on a static axis or cut by constant
-#:   sizes (TVM computes it as the spec says; it refuses a scalar split of a run-time axis).
+#:   sizes (TVM computes it as the spec says; it refuses a scalar split of a run-time axis);
+#:   a scalar chunk length given at run time made ``[1]`` by an Unsqueeze and a Cast (TVM's
+#:   importer reads a 0-d value computed from ``Shape`` as a symbolic scalar, which its
+#:   Reshape refuses: "Reshape requires the input data to be Tensor").
 #: - every target without sequences: torch's Loop of SequenceInsert of Slices of constant
 #:   bounds (``tensor_split`` by indices) unrolled into those Slices
 #:   (:mod:`~splitops.onnx.rewrite._sequence_loops`).
@@ -353,7 +356,11 @@ FORMS: dict[Target, Forms] = {
         ),
         "expand-gather",
         sequences=False,
-        sequence=(*sequence_forms(kept=False)[:-1], KEPT_OUTPUT_FOR_TVM, REFUSED),
+        sequence=(
+            *sequence_forms(kept=False, position=by_position(unsqueezed_chunk=True))[:-1],
+            KEPT_OUTPUT_FOR_TVM,
+            REFUSED,
+        ),
     ),
     "tinygrad": Forms(
         _split_forms(

@@ -387,11 +387,15 @@ class _ByPosition(SequenceForm):
     the form does not apply to chunks of an axis known only at run time (tract fails a Slice
     whose end a Where, or arithmetic, picks: "DynSlice"); else by a Where. ``counts``:
     whether the runtime computes a number of parts known only at run time (tract fails the
-    Div of two lengths known only then, "Failed analyse ... Div")."""
+    Div of two lengths known only then, "Failed analyse ... Div"). ``unsqueezed_chunk``: a
+    scalar chunk length given at run time becomes ``[1]`` by an Unsqueeze and a Cast, not a
+    Reshape (TVM's importer reads a 0-d value computed from ``Shape`` as a symbolic scalar,
+    which its Reshape refuses; an Unsqueeze makes it a shape, and a Cast a tensor)."""
 
     check_form: CheckForm | None = None
     end_by_min: bool = False
     counts: bool = True
+    unsqueezed_chunk: bool = False
     name = "by-position"
 
     def check(self, plan: Plan, site: SplitSite) -> str | None:
@@ -422,7 +426,8 @@ class _ByPosition(SequenceForm):
         if count is not None and any(r.node.op_type == "ConcatFromSequence" for r in readers):
             plan.spend(site.node, count)
         check = self.check_form or plan.forms.check
-        return _Edits(plan, site).by_position(readers, count, check, self.end_by_min)
+        edits = _Edits(plan, site)
+        return edits.by_position(readers, count, check, self.end_by_min, self.unsqueezed_chunk)
 
 
 class _Last(SequenceForm):
@@ -505,9 +510,13 @@ REFUSED: SequenceForm = _Refused()
 
 
 def by_position(
-    *, check: CheckForm | None = None, end_by_min: bool = False, counts: bool = True
+    *,
+    check: CheckForm | None = None,
+    end_by_min: bool = False,
+    counts: bool = True,
+    unsqueezed_chunk: bool = False,
 ) -> SequenceForm:
-    return _ByPosition(check, end_by_min, counts)
+    return _ByPosition(check, end_by_min, counts, unsqueezed_chunk)
 
 
 def sequence_forms(
@@ -637,6 +646,7 @@ class _Edits:
         count: int | None,
         check: CheckForm,
         end_by_min: bool,
+        unsqueezed_chunk: bool = False,
     ) -> SequenceRewritten:
         """Each SequenceAt reads its own part; SequenceLength gets the ``count`` (or computes
         it), ConcatFromSequence concatenates the parts (when ``count`` is known). What the
@@ -648,7 +658,9 @@ class _Edits:
             return GraphBuilder(scope, plan.edits, label, check)
 
         shared = builder(name_base(self.proto))
-        parts = _RuntimeParts(self.site, shared, end_by_min=end_by_min)
+        parts = _RuntimeParts(
+            self.site, shared, end_by_min=end_by_min, unsqueezed_chunk=unsqueezed_chunk
+        )
         for reader in readers:
             step = builder(name_base(reader.node.proto))
             out = reader.node.proto.output[0]
@@ -725,8 +737,16 @@ class _RuntimeParts:
     tensor.)
     """
 
-    def __init__(self, site: SplitSite, shared: GraphBuilder, *, end_by_min: bool = False) -> None:
+    def __init__(
+        self,
+        site: SplitSite,
+        shared: GraphBuilder,
+        *,
+        end_by_min: bool = False,
+        unsqueezed_chunk: bool = False,
+    ) -> None:
         self.site = site
+        self.unsqueezed_chunk = unsqueezed_chunk
         self.shared = shared
         self.x = site.data
         self.axis = site.spec.axis
@@ -753,8 +773,12 @@ class _RuntimeParts:
         if site.chunk is not None:  # a constant, checked >= 1 by the model check
             return build.ints([site.chunk])
         assert site.spec.split_input is not None
-        given = build.as_int64(site.spec.split_input, site.split_element)
-        flat = build.add("Reshape", [given, build.ints([1])], "chunk")
+        given = site.spec.split_input
+        if self.unsqueezed_chunk:  # 0-d, as the split of chunks is
+            flat = build.add("Cast", [build.unsqueeze(given, 0)], "chunk", to=TensorProto.INT64)
+        else:
+            given = build.as_int64(given, site.split_element)
+            flat = build.add("Reshape", [given, build.ints([1])], "chunk")
         small = build.add("Less", [flat, build.ints([1])], "below_one")
         return build.checked(flat, small, "chunk_length_must_be_at_least_1")
 

@@ -449,13 +449,17 @@ RUNTIME_NOTES = {
     "on tinygrad); no sequences.",
     "onnx2torch": "`onnx2torch.convert`, its `torch.fx.GraphModule` run on torch. It has "
     "no converter for Split-1, Split-18 (so none for any Split in a model of opset 18 or "
-    "later), sequences, If, Loop, Scan or model-local functions, nor for Shape, Constant "
-    "or ReduceMin at their newest opsets (24, 24, 18); its Split-13 cuts equal parts as "
-    "`length // parts` without an error. Target `onnx2torch`: a Slice per part for every "
-    "Split at opset 18 or later (constant bounds where the sizes are known, checked by a "
-    "Reshape against an axis known only at run time), sizes computed in the graph for "
-    "equal parts; no sequences; a model with control flow or function calls is refused "
-    "(a `SplitError` naming the nodes).",
+    "later), Slice-1, sequences, If, Loop, Scan or model-local functions, nor for Shape, "
+    "Constant or ReduceMin at their newest opsets (24, 24, 18); its Split-13 cuts equal "
+    "parts as `length // parts` without an error, and its CumSum sums from the back unless "
+    "`reverse=0` is written out. Target `onnx2torch`: a Slice per part for every Split at "
+    "opset 18 or later (constant bounds where the sizes are known, checked by a Reshape "
+    "against an axis known only at run time), sizes computed in the graph for equal parts, "
+    "sizes given at run time checked for none below 0 by a ReduceSum (not ReduceMin); no "
+    "sequences; a model with control flow or function calls is refused (a `SplitError` "
+    "naming the nodes). What no target can help: a Split-1 (no Split-1 or Slice-1 to cut "
+    "it with) and a model of opset 24 that holds a Shape or a Constant (onnx2torch refuses "
+    "a model of one such node: tests/onnx/rewrite/test_lower_targets.py).",
 }
 
 

@@ -531,6 +531,104 @@ def test_a_sequence_removed_at_opset_18_becomes_slices_that_onnx2torch_runs(
         np.testing.assert_array_equal(np.asarray(value), want, strict=True)
 
 
+def _sequence_of_sizes_given(opset: int) -> ModelProto:
+    """SplitToSequence of ``x: [2, N]`` by sizes given as an input, its parts read by
+    SequenceAt."""
+    nodes = [
+        helper.make_node("SplitToSequence", ["x", "sizes"], ["seq"], axis=1, name="cut"),
+        helper.make_node("SequenceAt", ["seq", "zero"], ["first"]),
+        helper.make_node("SequenceAt", ["seq", "one"], ["second"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("x", F, [2, "N"]),
+            helper.make_tensor_value_info("sizes", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info(n, F, [2, None]) for n in ("first", "second")],
+        [numpy_helper.from_array(np.array(i, np.int64), n) for i, n in ((0, "zero"), (1, "one"))],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("sizes", [[3, 4], [0, 7], [3, 3], [8, -1]])
+def test_sizes_given_at_run_time_are_checked_on_onnx2torch_at_opset_18(sizes: list[int]) -> None:
+    """onnx2torch converts no ReduceMin-18, which the check that no size falls below 0 used:
+    the onnx2torch target counts the sizes below 0 with ReduceSum instead, and onnx2torch
+    runs the parts exactly, and fails sizes that do not add up to the axis or fall below 0
+    (``[8, -1]`` adds up to 7), as the spec says."""
+    from splitops.onnx.run import RuntimeRunError, RuntimeWorkers
+
+    model = _sequence_of_sizes_given(18)
+    lowered = splitops.lower_model(model, target="onnx2torch")
+    assert "ReduceMin" not in _ops(lowered)
+    assert "ReduceSum" in _ops(lowered)
+    assert "ReduceMin" in _ops(splitops.lower_model(model, target="tvm"))
+    runtime = runtime_named("onnx2torch")
+    if not runtime.is_installed():
+        pytest.skip("onnx2torch (with torch) is not installed here")
+    feeds = {"x": np.arange(14, dtype=F32).reshape(2, 7), "sizes": np.array(sizes, np.int64)}
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        (got,) = workers.run_each(runtime, lowered.SerializeToString(), [feeds])
+    try:
+        expected = splitops.backend.run_model(model, feeds)
+    except splitops.SplitError:
+        assert isinstance(got, RuntimeRunError), got
+        return
+    assert not isinstance(got, RuntimeRunError), got
+    for value, want in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(np.asarray(value), want, strict=True)
+
+
+def _one_node(node: NodeProto, opset: int, out: int = F) -> ModelProto:
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", F, [2, 3])],
+        [helper.make_tensor_value_info("y", out, None)],
+    )
+    opsets = [helper.make_opsetid("", opset)]
+    ir_version = helper.find_min_ir_version_for(opsets) if opset >= 7 else 3
+    return helper.make_model(graph, opset_imports=opsets, ir_version=ir_version)
+
+
+_CONSTANT = numpy_helper.from_array(np.ones(2, F32))
+
+
+@pytest.mark.parametrize(
+    ("model", "op", "version"),
+    [
+        (_one_node(helper.make_node("Shape", ["x"], ["y"]), 24, TensorProto.INT64), "Shape", 24),
+        (_one_node(helper.make_node("Constant", [], ["y"], value=_CONSTANT), 24), "Constant", 24),
+        (_one_node(helper.make_node("Slice", ["x"], ["y"], starts=[0], ends=[1]), 1), "Slice", 1),
+        (_one_node(helper.make_node("ReduceMin", ["x"], ["y"]), 18), "ReduceMin", 18),
+    ],
+    ids=["Shape-24", "Constant-24", "Slice-1", "ReduceMin-18"],
+)
+def test_onnx2torch_refuses_these_operators_without_any_split(
+    model: ModelProto, op: str, version: int
+) -> None:
+    """onnx2torch's own limits, in models of one node and no Split: it has no converter for
+    Shape or Constant at opset 24, nor for Slice-1 (so a Split-1 has no form it converts, and
+    a model of opset 24 that computes sizes from Shape fails whatever the lowering), nor for
+    ReduceMin-18 (which the onnx2torch target's checks avoid). onnx.reference runs each."""
+    from splitops.onnx.run import RuntimeRunError, RuntimeWorkers
+
+    runtime = runtime_named("onnx2torch")
+    if not runtime.is_installed():
+        pytest.skip("onnx2torch (with torch) is not installed here")
+    feeds = {"x": np.arange(6, dtype=F32).reshape(2, 3)}
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        refused, ran = (
+            workers.run_each(peer, model.SerializeToString(), [feeds])[0]
+            for peer in (runtime, runtime_named("onnx.reference"))
+        )
+    assert isinstance(refused, RuntimeRunError)
+    assert f"operation_type='{op}', version={version})" in str(refused)
+    assert not isinstance(ran, RuntimeRunError), ran
+
+
 def _with_if() -> ModelProto:
     """A Split-18 of uneven num_outputs in the then-branch of an If."""
     branch = helper.make_graph(

@@ -65,6 +65,9 @@ class GraphBuilder:
     Unsqueeze (:meth:`bound`): TVM's importer follows 0-d shape arithmetic as symbolic
     expressions, so that each part keeps a shape it knows (a Shape of the part, a Concat or
     an Add of parts then load), where from ``[1]`` tensors it cuts parts of unknown shape.
+
+    Without ``reduce_min18`` (a runtime that has no ReduceMin from opset 18 on, where its
+    axes became an input: onnx2torch), :meth:`any_negative` counts with ReduceSum instead.
     """
 
     def __init__(
@@ -75,9 +78,11 @@ class GraphBuilder:
         check: CheckForm = "reshape",
         *,
         scalars: bool = False,
+        reduce_min18: bool = True,
     ) -> None:
         self.scope = scope
         self.scalars = scalars
+        self.reduce_min18 = reduce_min18
         self.opset = scope.opset or 0
         self.edits = edits
         self.check = check
@@ -148,6 +153,18 @@ class GraphBuilder:
         if self.check == "expand-gather":
             result = self.add("Gather", [result, self.ints([0])], "checked", axis=0)
         return result
+
+    def any_negative(self, values: str) -> str:
+        """Whether any of the 1-d int64 ``values`` lies below 0, as a ``[1]`` bool: their
+        ReduceMin below 0, or (without :attr:`reduce_min18`, from opset 18 on) the count of
+        those below 0, by ReduceSum (at version 13 there), above 0."""
+        if self.reduce_min18 or self.opset < 18:
+            least = self.add("ReduceMin", [values], "least", keepdims=1)
+            return self.add("Less", [least, self.ints([0])], "negative")
+        below = self.add("Less", [values, self.ints([0])], "below")
+        flags = self.add("Cast", [below], "below", to=TensorProto.INT64)
+        count = self.add("ReduceSum", [flags], "negatives", keepdims=1)
+        return self.add("Less", [self.ints([0]), count], "negative")
 
     def as_int64(self, value: str, element: int | None) -> str:
         """``value`` cast to int64 unless it is int64 already."""

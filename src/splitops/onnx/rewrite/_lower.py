@@ -192,6 +192,9 @@ class Forms:
     #: Whether the runtime runs a Split at opset 18 or later; where not, a sequence removed
     #: at such an opset becomes a Slice per part instead of one Split.
     split18: bool = True
+    #: Whether the runtime runs ReduceMin at opset 18 or later; where not, the check that no
+    #: size given at run time falls below 0 counts those below 0 with ReduceSum instead.
+    reduce_min18: bool = True
     #: Whether the runtime runs control flow (If, Loop, Scan) and calls of model-local
     #: functions; where not, a model holding them is refused.
     control_flow: bool = True
@@ -283,8 +286,9 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:   unchecked, invalid lengths cut parts); Split-2 to 13 kept with constant sizes, and
 #:   equal parts of an axis known at run time given their sizes computed in the graph
 #:   (onnx2torch's Split-13 cuts ``length // parts``, without an error where they are
-#:   unequal); no sequences, control flow or model-local functions (onnx2torch converts
-#:   none of them, and refuses the whole model).
+#:   unequal); sizes given at run time checked for none below 0 by a ReduceSum of those
+#:   below 0 (onnx2torch has no ReduceMin-18); no sequences, control flow or model-local
+#:   functions (onnx2torch converts none of them, and refuses the whole model).
 #:
 #: Their SplitToSequence forms (:mod:`~splitops.onnx.rewrite._sequence_forms`) share the
 #: removal of a sequence nothing reads and one Split where the number of parts is known, and
@@ -383,6 +387,7 @@ FORMS: dict[Target, Forms] = {
         "reshape",
         sequences=False,
         split18=False,
+        reduce_min18=False,
         control_flow=False,
     ),
 }
@@ -584,7 +589,10 @@ class Plan:
     def scope_builder(self, scope: Scope, label: str, *, scalars: bool = False) -> GraphBuilder:
         """Nodes computing values in ``scope``, checked in the target's form (sizes 0-d
         with ``scalars``)."""
-        return GraphBuilder(scope, self.edits, label, self.forms.check, scalars=scalars)
+        forms = self.forms
+        return GraphBuilder(
+            scope, self.edits, label, forms.check, scalars=scalars, reduce_min18=forms.reduce_min18
+        )
 
     def spend(self, node: Node, parts: int) -> None:
         """Count ``parts`` that the rewrite of ``node`` is about to write (a sequence of 2^20

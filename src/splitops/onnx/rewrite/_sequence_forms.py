@@ -318,7 +318,10 @@ class _UnreadChecked(_Unread):
         return None if _checkable_unread(site) else _why_kept(plan, site)
 
     def rewrite(self, plan: Plan, site: SplitSite) -> SequenceRewritten:
-        shared = GraphBuilder(site.scope, plan.edits, name_base(site.proto))
+        reduce_min18 = plan.forms.reduce_min18
+        shared = GraphBuilder(
+            site.scope, plan.edits, name_base(site.proto), reduce_min18=reduce_min18
+        )
         _RuntimeParts(site, shared).check()
         _Edits(plan, site).replace(shared.nodes)
         detail = "nothing reads its sequence -> run-time checks of its split"
@@ -653,9 +656,10 @@ class _Edits:
         readers share (the axis length, the checked chunk length or sizes) is computed once,
         in the SplitToSequence's place."""
         plan, scope = self.plan, self.scope
+        reduce_min18 = plan.forms.reduce_min18
 
         def builder(label: str) -> GraphBuilder:
-            return GraphBuilder(scope, plan.edits, label, check)
+            return GraphBuilder(scope, plan.edits, label, check, reduce_min18=reduce_min18)
 
         shared = builder(name_base(self.proto))
         parts = _RuntimeParts(
@@ -795,13 +799,13 @@ class _RuntimeParts:
 
     def _make_ends(self) -> str:
         build, sizes = self.shared, self._value("sizes")
-        ends = build.add("CumSum", [sizes, build.scalar(0)], "ends")
+        # ``reverse`` written out, though 0 is its default: onnx2torch 1.5.15 reads an absent
+        # one as 1, and sums from the back.
+        ends = build.add("CumSum", [sizes, build.scalar(0)], "ends", reverse=0)
         total = build.add("Gather", [ends, build.ints([-1])], "total", axis=0)
         same = build.add("Equal", [total, self._value("length")], "sum")
         wrong_sum = build.add("Not", [same], "wrong_sum")
-        least = build.add("ReduceMin", [sizes], "least")
-        negative = build.add("Less", [least, build.ints([0])], "negative")
-        bad = build.add("Or", [wrong_sum, negative], "bad_sizes")
+        bad = build.add("Or", [wrong_sum, build.any_negative(sizes)], "bad_sizes")
         checked = build.checked(total, bad, "sizes_must_be_non_negative_and_add_up_to_the_axis")
         return build.add("Add", [ends, build.add("Sub", [checked, total], "zero")], "ends")
 

@@ -247,7 +247,8 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:
 #: - ``portable``: the forms every listed runtime (onnxruntime, onnx.reference, OpenVINO,
 #:   tract, TVM) loads and runs exactly: a Slice per part on an axis known at run time,
-#:   without run-time checks, since no check form loads on both tract and TVM. Its bounds
+#:   without run-time checks, since no check form loads and fails on all five (OpenVINO
+#:   folds a check TVM and tract load; the candidates tried: docs/portability.md). Its bounds
 #:   are computed as 0-d values, then unsqueezed: TVM follows 0-d shape arithmetic as
 #:   symbolic expressions and knows each part's shape, where from ``[1]`` bounds it cuts
 #:   parts of unknown shape, and a Shape, Concat or Add of such parts then fails (a part

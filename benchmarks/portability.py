@@ -546,33 +546,36 @@ NOTES = """
   spec does. The case `split13-sizes-from-shape dynamic` still fails on TVM lowered: its
   own arithmetic (a `Div` of a slice of `Shape`) fails TVM's import ("cannot handle
   ShapeExpr inputs"), before any Split.
-- **Why `portable` makes no check.** A check for `portable` must load and fire on
-  onnxruntime, onnx.reference, OpenVINO, tract and TVM alike, on the 0-d bounds TVM needs.
-  Each candidate below was run on a `num_outputs` split of 3 parts of an axis known only
-  at run time (its last part checked >= 0; then its parts also joined back by a Concat),
-  at lengths 7, 4, 8 (valid) and 1 (rejected). A runtime fails a check where it does not
-  load it, loses the parts' shapes, or gives no error at 1. `bad` comes from a `Less`;
-  `C` is `ConstantOfShape([x, 0])`, which fails where `x < 0` and allocates nothing:
+- **`portable`'s check.** A check for `portable` must load and fail on onnxruntime,
+  onnx.reference, OpenVINO, tract and TVM alike, on the 0-d bounds TVM needs. Each
+  candidate below was run on a `num_outputs` split of 3 parts of an axis known only at run
+  time (its last part checked >= 0; then its parts also joined back by a Concat), at
+  lengths 7, 4, 8 (valid) and 1 (rejected). A runtime fails a check where it does not load
+  it, loses the parts' shapes, or gives no error at 1. `bad` comes from a `Less`; `C` is
+  `ConstantOfShape([x, 0])`, which fails where `x < 0` and allocates nothing:
 
   | check of a 0-d `v` | runtimes that fail it |
   |---|---|
   | `Reshape(v, [1 + bad])` | TVM (no `Less` of a symbolic size), tract, onnxruntime, OpenVINO |
   | `Expand(v, [1 - 2 bad])` | TVM (the same), tract (does not load) |
   | `Gather([v], bad)` | TVM (the same), tract ("DynSlice"), OpenVINO (no error) |
-  | `v + Shape(C)[1]` | OpenVINO (folds `Shape(C)`: no error); exact, and fails, on the others |
+  | `v + Shape(C)[1]` | OpenVINO (folds `Shape(C)`: no error) |
   | `Expand` or `Tile` for `C` | TVM (no Expand to 0, no Tile of a shape), OpenVINO (the same) |
   | `v + ReduceSum(C)` | tract ("DynSlice"), TVM (parts of unknown shape) |
   | `Concat([v], C)[0]` | TVM (its Concat fails), OpenVINO (no error) |
+  | part `p` as `Where(ReduceSum(C) != 0, p, p)` | TVM (allocates nothing for `C`: no error) |
+  | the same, `C` as `ConstantOfShape([x])` | none |
 
-  OpenVINO needs the check on the data path, where TVM and tract lose the parts' shapes: no
-  one form serves all five, and `portable` makes none (the `openvino`, `tvm` and
-  `onnxruntime` targets check in their runtime's form).
+  OpenVINO needs the check on the data's path, and TVM and tract need it off the bounds':
+  `portable` checks the last part, as the last row does (the `part` check form). Its
+  zeros are as many as the last part is long for the check of the last size, and none for
+  the others (equal parts that divide the axis, constant sizes that add up to it).
 - **tract's unchecked sizes.** tract cuts constant sizes from an axis known only at run
   time without checking that they add up (sizes [4, 4] of an axis of 9 give two parts of 4,
   where the spec fails), and loads no check form once a Slice's bounds are added to. The
   `tract` target keeps such a Split as it is, and its report row says so ("explicit sizes
   (unchecked on tract: sizes that do not add up to the axis cut parts)"): the one departure
-  from the spec that a target keeps knowingly, besides `portable`'s, which makes no check.
+  from the spec that a target keeps knowingly.
 - **OpenVINO's check.** The `openvino` target's Expand check fails every invalid length of
   a `num_outputs` split on an axis known only at run time on OpenVINO 2026.4 (5 or 2 into
   4 parts, all listed or not), and cuts valid ones exactly: run live by

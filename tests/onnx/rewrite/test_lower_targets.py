@@ -32,7 +32,7 @@ def test_every_target_has_its_forms() -> None:
     assert set(FORMS) == set(TARGETS)
     assert {runtime.target for runtime in RUNTIMES} <= set(TARGETS)
     assert not FORMS["no-sequences"].sequences
-    assert FORMS["portable"].check == "none"
+    assert FORMS["portable"].check == "part"
 
 
 def _symbolic_split(outputs: int, num_outputs: int) -> ModelProto:
@@ -887,16 +887,50 @@ def test_portable_runs_split_parts_read_by_other_nodes_on_every_runtime(
     Slices' bounds were ``[1]`` tensors (parts of unknown shape: a Shape of a part, a Concat
     of parts failed); bounds computed as 0-d values keep the parts' shapes, and every
     runtime runs the lowered model exactly. At the length 1, which the spec rejects for the
-    uneven split, tract and TVM fail it lowered as they failed the original (``portable``
-    has no check: onnxruntime, onnx.reference and OpenVINO cut parts there, as its report
-    says)."""
+    uneven split, every runtime fails it lowered: tract and TVM as they failed the original,
+    onnxruntime, onnx.reference and OpenVINO in ``portable``'s check, on the last part."""
     if not runtime_named(runtime).is_installed():
         pytest.skip(f"{runtime} is not installed here")
     model = _split_then(kind)
     lowered = splitops.lower_model(model, target="portable")
     assert "Split" not in _ops(lowered)
-    lengths = [8, 7, 4, 0] + ([1] if runtime in ("tract", "tvm") else [])
+    lengths = [8, 7, 4, 1, 0]
     _assert_as_the_spec(model, lengths, _run_live(runtime, lowered, lengths))
+
+
+_PORTABLE_CHECKED = (
+    "split13-equal",
+    "split18-uneven",
+    "split18-zero-last",
+    "split18-fewer-listed",
+    "split18-zero-size",
+)
+
+
+@pytest.mark.parametrize("runtime", ["onnxruntime", "onnx.reference", "openvino", "tract", "tvm"])
+def test_portable_fails_where_the_spec_rejects_a_run_time_length_on_every_runtime(
+    runtime: str,
+) -> None:
+    """``portable``'s check (a ConstantOfShape of the sizes that must not be negative, on the
+    last part's path through a Where) loads on all five runtimes, keeps the parts exact,
+    and fails every length the spec rejects on an axis known only at run time: equal parts
+    that do not divide it, a negative last part (listed or not), constant sizes that do not
+    add up to it."""
+    from splitops.onnx.run import RuntimeWorkers
+
+    if not runtime_named(runtime).is_installed():
+        pytest.skip(f"{runtime} is not installed here")
+    found = {c.name: c for c in cases()}
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        for name in _PORTABLE_CHECKED:
+            case = found[name]
+            model = case.build("N")
+            lowered = splitops.lower_model(model, target="portable")
+            assert "ConstantOfShape" in _ops(lowered), name
+            lengths = list(case.lengths)
+            feeds = [{"x": np.arange(2 * n, dtype=F32).reshape(2, n)} for n in lengths]
+            got = workers.run_each(runtime_named(runtime), lowered.SerializeToString(), feeds)
+            _assert_as_the_spec(model, lengths, list(got))
 
 
 @pytest.mark.parametrize(("parts", "listed"), [(4, 4), (4, 2), (3, 3)])

@@ -247,14 +247,14 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:
 #: - ``portable``: the forms every listed runtime (onnxruntime, onnx.reference, OpenVINO,
 #:   tract, TVM) loads and runs exactly: a Slice per part on an axis known at run time,
-#:   without run-time checks, since no check form loads and fails on all five (OpenVINO
-#:   folds a check TVM and tract load; the candidates tried: docs/portability.md). Its bounds
-#:   are computed as 0-d values, then unsqueezed: TVM follows 0-d shape arithmetic as
-#:   symbolic expressions and knows each part's shape, where from ``[1]`` bounds it cuts
-#:   parts of unknown shape, and a Shape, Concat or Add of such parts then fails (a part
-#:   split again, halves joined back). Where a length is invalid the lowered node cuts parts
-#:   instead of failing (tract and TVM still fail it); the report says so, node by node.
-#:   Explicit sizes holding a 0 become a Slice per part (TVM's Split refuses them).
+#:   checked on a part (the ``part`` check form: the one form found that loads and fails on
+#:   all five; the candidates tried are in docs/portability.md). Its bounds are computed as
+#:   0-d values, then unsqueezed: TVM follows 0-d shape arithmetic as symbolic expressions
+#:   and knows each part's shape, where from ``[1]`` bounds it cuts parts of unknown shape,
+#:   and a Shape, Concat or Add of such parts then fails (a part split again, halves joined
+#:   back). The parts of a SplitToSequence read one by one are not checked (those checks
+#:   compare sizes, which TVM fails on sizes it follows as symbols). Explicit sizes holding
+#:   a 0 become a Slice per part (TVM's Split refuses them).
 #:   ``no-sequences``: the same, and a sequence that cannot be removed is refused.
 #: - ``onnxruntime`` (the onnxruntime engine's): sizes computed in the graph, checked by a
 #:   Reshape (onnxruntime 1.31 fails uneven ``num_outputs``, 1.32 fewer listed parts);
@@ -318,8 +318,8 @@ _PORTABLE = _split_forms(
     equal=(slices_per_part("equal", scalars=True),),
 )
 FORMS: dict[Target, Forms] = {
-    "portable": Forms(_PORTABLE, "none"),
-    "no-sequences": Forms(_PORTABLE, "none", sequences=False),
+    "portable": Forms(_PORTABLE, "part"),
+    "no-sequences": Forms(_PORTABLE, "part", sequences=False),
     "onnxruntime": Forms(
         _split_forms(
             split1_slices=True,

@@ -569,7 +569,9 @@ NOTES = """
   OpenVINO needs the check on the data's path, and TVM and tract need it off the bounds':
   `portable` checks the last part, as the last row does (the `part` check form). Its
   zeros are as many as the last part is long for the check of the last size, and none for
-  the others (equal parts that divide the axis, constant sizes that add up to it).
+  the others (equal parts that divide the axis, constant sizes that add up to it). A part
+  of an element type onnxruntime has no Where for (bool, int16, uint16, uint64, bfloat16)
+  stays unchecked, and its report row says so.
 - **tract's unchecked sizes.** tract cuts constant sizes from an axis known only at run
   time without checking that they add up (sizes [4, 4] of an axis of 9 give two parts of 4,
   where the spec fails), and loads no check form once a Slice's bounds are added to. The

@@ -143,6 +143,27 @@ def test_portable_num_outputs_on_a_runtime_axis_is_a_slice_per_part_checked_on_a
         assert shapes(runtime.run(None, {"x": x})) == [(2, s) for s in planned[:listed]]
 
 
+def test_portable_leaves_a_part_unchecked_where_onnxruntime_has_no_where_for_its_type() -> None:
+    """``portable``'s check takes the last part through a Where, which onnxruntime has no
+    kernel for on bool (nor int16, uint16, uint64, bfloat16): a bool Split stays unchecked,
+    says so, and loads; a float one is checked."""
+    node = helper.make_node("Split", ["b"], ["y0", "y1", "y2"], axis=0, num_outputs=3, name="cut")
+    model = make(
+        [helper.make_node("Cast", ["x"], ["b"], to=TensorProto.BOOL), node],
+        ["N"],
+        [(f"y{i}", TensorProto.BOOL, 1) for i in range(3)],
+    )
+    lowered, report = lower_model_with_report(model)
+    assert "Where" not in ops(lowered)
+    assert report[-1].detail.endswith("(unchecked: an invalid length cuts parts)")
+    x = np.array([0, 1, 2, 0, 3], dtype=np.float32)
+    got = session(lowered).run(None, {"x": x})
+    assert [part.tolist() for part in got] == [[False, True], [True, False], [True]]
+    floats = make([node], ["N"], [(f"y{i}", F, 1) for i in range(3)])
+    floats.graph.node[0].input[0] = "x"
+    assert "Where" in ops(lower_model(floats))
+
+
 @pytest.mark.parametrize("target", ["onnxruntime", "openvino"])
 def test_equal_parts_stay_where_the_runtime_cuts_and_checks_them(target: str) -> None:
     """onnxruntime (1.31 and 1.32) and OpenVINO cut equal parts by output count as the spec

@@ -44,7 +44,7 @@ from onnx import NodeProto, TensorProto, helper, numpy_helper
 
 from ..model import ModelEdits, Scope
 
-__all__ = ["CHECK_FORMS", "CheckForm", "GraphArithmetic", "GraphBuilder"]
+__all__ = ["CHECK_FORMS", "PART_CHECK_TYPES", "CheckForm", "GraphArithmetic", "GraphBuilder"]
 
 #: How a run-time check fails where the spec rejects a size: ``reshape`` (of one element
 #: into two), ``expand`` (to a shape of -1), ``expand-gather`` (the same, then a Gather that
@@ -55,6 +55,23 @@ __all__ = ["CHECK_FORMS", "CheckForm", "GraphArithmetic", "GraphBuilder"]
 #: runtime: see docs/portability.md.
 CheckForm = Literal["reshape", "expand", "expand-gather", "part", "none"]
 CHECK_FORMS: tuple[CheckForm, ...] = ("reshape", "expand", "expand-gather", "part", "none")
+
+#: The element types the ``part`` check form takes a part of: those of onnxruntime's Where
+#: (1.32; it has none for bool, int16, uint16, uint64 or bfloat16). A part of another type
+#: is not checked.
+PART_CHECK_TYPES = frozenset(
+    {
+        TensorProto.FLOAT,
+        TensorProto.DOUBLE,
+        TensorProto.FLOAT16,
+        TensorProto.INT8,
+        TensorProto.INT32,
+        TensorProto.INT64,
+        TensorProto.UINT8,
+        TensorProto.UINT32,
+        TensorProto.STRING,
+    }
+)
 
 
 class GraphBuilder:

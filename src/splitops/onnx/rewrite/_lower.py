@@ -116,7 +116,7 @@ from ..model import (
     types_only,
 )
 from ._contract import RewriteError
-from ._graph_sizes import CheckForm, GraphBuilder
+from ._graph_sizes import PART_CHECK_TYPES, CheckForm, GraphBuilder
 from ._rewrite import Rewrite
 from ._sequence_forms import (
     KEPT_FOR_ONNXRUNTIME,
@@ -587,13 +587,29 @@ class Plan:
     def __post_init__(self) -> None:
         self.forms = FORMS[self.target]
 
-    def scope_builder(self, scope: Scope, label: str, *, scalars: bool = False) -> GraphBuilder:
-        """Nodes computing values in ``scope``, checked in the target's form (sizes 0-d
-        with ``scalars``)."""
+    def scope_builder(
+        self, scope: Scope, label: str, *, scalars: bool = False, check: CheckForm | None = None
+    ) -> GraphBuilder:
+        """Nodes computing values in ``scope``, checked in the target's form, or ``check``
+        (sizes 0-d with ``scalars``)."""
         forms = self.forms
         return GraphBuilder(
-            scope, self.edits, label, forms.check, scalars=scalars, reduce_min18=forms.reduce_min18
+            scope,
+            self.edits,
+            label,
+            check or forms.check,
+            scalars=scalars,
+            reduce_min18=forms.reduce_min18,
         )
+
+    def check_form(self, site: SplitSite) -> CheckForm:
+        """The form of the checks of ``site``'s sizes: the target's, but none where it
+        checks on a part and the part's element type is not one it takes
+        (:data:`~splitops.onnx.rewrite._graph_sizes.PART_CHECK_TYPES`)."""
+        check = self.forms.check
+        if check == "part" and site.element not in PART_CHECK_TYPES:
+            return "none"
+        return check
 
     def spend(self, node: Node, parts: int) -> None:
         """Count ``parts`` that the rewrite of ``node`` is about to write (a sequence of 2^20
@@ -710,7 +726,8 @@ class Plan:
     def builder(self, site: SplitSite, *, scalars: bool = False) -> GraphBuilder:
         """Nodes computing values in ``site``'s scope, checked in the target's form (sizes
         0-d with ``scalars``)."""
-        return self.scope_builder(site.scope, name_base(site.proto), scalars=scalars)
+        label, check = name_base(site.proto), self.check_form(site)
+        return self.scope_builder(site.scope, label, scalars=scalars, check=check)
 
     def computed_sizes(self, site: SplitSite, build: GraphBuilder) -> tuple[tuple[str, ...], bool]:
         """The sizes of a Split without sizes, computed in the graph by ``build``; and whether
@@ -724,6 +741,7 @@ class Plan:
             spec.num_outputs or len(spec.outputs),
             spec.rule.since_version,
             build.scalars,
+            build.check,
         )
         planned = self.shared.get(key) if symbol is not None else None
         if planned is None:

@@ -185,7 +185,7 @@ class _ZeroSizesAsSlices(SplitForm):
         outputs = site.spec.outputs
         nodes = constant_slices(build, site.data, site.spec.axis, outputs, given, static=static)
         unchecked = ""
-        if not static and plan.forms.check == "none":
+        if not static and plan.check_form(site) == "none":
             unchecked = " (unchecked: sizes that do not add up to the axis cut parts)"
         detail = f"split {list(given)} -> a Slice per part{unchecked}"
         return Rewritten([*build.nodes, *nodes], detail, drops_split=True)
@@ -374,7 +374,7 @@ class _Split18AsSlices(SplitForm):
         static = site.length is not None
         slices = constant_slices(build, site.data, site.axis, outputs, sizes, static=static)
         unchecked = ""
-        if not static and plan.forms.check == "none":
+        if not static and plan.check_form(site) == "none":
             unchecked = " (unchecked: sizes that do not add up to the axis cut parts)"
         detail = f"{_how_sized(site)} -> a Slice per part{unchecked}"
         return Rewritten(
@@ -643,7 +643,7 @@ def _how(site: SplitSite) -> str:
 def _unchecked(plan: Plan, site: SplitSite) -> str:
     # Two parts by num_outputs cannot be invalid (d - ceil(d/2) >= 0): nothing to check.
     can_fail = _parts_by(site) == "equal" or _count(site) > 2
-    if plan.forms.check == "none" and can_fail:
+    if plan.check_form(site) == "none" and can_fail:
         return " (unchecked: an invalid length cuts parts)"
     return ""
 

@@ -449,13 +449,17 @@ RUNTIME_NOTES = {
     "on tinygrad); no sequences.",
     "onnx2torch": "`onnx2torch.convert`, its `torch.fx.GraphModule` run on torch. It has "
     "no converter for Split-1, Split-18 (so none for any Split in a model of opset 18 or "
-    "later), sequences, If, Loop, Scan or model-local functions, nor for Shape, Constant "
-    "or ReduceMin at their newest opsets (24, 24, 18); its Split-13 cuts equal parts as "
-    "`length // parts` without an error. Target `onnx2torch`: a Slice per part for every "
-    "Split at opset 18 or later (constant bounds where the sizes are known, checked by a "
-    "Reshape against an axis known only at run time), sizes computed in the graph for "
-    "equal parts; no sequences; a model with control flow or function calls is refused "
-    "(a `SplitError` naming the nodes).",
+    "later), Slice-1, sequences, If, Loop, Scan or model-local functions, nor for Shape, "
+    "Constant or ReduceMin at their newest opsets (24, 24, 18); its Split-13 cuts equal "
+    "parts as `length // parts` without an error, and its CumSum sums from the back unless "
+    "`reverse=0` is written out. Target `onnx2torch`: a Slice per part for every Split at "
+    "opset 18 or later (constant bounds where the sizes are known, checked by a Reshape "
+    "against an axis known only at run time), sizes computed in the graph for equal parts, "
+    "sizes given at run time checked for none below 0 by a ReduceSum (not ReduceMin); no "
+    "sequences; a model with control flow or function calls is refused (a `SplitError` "
+    "naming the nodes). What no target can help: a Split-1 (no Split-1 or Slice-1 to cut "
+    "it with) and a model of opset 24 that holds a Shape or a Constant (onnx2torch refuses "
+    "a model of one such node: tests/onnx/rewrite/test_lower_targets.py).",
 }
 
 
@@ -542,12 +546,38 @@ NOTES = """
   spec does. The case `split13-sizes-from-shape dynamic` still fails on TVM lowered: its
   own arithmetic (a `Div` of a slice of `Shape`) fails TVM's import ("cannot handle
   ShapeExpr inputs"), before any Split.
+- **`portable`'s check.** A check for `portable` must load and fail on onnxruntime,
+  onnx.reference, OpenVINO, tract and TVM alike, on the 0-d bounds TVM needs. Each
+  candidate below was run on a `num_outputs` split of 3 parts of an axis known only at run
+  time (its last part checked >= 0; then its parts also joined back by a Concat), at
+  lengths 7, 4, 8 (valid) and 1 (rejected). A runtime fails a check where it does not load
+  it, loses the parts' shapes, or gives no error at 1. `bad` comes from a `Less`; `C` is
+  `ConstantOfShape([x, 0])`, which fails where `x < 0` and allocates nothing:
+
+  | check of a 0-d `v` | runtimes that fail it |
+  |---|---|
+  | `Reshape(v, [1 + bad])` | TVM (no `Less` of a symbolic size), tract, onnxruntime, OpenVINO |
+  | `Expand(v, [1 - 2 bad])` | TVM (the same), tract (does not load) |
+  | `Gather([v], bad)` | TVM (the same), tract ("DynSlice"), OpenVINO (no error) |
+  | `v + Shape(C)[1]` | OpenVINO (folds `Shape(C)`: no error) |
+  | `Expand` or `Tile` for `C` | TVM (no Expand to 0, no Tile of a shape), OpenVINO (the same) |
+  | `v + ReduceSum(C)` | tract ("DynSlice"), TVM (parts of unknown shape) |
+  | `Concat([v], C)[0]` | TVM (its Concat fails), OpenVINO (no error) |
+  | part `p` as `Where(ReduceSum(C) != 0, p, p)` | TVM (allocates nothing for `C`: no error) |
+  | the same, `C` as `ConstantOfShape([x])` | none |
+
+  OpenVINO needs the check on the data's path, and TVM and tract need it off the bounds':
+  `portable` checks the last part, as the last row does (the `part` check form). Its
+  zeros are as many as the last part is long for the check of the last size, and none for
+  the others (equal parts that divide the axis, constant sizes that add up to it). A part
+  of an element type onnxruntime has no Where for (bool, int16, uint16, uint64, bfloat16)
+  stays unchecked, and its report row says so.
 - **tract's unchecked sizes.** tract cuts constant sizes from an axis known only at run
   time without checking that they add up (sizes [4, 4] of an axis of 9 give two parts of 4,
   where the spec fails), and loads no check form once a Slice's bounds are added to. The
   `tract` target keeps such a Split as it is, and its report row says so ("explicit sizes
   (unchecked on tract: sizes that do not add up to the axis cut parts)"): the one departure
-  from the spec that a target keeps knowingly, besides `portable`'s, which makes no check.
+  from the spec that a target keeps knowingly.
 - **OpenVINO's check.** The `openvino` target's Expand check fails every invalid length of
   a `num_outputs` split on an axis known only at run time on OpenVINO 2026.4 (5 or 2 into
   4 parts, all listed or not), and cuts valid ones exactly: run live by

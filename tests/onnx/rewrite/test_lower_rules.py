@@ -117,27 +117,51 @@ def test_num_outputs_on_a_runtime_axis_gives_the_planners_sizes_at_every_length(
 
 
 @pytest.mark.parametrize(("count", "listed"), [(2, 2), (3, 3), (4, 2), (7, 3)])
-def test_portable_num_outputs_on_a_runtime_axis_is_a_slice_per_part_and_says_it_is_unchecked(
+def test_portable_num_outputs_on_a_runtime_axis_is_a_slice_per_part_checked_on_a_part(
     count: int, listed: int
 ) -> None:
     """Portable: a Slice per listed part, which every runtime loads; the planner's sizes at
-    every length it accepts, and parts (no error) where it rejects one, as the report says."""
+    every length it accepts, and an error where it rejects one: the last part's check (a
+    ConstantOfShape of the last size, which fails where it is negative), where one can
+    fire."""
     outputs = [f"y{i}" for i in range(listed)]
     node = helper.make_node("Split", ["x"], outputs, axis=1, num_outputs=count, name="cut")
     lowered, report = lower_model_with_report(make([node], [2, "N"], [(o, F, 2) for o in outputs]))
     assert ops(lowered).count("Slice") == listed
     assert "Split" not in ops(lowered)
-    unchecked = report[0].detail.endswith("(unchecked: an invalid length cuts parts)")
-    assert unchecked == (count > 2)
+    assert "unchecked" not in report[0].detail
+    assert ("ConstantOfShape" in ops(lowered)) == (count > 2)
     runtime = session(lowered)
     for length in range(20):
         x = np.arange(2 * length, dtype=np.float32).reshape(2, length)
         try:
             planned = split_sizes(length, num_outputs=count)
         except SplitError:
-            assert len(runtime.run(None, {"x": x})) == listed
+            with pytest.raises(Exception, match="cut/last_part_must_not_be_negative"):
+                runtime.run(None, {"x": x})
             continue
         assert shapes(runtime.run(None, {"x": x})) == [(2, s) for s in planned[:listed]]
+
+
+def test_portable_leaves_a_part_unchecked_where_onnxruntime_has_no_where_for_its_type() -> None:
+    """``portable``'s check takes the last part through a Where, which onnxruntime has no
+    kernel for on bool (nor int16, uint16, uint64, bfloat16): a bool Split stays unchecked,
+    says so, and loads; a float one is checked."""
+    node = helper.make_node("Split", ["b"], ["y0", "y1", "y2"], axis=0, num_outputs=3, name="cut")
+    model = make(
+        [helper.make_node("Cast", ["x"], ["b"], to=TensorProto.BOOL), node],
+        ["N"],
+        [(f"y{i}", TensorProto.BOOL, 1) for i in range(3)],
+    )
+    lowered, report = lower_model_with_report(model)
+    assert "Where" not in ops(lowered)
+    assert report[-1].detail.endswith("(unchecked: an invalid length cuts parts)")
+    x = np.array([0, 1, 2, 0, 3], dtype=np.float32)
+    got = session(lowered).run(None, {"x": x})
+    assert [part.tolist() for part in got] == [[False, True], [True, False], [True]]
+    floats = make([node], ["N"], [(f"y{i}", F, 1) for i in range(3)])
+    floats.graph.node[0].input[0] = "x"
+    assert "Where" in ops(lower_model(floats))
 
 
 @pytest.mark.parametrize("target", ["onnxruntime", "openvino"])
@@ -612,7 +636,7 @@ def test_splits_in_if_branches_and_local_functions_are_lowered() -> None:
         (
             "main/chosen.then_branch",
             "rewritten",
-            "num_outputs=3 -> a Slice per part (unchecked: an invalid length cuts parts)",
+            "num_outputs=3 -> a Slice per part",
         ),
         ("function:local.functions.Halves", "rewritten", "num_outputs=2 -> a Slice per part"),
     ]

@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 import pytest
 from benchmarks.portability import Row, cases, cost_chain, regressions, run_matrix
-from onnx import ModelProto, TensorProto, helper, numpy_helper
+from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 from tests.processes import GUARD_SECONDS
 
 import splitops
@@ -32,7 +32,7 @@ def test_every_target_has_its_forms() -> None:
     assert set(FORMS) == set(TARGETS)
     assert {runtime.target for runtime in RUNTIMES} <= set(TARGETS)
     assert not FORMS["no-sequences"].sequences
-    assert FORMS["portable"].check == "none"
+    assert FORMS["portable"].check == "part"
 
 
 def _symbolic_split(outputs: int, num_outputs: int) -> ModelProto:
@@ -477,7 +477,7 @@ def test_their_own_target_gives_the_spec_answer_where_the_original_departs(
     is refused. Their own target is exact on every Split-18 case, both ways."""
     found = _verdicts(own_target)
     split18 = {name: pair for name, pair in found.items() if name.startswith("split18")}
-    assert len(split18) == 14
+    assert len(split18) == 2 * sum(case.name.startswith("split18") for case in cases())
     assert {lowered for _, lowered in split18.values()} == {"exact"}
     runtime = own_target[0].runtime
     departing = "wrong" if runtime == "tinygrad" else "error"
@@ -529,6 +529,104 @@ def test_a_sequence_removed_at_opset_18_becomes_slices_that_onnx2torch_runs(
                 workers.run(runtime, lowered.SerializeToString(), {"x": np.zeros((2, 6), F32)})
     for value, want in zip(got, expected, strict=True):
         np.testing.assert_array_equal(np.asarray(value), want, strict=True)
+
+
+def _sequence_of_sizes_given(opset: int) -> ModelProto:
+    """SplitToSequence of ``x: [2, N]`` by sizes given as an input, its parts read by
+    SequenceAt."""
+    nodes = [
+        helper.make_node("SplitToSequence", ["x", "sizes"], ["seq"], axis=1, name="cut"),
+        helper.make_node("SequenceAt", ["seq", "zero"], ["first"]),
+        helper.make_node("SequenceAt", ["seq", "one"], ["second"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("x", F, [2, "N"]),
+            helper.make_tensor_value_info("sizes", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info(n, F, [2, None]) for n in ("first", "second")],
+        [numpy_helper.from_array(np.array(i, np.int64), n) for i, n in ((0, "zero"), (1, "one"))],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("sizes", [[3, 4], [0, 7], [3, 3], [8, -1]])
+def test_sizes_given_at_run_time_are_checked_on_onnx2torch_at_opset_18(sizes: list[int]) -> None:
+    """onnx2torch converts no ReduceMin-18, which the check that no size falls below 0 used:
+    the onnx2torch target counts the sizes below 0 with ReduceSum instead, and onnx2torch
+    runs the parts exactly, and fails sizes that do not add up to the axis or fall below 0
+    (``[8, -1]`` adds up to 7), as the spec says."""
+    from splitops.onnx.run import RuntimeRunError, RuntimeWorkers
+
+    model = _sequence_of_sizes_given(18)
+    lowered = splitops.lower_model(model, target="onnx2torch")
+    assert "ReduceMin" not in _ops(lowered)
+    assert "ReduceSum" in _ops(lowered)
+    assert "ReduceMin" in _ops(splitops.lower_model(model, target="tvm"))
+    runtime = runtime_named("onnx2torch")
+    if not runtime.is_installed():
+        pytest.skip("onnx2torch (with torch) is not installed here")
+    feeds = {"x": np.arange(14, dtype=F32).reshape(2, 7), "sizes": np.array(sizes, np.int64)}
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        (got,) = workers.run_each(runtime, lowered.SerializeToString(), [feeds])
+    try:
+        expected = splitops.backend.run_model(model, feeds)
+    except splitops.SplitError:
+        assert isinstance(got, RuntimeRunError), got
+        return
+    assert not isinstance(got, RuntimeRunError), got
+    for value, want in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(np.asarray(value), want, strict=True)
+
+
+def _one_node(node: NodeProto, opset: int, out: int = F) -> ModelProto:
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", F, [2, 3])],
+        [helper.make_tensor_value_info("y", out, None)],
+    )
+    opsets = [helper.make_opsetid("", opset)]
+    ir_version = helper.find_min_ir_version_for(opsets) if opset >= 7 else 3
+    return helper.make_model(graph, opset_imports=opsets, ir_version=ir_version)
+
+
+_CONSTANT = numpy_helper.from_array(np.ones(2, F32))
+
+
+@pytest.mark.parametrize(
+    ("model", "op", "version"),
+    [
+        (_one_node(helper.make_node("Shape", ["x"], ["y"]), 24, TensorProto.INT64), "Shape", 24),
+        (_one_node(helper.make_node("Constant", [], ["y"], value=_CONSTANT), 24), "Constant", 24),
+        (_one_node(helper.make_node("Slice", ["x"], ["y"], starts=[0], ends=[1]), 1), "Slice", 1),
+        (_one_node(helper.make_node("ReduceMin", ["x"], ["y"]), 18), "ReduceMin", 18),
+    ],
+    ids=["Shape-24", "Constant-24", "Slice-1", "ReduceMin-18"],
+)
+def test_onnx2torch_refuses_these_operators_without_any_split(
+    model: ModelProto, op: str, version: int
+) -> None:
+    """onnx2torch's own limits, in models of one node and no Split: it has no converter for
+    Shape or Constant at opset 24, nor for Slice-1 (so a Split-1 has no form it converts, and
+    a model of opset 24 that computes sizes from Shape fails whatever the lowering), nor for
+    ReduceMin-18 (which the onnx2torch target's checks avoid). onnx.reference runs each."""
+    from splitops.onnx.run import RuntimeRunError, RuntimeWorkers
+
+    runtime = runtime_named("onnx2torch")
+    if not runtime.is_installed():
+        pytest.skip("onnx2torch (with torch) is not installed here")
+    feeds = {"x": np.arange(6, dtype=F32).reshape(2, 3)}
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        refused, ran = (
+            workers.run_each(peer, model.SerializeToString(), [feeds])[0]
+            for peer in (runtime, runtime_named("onnx.reference"))
+        )
+    assert isinstance(refused, RuntimeRunError)
+    assert f"operation_type='{op}', version={version})" in str(refused)
+    assert not isinstance(ran, RuntimeRunError), ran
 
 
 def _with_if() -> ModelProto:
@@ -708,6 +806,73 @@ def test_sizes_given_at_run_time_are_checked_on_tvm() -> None:
     _assert_as_the_spec(model, lengths, _run_live("tvm", lowered, lengths))
 
 
+def _computed_length(flatten: list[NodeProto]) -> ModelProto:
+    """``x: [2, N]`` -> ``N`` (a 0-d value from ``Shape``) made 1-d by ``flatten``, plus 1:
+    no Split, no sequence."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "one"], ["n"], axis=0),
+        *flatten,
+        helper.make_node("Add", ["flat", "ones"], ["y"]),
+    ]
+    constants = [
+        numpy_helper.from_array(np.array(1, np.int64), "one"),
+        numpy_helper.from_array(np.array([1], np.int64), "ones"),
+        numpy_helper.from_array(np.array([0], np.int64), "zeros"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, [2, "N"])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [1])],
+        initializer=constants,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_tvm_refuses_a_reshape_of_a_scalar_computed_from_shape() -> None:
+    """TVM's own limit, without Split or sequence: its importer reads a 0-d value computed
+    from ``Shape`` as a symbolic scalar, and its Reshape refuses one; an Unsqueeze then a
+    Cast (the tvm target's form for a chunk length given at run time) loads and computes
+    it."""
+    from splitops.onnx.run import RuntimeRunError
+
+    pytest.importorskip("tvm")
+    reshaped = _computed_length([helper.make_node("Reshape", ["n", "ones"], ["flat"])])
+    unsqueezed = _computed_length(
+        [
+            helper.make_node("Unsqueeze", ["n", "zeros"], ["long"]),
+            helper.make_node("Cast", ["long"], ["flat"], to=TensorProto.INT64),
+        ]
+    )
+    x = np.zeros((2, 5), F32)
+    assert splitops.backend.run_model(reshaped, {"x": x})[0].tolist() == [6]
+    (refused,) = _run_live("tvm", reshaped, [5])
+    assert isinstance(refused, RuntimeRunError)
+    assert "Reshape requires the input data to be Tensor" in str(refused)
+    (ran,) = _run_live("tvm", unsqueezed, [5])
+    assert not isinstance(ran, RuntimeRunError), ran
+    assert [np.asarray(v).tolist() for v in ran] == [[6]]
+
+
+@pytest.mark.parametrize("name", ["sts-computed-chunk-read", "sts-computed-chunk-len"])
+@pytest.mark.parametrize("length", [7, "N"])
+def test_a_sequence_of_a_chunk_computed_from_shape_runs_on_tvm(
+    name: str, length: int | str
+) -> None:
+    """SplitToSequence whose chunk length the graph computes from ``Shape`` (``ceil(N /
+    2)``), read by SequenceAt (and SequenceLength): the tvm target reads each part with a
+    Slice, its chunk made ``[1]`` by an Unsqueeze, which TVM runs as the spec says (an error
+    at the length 0, whose chunk 0 the spec rejects)."""
+    pytest.importorskip("tvm")
+    model = next(c for c in cases() if c.name == name).build(length)
+    lowered = splitops.lower_model(model, target="tvm")
+    assert "SplitToSequence" not in _ops(lowered)
+    assert "Unsqueeze" in _ops(lowered)
+    lengths = [7] if length == 7 else [7, 4, 0]
+    _assert_as_the_spec(model, lengths, _run_live("tvm", lowered, lengths))
+
+
 def _split_then(kind: str) -> ModelProto:
     case = next(c for c in cases() if c.name == f"split18-{kind}")
     return case.build("N")
@@ -722,16 +887,50 @@ def test_portable_runs_split_parts_read_by_other_nodes_on_every_runtime(
     Slices' bounds were ``[1]`` tensors (parts of unknown shape: a Shape of a part, a Concat
     of parts failed); bounds computed as 0-d values keep the parts' shapes, and every
     runtime runs the lowered model exactly. At the length 1, which the spec rejects for the
-    uneven split, tract and TVM fail it lowered as they failed the original (``portable``
-    has no check: onnxruntime, onnx.reference and OpenVINO cut parts there, as its report
-    says)."""
+    uneven split, every runtime fails it lowered: tract and TVM as they failed the original,
+    onnxruntime, onnx.reference and OpenVINO in ``portable``'s check, on the last part."""
     if not runtime_named(runtime).is_installed():
         pytest.skip(f"{runtime} is not installed here")
     model = _split_then(kind)
     lowered = splitops.lower_model(model, target="portable")
     assert "Split" not in _ops(lowered)
-    lengths = [8, 7, 4, 0] + ([1] if runtime in ("tract", "tvm") else [])
+    lengths = [8, 7, 4, 1, 0]
     _assert_as_the_spec(model, lengths, _run_live(runtime, lowered, lengths))
+
+
+_PORTABLE_CHECKED = (
+    "split13-equal",
+    "split18-uneven",
+    "split18-zero-last",
+    "split18-fewer-listed",
+    "split18-zero-size",
+)
+
+
+@pytest.mark.parametrize("runtime", ["onnxruntime", "onnx.reference", "openvino", "tract", "tvm"])
+def test_portable_fails_where_the_spec_rejects_a_run_time_length_on_every_runtime(
+    runtime: str,
+) -> None:
+    """``portable``'s check (a ConstantOfShape of the sizes that must not be negative, on the
+    last part's path through a Where) loads on all five runtimes, keeps the parts exact,
+    and fails every length the spec rejects on an axis known only at run time: equal parts
+    that do not divide it, a negative last part (listed or not), constant sizes that do not
+    add up to it."""
+    from splitops.onnx.run import RuntimeWorkers
+
+    if not runtime_named(runtime).is_installed():
+        pytest.skip(f"{runtime} is not installed here")
+    found = {c.name: c for c in cases()}
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        for name in _PORTABLE_CHECKED:
+            case = found[name]
+            model = case.build("N")
+            lowered = splitops.lower_model(model, target="portable")
+            assert "ConstantOfShape" in _ops(lowered), name
+            lengths = list(case.lengths)
+            feeds = [{"x": np.arange(2 * n, dtype=F32).reshape(2, n)} for n in lengths]
+            got = workers.run_each(runtime_named(runtime), lowered.SerializeToString(), feeds)
+            _assert_as_the_spec(model, lengths, list(got))
 
 
 @pytest.mark.parametrize(("parts", "listed"), [(4, 4), (4, 2), (3, 3)])

@@ -44,15 +44,34 @@ from onnx import NodeProto, TensorProto, helper, numpy_helper
 
 from ..model import ModelEdits, Scope
 
-__all__ = ["CHECK_FORMS", "CheckForm", "GraphArithmetic", "GraphBuilder"]
+__all__ = ["CHECK_FORMS", "PART_CHECK_TYPES", "CheckForm", "GraphArithmetic", "GraphBuilder"]
 
 #: How a run-time check fails where the spec rejects a size: ``reshape`` (of one element
 #: into two), ``expand`` (to a shape of -1), ``expand-gather`` (the same, then a Gather that
-#: gives the value a static length, which TVM needs of a Slice's bounds), or ``none`` (no
-#: check: for a runtime that loads none of the others). Which runtime loads and runs which
-#: was measured, runtime by runtime: see docs/portability.md.
-CheckForm = Literal["reshape", "expand", "expand-gather", "none"]
-CHECK_FORMS: tuple[CheckForm, ...] = ("reshape", "expand", "expand-gather", "none")
+#: gives the value a static length, which TVM needs of a Slice's bounds), ``part`` (the
+#: values that must not be negative the shape of a ConstantOfShape, which fails where one
+#: is, put on the path of a part, not of its bounds: :meth:`GraphBuilder.on_part`), or
+#: ``none`` (no check). Which runtime loads and runs which was measured, runtime by
+#: runtime: see docs/portability.md.
+CheckForm = Literal["reshape", "expand", "expand-gather", "part", "none"]
+CHECK_FORMS: tuple[CheckForm, ...] = ("reshape", "expand", "expand-gather", "part", "none")
+
+#: The element types the ``part`` check form takes a part of: those of onnxruntime's Where
+#: (1.32; it has none for bool, int16, uint16, uint64 or bfloat16). A part of another type
+#: is not checked.
+PART_CHECK_TYPES = frozenset(
+    {
+        TensorProto.FLOAT,
+        TensorProto.DOUBLE,
+        TensorProto.FLOAT16,
+        TensorProto.INT8,
+        TensorProto.INT32,
+        TensorProto.INT64,
+        TensorProto.UINT8,
+        TensorProto.UINT32,
+        TensorProto.STRING,
+    }
+)
 
 
 class GraphBuilder:
@@ -65,6 +84,9 @@ class GraphBuilder:
     Unsqueeze (:meth:`bound`): TVM's importer follows 0-d shape arithmetic as symbolic
     expressions, so that each part keeps a shape it knows (a Shape of the part, a Concat or
     an Add of parts then load), where from ``[1]`` tensors it cuts parts of unknown shape.
+
+    Without ``reduce_min18`` (a runtime that has no ReduceMin from opset 18 on, where its
+    axes became an input: onnx2torch), :meth:`any_negative` counts with ReduceSum instead.
     """
 
     def __init__(
@@ -75,15 +97,20 @@ class GraphBuilder:
         check: CheckForm = "reshape",
         *,
         scalars: bool = False,
+        reduce_min18: bool = True,
     ) -> None:
         self.scope = scope
         self.scalars = scalars
+        self.reduce_min18 = reduce_min18
         self.opset = scope.opset or 0
         self.edits = edits
         self.check = check
         self.label = label
         self.nodes: list[NodeProto] = []
         self._constants: dict[tuple[int, ...] | int, str] = {}
+        #: The values the ``part`` check form has yet to check not to be negative, with the
+        #: rule each checks and whether it is 0-d (:meth:`on_part`).
+        self.pending: list[tuple[str, str, bool]] = []
 
     def name(self, what: str) -> str:
         """A fresh value name: ``<label>_<what>``."""
@@ -133,8 +160,8 @@ class GraphBuilder:
     def checked(self, value: str, bad: str, rule: str) -> str:
         """``value`` (one element) when the bool ``bad`` is false; a run-time failure, in the
         node named ``<label>/<rule>``, when it is true, in the builder's :data:`CheckForm`
-        (``"none"``: ``value`` itself, unchecked)."""
-        if self.check == "none":
+        (``"none"``, and ``"part"``, which checks no flag: ``value`` itself, unchecked)."""
+        if self.check in ("none", "part"):
             return value
         flag = self.add("Cast", [bad], "bad", to=TensorProto.INT64)
         if self.check == "reshape":
@@ -148,6 +175,56 @@ class GraphBuilder:
         if self.check == "expand-gather":
             result = self.add("Gather", [result, self.ints([0])], "checked", axis=0)
         return result
+
+    def any_negative(self, values: str) -> str:
+        """Whether any of the 1-d int64 ``values`` lies below 0, as a ``[1]`` bool: their
+        ReduceMin below 0, or (without :attr:`reduce_min18`, from opset 18 on) the count of
+        those below 0, by ReduceSum (at version 13 there), above 0."""
+        if self.reduce_min18 or self.opset < 18:
+            least = self.add("ReduceMin", [values], "least", keepdims=1)
+            return self.add("Less", [least, self.ints([0])], "negative")
+        below = self.add("Less", [values, self.ints([0])], "below")
+        flags = self.add("Cast", [below], "below", to=TensorProto.INT64)
+        count = self.add("ReduceSum", [flags], "negatives", keepdims=1)
+        return self.add("Less", [self.ints([0]), count], "negative")
+
+    def must_not_be_negative(self, value: str, rule: str, *, scalar: bool | None = None) -> None:
+        """With the ``part`` check form, ``value`` (a size: 0-d where ``scalar``, by default
+        with :attr:`scalars`, else of shape ``[1]``) is checked not to be negative where
+        :meth:`on_part` puts the checks."""
+        self.pending.append((value, rule, self.scalars if scalar is None else scalar))
+
+    def on_part(self, slices: list[NodeProto]) -> list[NodeProto]:
+        """``slices`` (the Slices cutting the parts), the last one's part taken through the
+        ``part`` checks made so far: a ConstantOfShape whose shape is the checked values,
+        which fails where one is negative (in the node named after the rules), its ReduceSum
+        (0) as a bool picking the part from a Where of the part and itself. Before opset 9
+        (no ConstantOfShape), unchecked.
+
+        The check lies on the data's path, so that OpenVINO keeps it (it folds a Shape of a
+        ConstantOfShape away), and off the bounds', so that TVM and tract keep the parts'
+        shapes (from bounds that data computes, they cut parts of unknown shape, or none).
+        Its zeros are as many as the checked values multiply to: 0 for every check but that
+        of the last part's size (the last part's length, in int64); a shape with a 0 added
+        would hold none, but TVM then allocates nothing and fails nothing."""
+        pending, self.pending = self.pending, []
+        if not pending or not slices or self.opset < 9:
+            return slices
+        # From 0-d values, which TVM follows as symbolic sizes, the shape is one it knows.
+        values = [self.unsqueeze(value, 0) if scalar else value for value, _, scalar in pending]
+        shape = values[0]
+        if len(values) > 1:
+            shape = self.add("Concat", values, "check_shape", axis=0)
+        zero = numpy_helper.from_array(np.zeros(1, np.int64))
+        empty = self.add("ConstantOfShape", [shape], "checked", value=zero)
+        rules = "+".join(dict.fromkeys(rule for _, rule, _ in pending))
+        self.nodes[-1].name = self.edits.view.fresh_name(f"{self.label}/{rules}")
+        total = self.add("ReduceSum", [empty], "nothing", keepdims=0)
+        false = self.add("Cast", [total], "false", to=TensorProto.BOOL)
+        last = slices[-1]
+        part, unchecked = last.output[0], self.name("unchecked")
+        last.output[0] = unchecked
+        return [*slices, helper.make_node("Where", [false, unchecked, unchecked], [part])]
 
     def as_int64(self, value: str, element: int | None) -> str:
         """``value`` cast to int64 unless it is int64 already."""
@@ -208,6 +285,10 @@ class GraphArithmetic:
         if build.check == "none":
             return quotient
         whole = build.add("Mul", [quotient, build.number(count)], "whole")
+        if build.check == "part":
+            short = build.add("Sub", [whole, dim], "short")  # 0 where count divides dim
+            build.must_not_be_negative(short, "equal_parts_must_divide_the_axis")
+            return quotient
         rest = build.add("Less", [whole, dim], "remainder")
         return build.checked(quotient, rest, "equal_parts_must_divide_the_axis")
 
@@ -225,6 +306,9 @@ class GraphArithmetic:
         rest = build.add("Sub", [dim, taken], "last")
         if times <= 1 and part in self._ceilings:
             return rest  # d - ceil(d / n) >= 0 for every d >= 0: no check can fire
+        if build.check == "part":
+            build.must_not_be_negative(rest, "last_part_must_not_be_negative")
+            return rest
         if build.check == "none":
             # No node for a check not made: TVM fails on a Less of a size it follows as a
             # symbolic value, even one that nothing reads.

@@ -118,7 +118,7 @@ from ..model import (
     types_only,
 )
 from ._contract import RewriteError
-from ._graph_sizes import CheckForm, GraphBuilder
+from ._graph_sizes import PART_CHECK_TYPES, CheckForm, GraphBuilder
 from ._rewrite import Rewrite
 from ._sequence_forms import (
     KEPT_FOR_ONNXRUNTIME,
@@ -194,6 +194,9 @@ class Forms:
     #: Whether the runtime runs a Split at opset 18 or later; where not, a sequence removed
     #: at such an opset becomes a Slice per part instead of one Split.
     split18: bool = True
+    #: Whether the runtime runs ReduceMin at opset 18 or later; where not, the check that no
+    #: size given at run time falls below 0 counts those below 0 with ReduceSum instead.
+    reduce_min18: bool = True
     #: Whether the runtime runs control flow (If, Loop, Scan) and calls of model-local
     #: functions; where not, a model holding them is refused.
     control_flow: bool = True
@@ -246,13 +249,14 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:
 #: - ``portable``: the forms every listed runtime (onnxruntime, onnx.reference, OpenVINO,
 #:   tract, TVM) loads and runs exactly: a Slice per part on an axis known at run time,
-#:   without run-time checks, since no check form loads on both tract and TVM. Its bounds
-#:   are computed as 0-d values, then unsqueezed: TVM follows 0-d shape arithmetic as
-#:   symbolic expressions and knows each part's shape, where from ``[1]`` bounds it cuts
-#:   parts of unknown shape, and a Shape, Concat or Add of such parts then fails (a part
-#:   split again, halves joined back). Where a length is invalid the lowered node cuts parts
-#:   instead of failing (tract and TVM still fail it); the report says so, node by node.
-#:   Explicit sizes holding a 0 become a Slice per part (TVM's Split refuses them).
+#:   checked on a part (the ``part`` check form: the one form found that loads and fails on
+#:   all five; the candidates tried are in docs/portability.md). Its bounds are computed as
+#:   0-d values, then unsqueezed: TVM follows 0-d shape arithmetic as symbolic expressions
+#:   and knows each part's shape, where from ``[1]`` bounds it cuts parts of unknown shape,
+#:   and a Shape, Concat or Add of such parts then fails (a part split again, halves joined
+#:   back). The parts of a SplitToSequence read one by one are not checked (those checks
+#:   compare sizes, which TVM fails on sizes it follows as symbols). Explicit sizes holding
+#:   a 0 become a Slice per part (TVM's Split refuses them).
 #:   ``no-sequences``: the same, and a sequence that cannot be removed is refused.
 #: - ``onnxruntime`` (the onnxruntime engine's, and onnx.reference's): sizes computed in the
 #:   graph, checked by a Reshape (onnxruntime 1.31 fails uneven ``num_outputs``, 1.32 fewer
@@ -287,8 +291,9 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:   unchecked, invalid lengths cut parts); Split-2 to 13 kept with constant sizes, and
 #:   equal parts of an axis known at run time given their sizes computed in the graph
 #:   (onnx2torch's Split-13 cuts ``length // parts``, without an error where they are
-#:   unequal); no sequences, control flow or model-local functions (onnx2torch converts
-#:   none of them, and refuses the whole model).
+#:   unequal); sizes given at run time checked for none below 0 by a ReduceSum of those
+#:   below 0 (onnx2torch has no ReduceMin-18); no sequences, control flow or model-local
+#:   functions (onnx2torch converts none of them, and refuses the whole model).
 #:
 #: Their SplitToSequence forms (:mod:`~splitops.onnx.rewrite._sequence_forms`) share the
 #: removal of a sequence nothing reads and one Split where the number of parts is known, and
@@ -304,7 +309,10 @@ _SLICES = (slices_per_part("num_outputs"),)
 #:   a number of parts known only at run time refused (tract fails the Div of two run-time
 #:   lengths, "Failed analyse").
 #: - ``tvm``: a sequence that is a graph output kept on a static axis or cut by constant
-#:   sizes (TVM computes it as the spec says; it refuses a scalar split of a run-time axis).
+#:   sizes (TVM computes it as the spec says; it refuses a scalar split of a run-time axis);
+#:   a scalar chunk length given at run time made ``[1]`` by an Unsqueeze and a Cast (TVM's
+#:   importer reads a 0-d value computed from ``Shape`` as a symbolic scalar, which its
+#:   Reshape refuses: "Reshape requires the input data to be Tensor").
 #: - every target without sequences: torch's Loop of SequenceInsert of Slices of constant
 #:   bounds (``tensor_split`` by indices) unrolled into those Slices
 #:   (:mod:`~splitops.onnx.rewrite._sequence_loops`).
@@ -314,8 +322,8 @@ _PORTABLE = _split_forms(
     equal=(slices_per_part("equal", scalars=True),),
 )
 FORMS: dict[Target, Forms] = {
-    "portable": Forms(_PORTABLE, "none"),
-    "no-sequences": Forms(_PORTABLE, "none", sequences=False),
+    "portable": Forms(_PORTABLE, "part"),
+    "no-sequences": Forms(_PORTABLE, "part", sequences=False),
     "onnxruntime": Forms(
         _split_forms(
             split1_slices=True,
@@ -357,7 +365,11 @@ FORMS: dict[Target, Forms] = {
         ),
         "expand-gather",
         sequences=False,
-        sequence=(*sequence_forms(kept=False)[:-1], KEPT_OUTPUT_FOR_TVM, REFUSED),
+        sequence=(
+            *sequence_forms(kept=False, position=by_position(unsqueezed_chunk=True))[:-1],
+            KEPT_OUTPUT_FOR_TVM,
+            REFUSED,
+        ),
     ),
     "tinygrad": Forms(
         _split_forms(
@@ -380,6 +392,7 @@ FORMS: dict[Target, Forms] = {
         "reshape",
         sequences=False,
         split18=False,
+        reduce_min18=False,
         control_flow=False,
     ),
 }
@@ -649,10 +662,29 @@ class Plan:
     def __post_init__(self, release: str | None) -> None:
         self.forms = target_forms(self.target, release)
 
-    def scope_builder(self, scope: Scope, label: str, *, scalars: bool = False) -> GraphBuilder:
-        """Nodes computing values in ``scope``, checked in the target's form (sizes 0-d
-        with ``scalars``)."""
-        return GraphBuilder(scope, self.edits, label, self.forms.check, scalars=scalars)
+    def scope_builder(
+        self, scope: Scope, label: str, *, scalars: bool = False, check: CheckForm | None = None
+    ) -> GraphBuilder:
+        """Nodes computing values in ``scope``, checked in the target's form, or ``check``
+        (sizes 0-d with ``scalars``)."""
+        forms = self.forms
+        return GraphBuilder(
+            scope,
+            self.edits,
+            label,
+            check or forms.check,
+            scalars=scalars,
+            reduce_min18=forms.reduce_min18,
+        )
+
+    def check_form(self, site: SplitSite[Scope]) -> CheckForm:
+        """The form of the checks of ``site``'s sizes: the target's, but none where it
+        checks on a part and the part's element type is not one it takes
+        (:data:`~splitops.onnx.rewrite._graph_sizes.PART_CHECK_TYPES`)."""
+        check = self.forms.check
+        if check == "part" and site.element not in PART_CHECK_TYPES:
+            return "none"
+        return check
 
     def spend(self, node: Node, parts: int) -> None:
         """Count ``parts`` that the rewrite of ``node`` is about to write (a sequence of 2^20
@@ -769,7 +801,8 @@ class Plan:
     def builder(self, site: SplitSite[Scope], *, scalars: bool = False) -> GraphBuilder:
         """Nodes computing values in ``site``'s scope, checked in the target's form (sizes
         0-d with ``scalars``)."""
-        return self.scope_builder(site.scope, name_base(site.proto), scalars=scalars)
+        label, check = name_base(site.proto), self.check_form(site)
+        return self.scope_builder(site.scope, label, scalars=scalars, check=check)
 
     def computed_sizes(
         self, site: SplitSite[Scope], build: GraphBuilder
@@ -785,6 +818,7 @@ class Plan:
             spec.num_outputs or len(spec.outputs),
             spec.rule.since_version,
             build.scalars,
+            build.check,
         )
         planned = self.shared.get(key) if symbol is not None else None
         if planned is None:

@@ -319,7 +319,10 @@ class _UnreadChecked(_Unread):
         return None if _checkable_unread(site) else _why_kept(plan, site)
 
     def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
-        shared = GraphBuilder(site.scope, plan.edits, name_base(site.proto))
+        reduce_min18 = plan.forms.reduce_min18
+        shared = GraphBuilder(
+            site.scope, plan.edits, name_base(site.proto), reduce_min18=reduce_min18
+        )
         _RuntimeParts(site, shared).check()
         _Edits(plan, site).replace(shared.nodes)
         detail = "nothing reads its sequence -> run-time checks of its split"
@@ -388,11 +391,15 @@ class _ByPosition(SequenceForm):
     the form does not apply to chunks of an axis known only at run time (tract fails a Slice
     whose end a Where, or arithmetic, picks: "DynSlice"); else by a Where. ``counts``:
     whether the runtime computes a number of parts known only at run time (tract fails the
-    Div of two lengths known only then, "Failed analyse ... Div")."""
+    Div of two lengths known only then, "Failed analyse ... Div"). ``unsqueezed_chunk``: a
+    scalar chunk length given at run time becomes ``[1]`` by an Unsqueeze and a Cast, not a
+    Reshape (TVM's importer reads a 0-d value computed from ``Shape`` as a symbolic scalar,
+    which its Reshape refuses; an Unsqueeze makes it a shape, and a Cast a tensor)."""
 
     check_form: CheckForm | None = None
     end_by_min: bool = False
     counts: bool = True
+    unsqueezed_chunk: bool = False
     name = "by-position"
 
     def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
@@ -423,7 +430,8 @@ class _ByPosition(SequenceForm):
         if count is not None and any(r.node.op_type == "ConcatFromSequence" for r in readers):
             plan.spend(site.node, count)
         check = self.check_form or plan.forms.check
-        return _Edits(plan, site).by_position(readers, count, check, self.end_by_min)
+        edits = _Edits(plan, site)
+        return edits.by_position(readers, count, check, self.end_by_min, self.unsqueezed_chunk)
 
 
 class _Last(SequenceForm):
@@ -506,9 +514,13 @@ REFUSED: SequenceForm = _Refused()
 
 
 def by_position(
-    *, check: CheckForm | None = None, end_by_min: bool = False, counts: bool = True
+    *,
+    check: CheckForm | None = None,
+    end_by_min: bool = False,
+    counts: bool = True,
+    unsqueezed_chunk: bool = False,
 ) -> SequenceForm:
-    return _ByPosition(check, end_by_min, counts)
+    return _ByPosition(check, end_by_min, counts, unsqueezed_chunk)
 
 
 def sequence_forms(
@@ -638,18 +650,22 @@ class _Edits:
         count: int | None,
         check: CheckForm,
         end_by_min: bool,
+        unsqueezed_chunk: bool = False,
     ) -> SequenceRewritten:
         """Each SequenceAt reads its own part; SequenceLength gets the ``count`` (or computes
         it), ConcatFromSequence concatenates the parts (when ``count`` is known). What the
         readers share (the axis length, the checked chunk length or sizes) is computed once,
         in the SplitToSequence's place."""
         plan, scope = self.plan, self.scope
+        reduce_min18 = plan.forms.reduce_min18
 
         def builder(label: str) -> GraphBuilder:
-            return GraphBuilder(scope, plan.edits, label, check)
+            return GraphBuilder(scope, plan.edits, label, check, reduce_min18=reduce_min18)
 
         shared = builder(name_base(self.proto))
-        parts = _RuntimeParts(self.site, shared, end_by_min=end_by_min)
+        parts = _RuntimeParts(
+            self.site, shared, end_by_min=end_by_min, unsqueezed_chunk=unsqueezed_chunk
+        )
         for reader in readers:
             step = builder(name_base(reader.node.proto))
             out = reader.node.proto.output[0]
@@ -727,9 +743,15 @@ class _RuntimeParts:
     """
 
     def __init__(
-        self, site: SplitSite[Scope], shared: GraphBuilder, *, end_by_min: bool = False
+        self,
+        site: SplitSite[Scope],
+        shared: GraphBuilder,
+        *,
+        end_by_min: bool = False,
+        unsqueezed_chunk: bool = False,
     ) -> None:
         self.site = site
+        self.unsqueezed_chunk = unsqueezed_chunk
         self.shared = shared
         self.x = site.data
         self.axis = site.spec.axis
@@ -756,8 +778,12 @@ class _RuntimeParts:
         if site.chunk is not None:  # a constant, checked >= 1 by the model check
             return build.ints([site.chunk])
         assert site.spec.split_input is not None
-        given = build.as_int64(site.spec.split_input, site.split_element)
-        flat = build.add("Reshape", [given, build.ints([1])], "chunk")
+        given = site.spec.split_input
+        if self.unsqueezed_chunk:  # 0-d, as the split of chunks is
+            flat = build.add("Cast", [build.unsqueeze(given, 0)], "chunk", to=TensorProto.INT64)
+        else:
+            given = build.as_int64(given, site.split_element)
+            flat = build.add("Reshape", [given, build.ints([1])], "chunk")
         small = build.add("Less", [flat, build.ints([1])], "below_one")
         return build.checked(flat, small, "chunk_length_must_be_at_least_1")
 
@@ -774,13 +800,13 @@ class _RuntimeParts:
 
     def _make_ends(self) -> str:
         build, sizes = self.shared, self._value("sizes")
-        ends = build.add("CumSum", [sizes, build.scalar(0)], "ends")
+        # ``reverse`` written out, though 0 is its default: onnx2torch 1.5.15 reads an absent
+        # one as 1, and sums from the back.
+        ends = build.add("CumSum", [sizes, build.scalar(0)], "ends", reverse=0)
         total = build.add("Gather", [ends, build.ints([-1])], "total", axis=0)
         same = build.add("Equal", [total, self._value("length")], "sum")
         wrong_sum = build.add("Not", [same], "wrong_sum")
-        least = build.add("ReduceMin", [sizes], "least")
-        negative = build.add("Less", [least, build.ints([0])], "negative")
-        bad = build.add("Or", [wrong_sum, negative], "bad_sizes")
+        bad = build.add("Or", [wrong_sum, build.any_negative(sizes)], "bad_sizes")
         checked = build.checked(total, bad, "sizes_must_be_non_negative_and_add_up_to_the_axis")
         return build.add("Add", [ends, build.add("Sub", [checked, total], "zero")], "ends")
 

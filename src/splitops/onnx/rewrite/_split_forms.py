@@ -167,7 +167,8 @@ class _Split1SizesAtRunTime(SplitForm):
 
 class _ZeroSizesAsSlices(SplitForm):
     """Constant sizes holding a 0: a Slice per part (TVM's Split refuses a part of size 0,
-    "split_indices must be sorted")."""
+    "split_indices must be sorted"), checked to add up to an axis known only at run time
+    (:func:`constant_slices`)."""
 
     name = "zero-sizes-as-slices"
 
@@ -181,12 +182,13 @@ class _ZeroSizesAsSlices(SplitForm):
         given = site.given_sizes
         assert given is not None
         build = plan.builder(site)
-        where, start, nodes = build.ints([site.spec.axis]), 0, []
-        for output, size in zip(site.spec.outputs, given, strict=True):
-            bounds = [build.ints([start]), build.ints([start + size])]
-            nodes.append(helper.make_node("Slice", [site.data, *bounds, where], [output]))
-            start += size
-        detail = f"split {list(given)} -> a Slice per part"
+        static = site.length is not None
+        outputs = site.spec.outputs
+        nodes = constant_slices(build, site.data, site.spec.axis, outputs, given, static=static)
+        unchecked = ""
+        if not static and plan.check_form(site) == "none":
+            unchecked = " (unchecked: sizes that do not add up to the axis cut parts)"
+        detail = f"split {list(given)} -> a Slice per part{unchecked}"
         return Rewritten([*build.nodes, *nodes], detail, drops_split=True)
 
 
@@ -315,10 +317,9 @@ class _RuntimeSizesAsCheckedSlices(_RuntimeSizesAsSlices):
         listed = build.add("Reshape", [sizes, build.ints([len(outputs)])], "split")
         build.nodes[-1].name = build.edits.view.fresh_name(f"{build.label}/one_size_per_output")
         total = build.add("ReduceSum", [listed], "total", keepdims=1)
-        least = build.add("ReduceMin", [listed], "least", keepdims=1)
+        negative = build.any_negative(listed)
         length = build.axis_length(data, axis)
         wrong_sum = build.add("Not", [build.add("Equal", [total, length], "sum")], "wrong_sum")
-        negative = build.add("Less", [least, build.ints([0])], "negative")
         bad = build.add("Or", [wrong_sum, negative], "bad_sizes")
         checked = build.checked(total, bad, "sizes_must_be_non_negative_and_add_up_to_the_axis")
         start = build.add("Sub", [checked, checked], "zero")
@@ -374,7 +375,7 @@ class _Split18AsSlices(SplitForm):
         static = site.length is not None
         slices = constant_slices(build, site.data, site.axis, outputs, sizes, static=static)
         unchecked = ""
-        if not static and plan.forms.check == "none":
+        if not static and plan.check_form(site) == "none":
             unchecked = " (unchecked: sizes that do not add up to the axis cut parts)"
         detail = f"{_how_sized(site)} -> a Slice per part{unchecked}"
         return Rewritten(
@@ -396,7 +397,15 @@ def constant_slices(
     only at run time (``static`` false) the bounds start from a value checked, in the
     builder's check form, to be 0 only where the sizes add up to the axis."""
     start = build.ints([0])
-    if not static:
+    if not static and build.check == "part":
+        # 0-d: TVM follows them as symbolic sizes, and knows the checked shape.
+        shape = build.add("Shape", [data], "shape")
+        length = build.add("Gather", [shape, build.scalar(axis)], "length", axis=0)
+        total = build.scalar(sum(sizes))
+        for more, less in ((length, total), (total, length)):
+            left = build.add("Sub", [more, less], "left")
+            build.must_not_be_negative(left, "sizes_must_add_up_to_the_axis", scalar=True)
+    elif not static:
         total = build.ints([sum(sizes)])
         same = build.add("Equal", [build.axis_length(data, axis), total], "sum")
         wrong = build.add("Not", [same], "wrong_sum")
@@ -413,7 +422,7 @@ def constant_slices(
                 ]
             slices.append(helper.make_node("Slice", [data, *bounds, where], [output]))
         offset += size
-    return slices
+    return build.on_part(slices)
 
 
 def _known_sizes(site: SplitSite[Scope]) -> tuple[int, ...] | None:
@@ -586,6 +595,7 @@ class _SlicesPerPart(_ForParts):
             for output, (start, end) in zip(site.spec.outputs, bounds, strict=False)
             if output
         ]
+        slices = build.on_part(slices)
         detail = f"{_how(site)} -> a Slice per part{_unchecked(plan, site)}"
         return Rewritten([*build.nodes, *slices], detail)
 
@@ -649,7 +659,7 @@ def _how(site: SplitSite[Scope]) -> str:
 def _unchecked(plan: Plan, site: SplitSite[Scope]) -> str:
     # Two parts by num_outputs cannot be invalid (d - ceil(d/2) >= 0): nothing to check.
     can_fail = _parts_by(site) == "equal" or _count(site) > 2
-    if plan.forms.check == "none" and can_fail:
+    if plan.check_form(site) == "none" and can_fail:
         return " (unchecked: an invalid length cuts parts)"
     return ""
 
@@ -729,9 +739,10 @@ def _bounds(build: GraphBuilder, sizes: Sequence[str]) -> list[tuple[str, str]]:
     but the last, which may differ), one after another, as a Slice takes them
     (:meth:`~splitops.onnx.rewrite._graph_sizes.GraphBuilder.bound`). Where the last size
     went through a run-time check, every bound starts from ``last - last``, so that no part
-    is cut without the check, whether the last part is listed or not."""
+    is cut without the check, whether the last part is listed or not (the ``part`` check
+    form is on a part instead: :meth:`~splitops.onnx.rewrite._graph_sizes.GraphBuilder.on_part`)."""
     first, last = sizes[0], sizes[-1]
-    guarded = build.check != "none" and last != first
+    guarded = build.check not in ("none", "part") and last != first
     start = build.add("Sub", [last, last], "zero") if guarded else build.number(0)
     points = [start]
     for size in sizes:

@@ -727,9 +727,13 @@ def cost(rounds: int = 15) -> list[tuple[str, int, float, float]]:
             onnxruntime.InferenceSession(model.SerializeToString(), options).run(None, feeds)
         except Exception:  # onnxruntime refuses the original (fewer outputs listed): no cost
             continue
-        for target in ("onnxruntime", "portable"):
-            # For the release that runs it, as the onnxruntime engine lowers.
-            release = onnxruntime.__version__ if target == "onnxruntime" else None
+        for target, release in (
+            # For the release that runs it, as the onnxruntime engine lowers (the bound's
+            # row); for any release (exact on 1.31 and onnx.reference too); and portable.
+            ("onnxruntime", onnxruntime.__version__),
+            ("onnxruntime", None),
+            ("portable", None),
+        ):
             lowered = splitops.lower_model(model, target=target, release=release)
             sessions = [
                 onnxruntime.InferenceSession(m.SerializeToString(), options)
@@ -748,7 +752,8 @@ def cost(rounds: int = 15) -> list[tuple[str, int, float, float]]:
             extra = len(lowered.graph.node) - len(model.graph.node)
             original = sorted(originals)[len(originals) // 2]
             ratio = sorted(ratios)[len(ratios) // 2]
-            found.append((f"{name}, {target}", extra, original, ratio))
+            what = target if target != "onnxruntime" or release else f"{target}, any release"
+            found.append((f"{name}, {what}", extra, original, ratio))
     return found
 
 
@@ -762,8 +767,12 @@ def cost_report(rows: Sequence[tuple[str, int, float, float]]) -> str:
         "## The cost of lowering on onnxruntime",
         "",
         "onnxruntime's time for the lowered model over the original's (one thread, runs "
-        "interleaved, the median of 15 rounds of 20 runs; bound: 1.2); target `onnxruntime` "
-        "lowers for the release that runs it, as the onnxruntime engine does. The chain is 400 "
+        "interleaved, the median of 15 rounds of 20 runs). Target `onnxruntime` is lowered "
+        "for the release that runs it, as the onnxruntime engine and `lower --release` do "
+        "(bound: 1.2); `onnxruntime, any release` is the target without a release, whose "
+        "forms are exact on onnxruntime 1.31 and onnx.reference too, and costs what their "
+        "nodes cost (each 0.3 to 0.8 µs on onnxruntime); `portable`, the forms every runtime "
+        "runs, with their run-time checks. The chain is 400 "
         "Split-18 `num_outputs=2` on the axis `N` of `[B, N]`, each followed by a Concat and 8 "
         "Relu, run at two shapes; the cases run at their first dynamic length.",
         "",
@@ -866,7 +875,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             + ".\n"
         )
         for name, _, _, ratio in costs:
-            if ratio > 1.2:
+            if name.endswith(", onnxruntime") and ratio > 1.2:  # the bound's rows
                 print(f"FAIL cost: {name}: {ratio:.2f} > 1.2", file=sys.stderr)
     quick = [r for r in runtimes if r.name in ("onnxruntime", "openvino", "tract")]
     if quick:

@@ -429,7 +429,7 @@ class _ByPosition(SequenceForm):
         readers, count = _read(plan, site), _count(site)
         if count is not None and any(r.node.op_type == "ConcatFromSequence" for r in readers):
             plan.spend(site.node, count)
-        check = self.check_form or plan.forms.check
+        check = self.check_form or plan.check_form(site)
         edits = _Edits(plan, site)
         return edits.by_position(readers, count, check, self.end_by_min, self.unsqueezed_chunk)
 
@@ -682,6 +682,8 @@ class _Edits:
                 step.nodes.append(_count_constant(out, count))
             else:
                 parts.count(step, out)
+            if shared.pending:  # the checks of the ``part`` form, on the first reader's path
+                step.nodes[:] = shared.on_part(step.nodes)
             self._done(reader, step.nodes)
         self.replace(shared.nodes)
         number = "a number of parts known at run time" if count is None else f"{count} part(s)"
@@ -784,6 +786,10 @@ class _RuntimeParts:
         else:
             given = build.as_int64(given, site.split_element)
             flat = build.add("Reshape", [given, build.ints([1])], "chunk")
+        if build.check == "part":  # chunk - 1, which must not be negative, on a part's path
+            less = build.add("Sub", [flat, build.ints([1])], "chunk_less_one")
+            build.must_not_be_negative(less, "chunk_length_must_be_at_least_1", scalar=False)
+            return flat
         small = build.add("Less", [flat, build.ints([1])], "below_one")
         return build.checked(flat, small, "chunk_length_must_be_at_least_1")
 

@@ -933,6 +933,32 @@ def test_portable_fails_where_the_spec_rejects_a_run_time_length_on_every_runtim
             _assert_as_the_spec(model, lengths, list(got))
 
 
+@pytest.mark.parametrize("runtime", ["onnxruntime", "onnx.reference", "openvino", "tract", "tvm"])
+def test_portable_checks_a_chunk_length_computed_at_run_time_where_the_original_did(
+    runtime: str,
+) -> None:
+    """A SplitToSequence whose chunk length comes from Shape, read by SequenceAt or
+    SequenceLength: where the runtime ran the original exactly (refusing a chunk of 0),
+    ``portable`` does too (its check, a ConstantOfShape of chunk - 1, on the first reader's
+    path), and nowhere is it worse than the original."""
+    found = runtime_named(runtime)
+    if not found.is_installed():
+        pytest.skip(f"{runtime} is not installed here")
+    rows = run_matrix(
+        [found],
+        seconds=GUARD_SECONDS,
+        targets=("portable",),
+        only=lambda name: name.startswith("sts-computed-chunk"),
+    )
+    assert len(rows) == 4
+    order = ["error", "wrong", "accepts", "exact"]
+    for row in rows:
+        got = row.lowered["portable"]
+        assert order.index(got) >= order.index(row.original), (row.model, row.original, got)
+        if row.original == "exact":
+            assert got == "exact", row.model
+
+
 @pytest.mark.parametrize(("parts", "listed"), [(4, 4), (4, 2), (3, 3)])
 def test_the_openvino_target_fails_where_the_spec_rejects_a_run_time_length(
     parts: int, listed: int

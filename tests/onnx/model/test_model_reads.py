@@ -142,3 +142,32 @@ def test_portability_probes_alike_split_nodes_from_one_probe(calls: _Calls) -> N
     found = splitops.onnx.check_portability(_tree(), runtimes=["onnx.reference"])
     assert found.probed == 2**DEPTH
     assert calls.seen == Counter({"of": 1})
+
+
+def test_a_node_over_the_parts_limit_is_named_in_its_own_branch() -> None:
+    """The part counts walk the protobufs alone; the node refused is named where it lies,
+    in the branch of the same position in the view's walk, not its sibling."""
+    from splitops.onnx.model._io import check_part_counts
+
+    f = TensorProto.FLOAT
+    split = helper.make_node("Split", ["x"], ["o0"], num_outputs=5000, name="many")
+    out = [helper.make_tensor_value_info("o0", f, None)]
+    holding = helper.make_graph([split], "holding", [], out)
+    plain = helper.make_graph([helper.make_node("Identity", ["x"], ["o0"])], "plain", [], out)
+    for then_branch, else_branch, where in (
+        (holding, plain, "main/choose.then_branch"),
+        (plain, holding, "main/choose.else_branch"),
+    ):
+        node = helper.make_node(
+            "If", ["c"], ["y"], then_branch=then_branch, else_branch=else_branch, name="choose"
+        )
+        inputs = [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", f, [5]),
+        ]
+        result = [helper.make_tensor_value_info("y", f, None)]
+        graph = helper.make_graph([node], "g", inputs, result)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+        with splitops.limits(max_parts=1024), pytest.raises(splitops.SplitError) as refused:
+            check_part_counts(model)
+        assert f"node 'many' (Split) in {where} asks for 5000 parts" in str(refused.value)

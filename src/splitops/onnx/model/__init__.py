@@ -70,7 +70,7 @@ from ._node import (
     run_node,
     run_read_node,
 )
-from ._site import SiteProblem, SiteScope, SplitSite
+from ._site import SiteProblem, SiteScope, SplitSite, parts_drop_axis
 from ._types import (
     code_of_array,
     conflicts,
@@ -96,9 +96,11 @@ from ._types import (
 )
 from ._value_type import SequenceType, TensorType, ValueType, value_type
 from ._view import (
+    Linked,
     ModelView,
     Node,
     Scope,
+    Usage,
     Value,
     constant_initializers,
     defined_names,
@@ -137,6 +139,7 @@ __all__ = [
     "SPLIT_OPS",
     "FunctionId",
     "GraphsAt",
+    "Linked",
     "ModelEdits",
     "ModelView",
     "Node",
@@ -151,6 +154,7 @@ __all__ = [
     "SplitSite",
     "Step",
     "TensorType",
+    "Usage",
     "Value",
     "ValueType",
     "add_initializers",
@@ -212,6 +216,7 @@ __all__ = [
     "node_error",
     "node_label",
     "numpy_dtype",
+    "parts_drop_axis",
     "operator_schema",
     "read_node",
     "refined_type",

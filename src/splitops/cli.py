@@ -518,9 +518,25 @@ def _check(args: argparse.Namespace) -> ExitCode:
         say(json.dumps([d.as_dict() for d in diagnostics], indent=2))
     else:
         say.lines(map(str, diagnostics))
-        found = f"{len(diagnostics)} problem(s)" if diagnostics else "no problems"
-        say(f"{args.model}: {count} Split/SplitToSequence node(s), {found}.", stream=sys.stderr)
-    return ExitCode.RULE_BROKEN if diagnostics else ExitCode.OK
+        say(
+            f"{args.model}: {count} Split/SplitToSequence node(s), {_found(diagnostics)}.",
+            stream=sys.stderr,
+        )
+    return _check_code(diagnostics)
+
+
+def _found(diagnostics: Sequence[Any]) -> str:
+    """``no problems``, ``2 problem(s)``, ``1 problem(s), 1 warning(s)``."""
+    errors = sum(1 for d in diagnostics if d.is_error)
+    warnings = len(diagnostics) - errors
+    found = f"{errors} problem(s)" if errors else "no problems"
+    return f"{found}, {warnings} warning(s)" if warnings else found
+
+
+def _check_code(diagnostics: Sequence[Any]) -> ExitCode:
+    """A broken rule fails ``check``; a warning (a departure runtimes read two ways) does
+    not."""
+    return ExitCode.RULE_BROKEN if any(d.is_error for d in diagnostics) else ExitCode.OK
 
 
 def _infer(args: argparse.Namespace) -> ExitCode:
@@ -719,12 +735,12 @@ def _check_portability(args: argparse.Namespace) -> ExitCode:
             say(f"{runtime}: not probed: it is not installed; {how}", stream=sys.stderr)
         fixed = sum(1 for d in found.departures if d.fixed_by_lower)
         say(
-            f"{args.model}: {len(diagnostics)} problem(s); {found.probed} node(s) probed on "
+            f"{args.model}: {_found(diagnostics)}; {found.probed} node(s) probed on "
             f"{', '.join(found.runtimes)}: {len(found.departures)} departure(s), {fixed} fixed "
             "by lower.",
             stream=sys.stderr,
         )
-    return ExitCode.RULE_BROKEN if diagnostics else ExitCode.OK
+    return _check_code(diagnostics)
 
 
 def _print_problems(say: _Output, args: argparse.Namespace, diagnostics: Sequence[Any]) -> None:

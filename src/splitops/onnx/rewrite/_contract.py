@@ -24,7 +24,8 @@ splitops.onnx.rewrite._contract.RewriteError: lowering changed the main graph's 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import Any
 
 import onnx
 from onnx import ModelProto, ValueInfoProto
@@ -34,6 +35,7 @@ from ..model import (
     GraphsAt,
     ModelEdits,
     ModelView,
+    ScopeKey,
     declared_types,
     defined_names,
     initializers,
@@ -59,11 +61,15 @@ def check_rewrite(
     before: ModelView,
     edits: ModelEdits | None = None,
     full_check: bool = True,
+    corrected: Collection[tuple[ScopeKey, str]] = (),
 ) -> None:
     """:class:`RewriteError` unless ``rewritten`` keeps the promises of a rewrite of
     ``original``, whose view, with the types inference gave it, is ``before``:
 
-    - the main graph's inputs and outputs are unchanged (names, order, types);
+    - the main graph's inputs and outputs are unchanged (names, order, types), but for
+      the declared shapes ``corrected`` (scope, as the edits moved it, and name), which the
+      rewrite found untrue of what the model computes: of a main graph's output, its name
+      and element type stay; a value so declared is not compared below;
     - onnx's full check passes, wherever it passed on the original (``full_check=False``
       where the caller ran it already);
     - no value that both models hold is typed by onnx's inference of the result in a way
@@ -73,7 +79,8 @@ def check_rewrite(
       of ``before`` is compared with the graph that lies where ``edits`` (the rewrite's)
       moved it, by identity, never by label.
     """
-    _check_interface(original, rewritten, what)
+    main = {name for key, name in corrected if key == (None, ())}
+    _check_interface(original, rewritten, what, main)
     if full_check:
         problem = check_fully(rewritten)
         if problem is not None and check_fully(original) is None:
@@ -88,7 +95,7 @@ def check_rewrite(
         after = onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=False)
     except (onnx.shape_inference.InferenceError, ValueError, TypeError, RuntimeError):
         return  # onnx cannot type it: the full check has said what it could
-    _check_types(before, after, what, edits)
+    _check_types(before, after, what, edits, set(corrected))
 
 
 def _at_ir4(model: ModelProto) -> ModelProto:
@@ -99,10 +106,13 @@ def _at_ir4(model: ModelProto) -> ModelProto:
     return copy
 
 
-def _check_interface(original: ModelProto, rewritten: ModelProto, what: str) -> None:
+def _check_interface(
+    original: ModelProto, rewritten: ModelProto, what: str, corrected: set[str]
+) -> None:
     for field in ("input", "output"):
-        before = _entries(getattr(original.graph, field))
-        after = _entries(getattr(rewritten.graph, field))
+        shaped = set(corrected) if field == "output" else set()
+        before = _entries(getattr(original.graph, field), shaped)
+        after = _entries(getattr(rewritten.graph, field), shaped)
         if before != after:
             names = [name for name, _ in before], [name for name, _ in after]
             change = (
@@ -113,8 +123,14 @@ def _check_interface(original: ModelProto, rewritten: ModelProto, what: str) -> 
             raise RewriteError(f"{what} changed the main graph's {field}s: {change}.")
 
 
-def _entries(entries: Sequence[ValueInfoProto]) -> list[tuple[str, bytes]]:
-    return [(entry.name, entry.type.SerializeToString(deterministic=True)) for entry in entries]
+def _entries(entries: Sequence[ValueInfoProto], corrected: set[str]) -> list[tuple[str, Any]]:
+    """Each entry's name and type (of those ``corrected``, its element type alone)."""
+    return [
+        (entry.name, entry.type.tensor_type.elem_type)
+        if entry.name in corrected
+        else (entry.name, entry.type.SerializeToString(deterministic=True))
+        for entry in entries
+    ]
 
 
 def check_fully(model: ModelProto) -> str | None:
@@ -138,7 +154,13 @@ def check_fully(model: ModelProto) -> str | None:
 _SAID = ("{} before", "{} after")
 
 
-def _check_types(before: ModelView, after: ModelProto, what: str, edits: ModelEdits | None) -> None:
+def _check_types(
+    before: ModelView,
+    after: ModelProto,
+    what: str,
+    edits: ModelEdits | None,
+    corrected: set[tuple[ScopeKey, str]],
+) -> None:
     """No value typed in ``before`` and by ``after`` (the rewritten model, typed by onnx)
     may have contradicting types (element type, rank, or a static length).
 
@@ -151,13 +173,14 @@ def _check_types(before: ModelView, after: ModelProto, what: str, edits: ModelEd
     graphs_at = GraphsAt(after)
     scopes = before.scopes if edits is None else edits.edited_scopes()
     for scope in scopes:
-        other = graphs_at(scope.key if edits is None else edits.key_after(scope.key))
+        key = scope.key if edits is None else edits.key_after(scope.key)
+        other = graphs_at(key)
         if other is None:
             continue
         types = declared_types(other)
         defined = defined_names(other)
         for name, value in scope.values.items():
-            if name not in defined:
+            if name not in defined or (key, name) in corrected:
                 continue
             type_before = value.type
             type_after = value_type(types.get(name))

@@ -86,7 +86,6 @@ __all__ = [
     "DataFolder",
     "ExternalClaim",
     "ModelRead",
-    "TensorKey",
     "check_model_size",
     "check_node_count",
     "check_part_counts",
@@ -97,7 +96,6 @@ __all__ = [
     "model_shell",
     "pieces_size",
     "save_model",
-    "tensor_key",
     "write_pieces",
 ]
 
@@ -143,8 +141,6 @@ def load_without_weights(path: str | os.PathLike[str], *, trust: bool = False) -
     read). Every other tensor kept in external data is read (the sizes a Split is cut by, a
     Constant's value), and the ``max_external_bytes`` limit counts those only.
 
-    What is read of the external data is told by :attr:`ModelRead.read_back`, so that the
-    model can be written with those tensors in their files again.
     """
     require_argument(path, (str, os.PathLike), "load_without_weights", "a path")
     return _load(path, trust=trust, reads=_Reads.ALL_BUT_WEIGHTS)
@@ -159,18 +155,6 @@ class _Reads(enum.Enum):
     ALL_BUT_WEIGHTS = "all but the weights"
 
 
-#: A tensor read from external data, as :attr:`ModelRead.read_back` keys it: its name, its
-#: element type, its dims and its bytes.
-TensorKey = tuple[str, int, tuple[int, ...], bytes]
-
-
-def tensor_key(tensor: TensorProto) -> TensorKey:
-    """What :attr:`ModelRead.read_back` knows a tensor by: its name, element type, dims and
-    raw bytes, so that a tensor of a rewritten copy is matched only where its bytes are the
-    very bytes its file holds."""
-    return tensor.name, tensor.data_type, tuple(tensor.dims), tensor.raw_data
-
-
 @dataclass
 class ModelRead:
     """A model read from a file, and what it keeps outside that file."""
@@ -180,9 +164,6 @@ class ModelRead:
     model: ModelProto
     #: Where its external data lies (``None``: bytes, which have no folder).
     data: DataFolder | None
-    #: The external entries (location, offset, ...) of each tensor that was read from
-    #: external data, by :func:`tensor_key`.
-    read_back: dict[TensorKey, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)
 
 
 def _load(path: str | os.PathLike[str] | bytes, *, trust: bool, reads: _Reads) -> ModelRead:
@@ -226,8 +207,7 @@ def _load(path: str | os.PathLike[str] | bytes, *, trust: bool, reads: _Reads) -
             return not (tensor.name in weights and is_large_weight(tensor))
         return reads is _Reads.ALL
 
-    read_back = loaded.read_back if reads is _Reads.ALL_BUT_WEIGHTS else None
-    _load_external_data(external, folder, read=read, read_back=read_back)
+    _load_external_data(external, folder, read=read)
     return loaded
 
 
@@ -759,10 +739,9 @@ def _load_external_data(
     folder: DataFolder,
     *,
     read: Callable[[TensorProto], bool],
-    read_back: dict[TensorKey, list[tuple[str, str]]] | None = None,
 ) -> None:
     """Check the tensors kept in external data, then read each that ``read`` names into its
-    ``raw_data`` (its external entries into ``read_back``, where given).
+    ``raw_data``.
 
     Every tensor's bytes are counted from its element type and dims before any file is
     opened, and the total read is held against the ``max_external_bytes`` limit; each file is
@@ -792,9 +771,6 @@ def _load_external_data(
             data = stream.read(claim.length)
         if len(data) != claim.length:
             raise ModelLoadError(f"{claim.where}, which changed while it was read.")
-        if read_back is not None:
-            key = (tensor.name, tensor.data_type, tuple(tensor.dims), data)
-            read_back[key] = [(entry.key, entry.value) for entry in tensor.external_data]
         tensor.raw_data = data
         tensor.data_location = TensorProto.DEFAULT
         del tensor.external_data[:]

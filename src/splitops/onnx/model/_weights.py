@@ -15,8 +15,13 @@ weights. :func:`rewrite_file` reads a model file without them
   never holds the weights. A hard link or a symbolic link would be cheaper, but a data file
   of two names or one outside the model's folder is what :func:`load_model` refuses as
   unsafe, and writing through either would write the input's data.
-- **Tensors read from external data** (the small ones) go back to their files: the output
-  names the same bytes, at the same offsets.
+- **Data outside the input's folder** (followed only with ``trust_external_data``) is copied
+  into the output's folder under its file's name: onnx and onnxruntime refuse a location
+  outside a model's folder, and nothing is written outside the output's folder.
+- **The small tensors are read**, wherever they lie (the sizes a Split is cut by, a bias):
+  the output holds them inline, as onnx-ir's pass does. onnx's inference and onnxruntime
+  read no external data where a node's sizes come from: with them inline, the output runs
+  even where the input, holding its Split sizes in a file, did not.
 - **Inline weights stay inline**: the main graph's large initializers are set aside before
   the rewrite (it sees stand-ins without data), and each is written into the output from the
   model read, one at a time: the rewrite copies none.
@@ -32,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterator
@@ -46,13 +52,11 @@ from ._io import (
     MAX_MODEL_BYTES,
     DataFolder,
     ExternalClaim,
-    TensorKey,
     external_claim,
     leaves_folder,
     load_without_weights,
     model_shell,
     pieces_size,
-    tensor_key,
     write_pieces,
 )
 from ._walk import copy_without, is_large_weight, iter_tensors
@@ -90,7 +94,7 @@ def rewrite_file(
     ``max_external_bytes`` limit counts only what is read.
 
     >>> import functools, tempfile, pathlib
-    >>> import numpy as np
+    >>> import numpy as np, onnx
     >>> from onnx import TensorProto, helper, numpy_helper
     >>> import splitops
     >>> weight = numpy_helper.from_array(np.ones((2048, 4), np.float32), "w")
@@ -114,7 +118,6 @@ def rewrite_file(
     light, aside = _set_inline_weights_aside(read.model)
     result = rewrite(light)
     require_argument(result, ModelProto, "rewrite_file's rewrite", "to return an onnx.ModelProto")
-    _put_read_tensors_back(result, read.read_back)
     _write_with_weights(result, Path(output), read.data, aside)
 
 
@@ -143,26 +146,6 @@ def _set_inline_weights_aside(model: ModelProto) -> tuple[ModelProto, dict[str, 
 
 def _inline_weight(tensor: TensorProto) -> bool:
     return is_large_weight(tensor) and tensor.data_location != TensorProto.EXTERNAL
-
-
-def _put_read_tensors_back(
-    model: ModelProto, read_back: dict[TensorKey, list[tuple[str, str]]]
-) -> None:
-    """Give each tensor of ``model`` that holds the very bytes a tensor read from external
-    data held (its name, element type and dims alike) that tensor's external entries again,
-    in place of its bytes."""
-    names = {name for name, *_ in read_back}
-    for tensor in iter_tensors(model):
-        # The name first: reading a tensor's bytes copies them.
-        if tensor.name not in names or tensor.data_location == TensorProto.EXTERNAL:
-            continue
-        entries = read_back.get(tensor_key(tensor))
-        if entries is None:
-            continue
-        tensor.ClearField("raw_data")
-        tensor.data_location = TensorProto.EXTERNAL
-        for key, value in entries:
-            tensor.external_data.add(key=key, value=value)
 
 
 def _write_with_weights(
@@ -199,33 +182,55 @@ def _data_files(
     """The data files ``model`` names, by where each lies beside ``output``, and the claim
     that reaches furthest into it (the bytes it must hold).
 
-    A location outside the input's folder (only with ``trust_external_data``) is kept where
-    the output lies in that folder, and elsewhere becomes the absolute path of its file,
-    which stays where it is: nothing is written outside the output's folder.
+    A location outside the input's folder (followed only with ``trust_external_data``) is
+    renamed to its file's name in the output's folder (numbered where the model or the
+    output takes that name), and the file copied there: onnx and onnxruntime refuse a
+    location outside a model's folder, and nothing is written outside the output's folder.
     """
-    files: dict[Path, ExternalClaim] = {}
+    external = [
+        tensor
+        for tensor in iter_tensors(model)
+        if tensor.data_location == TensorProto.EXTERNAL and _location(tensor) not in aside
+    ]
     output_place = _place_of(output)
-    beside_input = output_place.parent == data.folder
-    for tensor in iter_tensors(model):
-        if tensor.data_location != TensorProto.EXTERNAL or _location(tensor) in aside:
-            continue
+    taken = {_place_of(output.parent / _location(t)) for t in external}
+    renamed: dict[str, str] = {}
+    files: dict[Path, ExternalClaim] = {}
+    for tensor in external:
         claim = external_claim(tensor, data.prefix)
-        if leaves_folder(claim.location):
-            if not beside_input:
-                _set_location(tensor, str(data.file(claim).resolve()))
-            continue
-        target = _place_of(output.parent / claim.location)
+        location = claim.location
+        if leaves_folder(location):
+            if location not in renamed:
+                renamed[location] = _free_name(location, output, taken | {output_place})
+                taken.add(_place_of(output.parent / renamed[location]))
+            _set_location(tensor, renamed[location])
+            location = renamed[location]
+        target = _place_of(output.parent / location)
         if target == output_place:
             raise FileExistsError(
                 errno.EEXIST,
-                f"the model keeps external data in {claim.location!r}, which would be the "
-                "model file itself; name the output otherwise",
+                f"the model keeps external data in {location!r}, which would be the model file "
+                "itself; name the output otherwise",
                 str(output),
             )
         known = files.get(target)
         if known is None or claim.offset + claim.length > known.offset + known.length:
             files[target] = claim
     return files
+
+
+def _free_name(location: str, output: Path, taken: set[Path]) -> str:
+    """The name of the file at ``location`` (its last part), numbered (``w-1.bin``, ...)
+    until the file beside ``output`` of that name is none of ``taken``."""
+    name = re.split(r"[\\/]", location)[-1]
+    if name in ("", ".", ".."):
+        name = "data"
+    stem, dot, suffix = name.partition(".")
+    candidate, number = name, 0
+    while _place_of(output.parent / candidate) in taken:
+        number += 1
+        candidate = f"{stem}-{number}{dot}{suffix}"
+    return candidate
 
 
 def _location(tensor: TensorProto) -> str:

@@ -76,10 +76,11 @@ def if_tree(depth: int) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
-def run(command: Sequence[str]) -> tuple[float, int, int]:
-    """Seconds, peak resident bytes and exit status of ``command`` as a whole process."""
+def run(command: Sequence[str], env: dict[str, str] | None = None) -> tuple[float, int, int]:
+    """Seconds, peak resident bytes and exit status of ``command`` as a whole process (in
+    ``env``, default: this one's environment)."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)

@@ -140,7 +140,6 @@ def load_without_weights(path: str | os.PathLike[str], *, trust: bool = False) -
     ``SMALL_TENSOR`` elements and keeps its data in a file keeps its reference (checked, not
     read). Every other tensor kept in external data is read (the sizes a Split is cut by, a
     Constant's value), and the ``max_external_bytes`` limit counts those only.
-
     """
     require_argument(path, (str, os.PathLike), "load_without_weights", "a path")
     return _load(path, trust=trust, reads=_Reads.ALL_BUT_WEIGHTS)
@@ -200,12 +199,16 @@ def _load(path: str | os.PathLike[str] | bytes, *, trust: bool, reads: _Reads) -
         return ModelRead(model, None)
     folder = DataFolder(file.resolve().parent, _identity(os.stat(file)), prefix, trust)
     loaded = ModelRead(model, folder)
-    weights = {t.name for t in model.graph.initializer if is_large_weight(t)}
+    weights = (
+        {t.name for t in model.graph.initializer if is_large_weight(t)}
+        if reads is _Reads.ALL_BUT_WEIGHTS
+        else set()
+    )
 
     def read(tensor: TensorProto) -> bool:
-        if reads is _Reads.ALL_BUT_WEIGHTS:
-            return not (tensor.name in weights and is_large_weight(tensor))
-        return reads is _Reads.ALL
+        if weights and tensor.name in weights:
+            return not is_large_weight(tensor)
+        return reads is not _Reads.NONE
 
     _load_external_data(external, folder, read=read)
     return loaded

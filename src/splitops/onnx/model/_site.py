@@ -35,9 +35,9 @@ from ...core import (
     Rule,
     SplitError,
     check_element_type,
-    drops_axis,
     check_split_input_type,
     check_split_rank,
+    drops_axis,
     normalize_axis,
     read_sizes,
 )

@@ -26,7 +26,6 @@ folder; ``--quick``: a sparse model of 1.2 GB only, one round).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import statistics
@@ -42,9 +41,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from .machine import collect, describe
-from .scale import run
-
-RESULTS = Path(__file__).resolve().parent / "results"
+from .scale import run, write_results
 
 #: Each command's arguments; it writes into ``{out}``, another folder than the model's.
 COMMANDS = {
@@ -229,28 +226,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         for label, (model, opset) in models.items():
             print(f"{label}:", flush=True)
             rows[label] = measure(model, opset, rounds, folder / "out", sources)
-    out = options.out or (RESULTS / "quick" if options.quick else RESULTS)
-    out.mkdir(parents=True, exist_ok=True)
-    lines = [
-        "# Commands on models with external weights",
-        "",
-        describe(machine),
-        "",
+    note = (
         f"{rounds} rounds; whole processes; time: the median of the rounds; memory: the "
-        "largest peak resident memory. Outputs go to another folder than the model's.",
-        "",
-        "| model | code | command | time | peak memory |",
-        "| --- | --- | --- | --- | --- |",
-    ]
+        "largest peak resident memory. Outputs go to another folder than the model's."
+    )
+    lines = ["| model | code | command | time | peak memory |", "| --- | --- | --- | --- | --- |"]
     for label, found in rows.items():
         for name, row in found.items():
             code, command = name.split(" ")
             lines.append(f"| {label} | {code} | {command} | {' | '.join(_cell(row))} |")
-    (out / "weights.md").write_text("\n".join(lines) + "\n")
     document = {"machine": machine, "rounds": rounds, "peak_bound": PEAK_BOUND, "rows": rows}
-    (out / "weights.json").write_text(json.dumps(document, indent=1) + "\n")
-    print("\n".join(lines[6:]))
-    print(f"Wrote weights.md, weights.json to {out}")
+    title = "Commands on models with external weights"
+    write_results(options.out, options.quick, "weights", title, note, lines, document)
     return 0
 
 

@@ -138,14 +138,17 @@ def test_many_gigabytes_of_weights_are_rewritten_under_the_default_limits(tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["huge.bin", "huge.onnx", "lowered.onnx"]
 
 
-def test_inline_weights_stay_inline_and_the_rewrite_copies_none(tmp_path: Path) -> None:
+@pytest.mark.parametrize("rewrite", sorted(REWRITES))
+def test_inline_weights_stay_inline_and_the_rewrite_copies_none(
+    tmp_path: Path, rewrite: str
+) -> None:
     source = tmp_path / "inline.onnx"
     onnx.save(weighted_model(), source)
     given: list[TensorProto] = []
 
     def record(model: ModelProto) -> ModelProto:
         given.extend(t for t in model.graph.initializer if t.name == "w")
-        return LOWER(model)
+        return REWRITES[rewrite](model)
 
     output = tmp_path / "out" / "lowered.onnx"
     rewrite_file(source, output, record)
@@ -156,6 +159,18 @@ def test_inline_weights_stay_inline_and_the_rewrite_copies_none(tmp_path: Path) 
     assert numpy_helper.to_array(tensors["w"]).tolist() == WEIGHT.tolist()
     for got, want in zip(outputs(output), expected(), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_an_output_over_protobufs_limit_is_refused_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "inline.onnx"
+    onnx.save(weighted_model(), source)
+    monkeypatch.setattr(_weights, "MAX_MODEL_BYTES", WEIGHT.nbytes)  # the weight and more
+    with pytest.raises(OSError, match="over protobuf's 2 GB limit") as raised:
+        rewrite_file(source, tmp_path / "out" / "lowered.onnx", LOWER)
+    assert raised.value.errno == errno.EFBIG
+    assert not (tmp_path / "out").exists()
 
 
 def test_an_output_beside_the_input_names_the_inputs_own_data_file(tmp_path: Path) -> None:

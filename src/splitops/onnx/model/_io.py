@@ -328,7 +328,7 @@ def write_pieces(stream: IO[bytes], shell: ModelProto, initializers: Iterable[Te
     stream.write(shell.SerializeToString())
     for tensor in initializers:
         piece = ModelProto()
-        reserve_memory(2 * len(tensor.raw_data))  # its copy, and its bytes
+        reserve_memory(2 * tensor.ByteSize())  # its copy, and its bytes
         piece.graph.initializer.append(tensor)
         stream.write(piece.SerializeToString())
 

@@ -156,12 +156,12 @@ def _write_with_weights(
     files = _data_files(model, data, aside, output)
     shell = model_shell(model)
     weights = [aside.get(_location(tensor), tensor) for tensor in model.graph.initializer]
-    if aside and pieces_size(shell, weights) > MAX_MODEL_BYTES:
+    if pieces_size(shell, weights) > MAX_MODEL_BYTES:
         raise OSError(
             errno.EFBIG,
-            "with its weights inline, the model would be over protobuf's 2 GB limit for one "
-            "file. Save the input with its weights as external data (onnx.save_model(model, "
-            "path, save_as_external_data=True)), then rewrite that",
+            "the model would be over protobuf's 2 GB limit for one file with the tensors it "
+            "holds inline. Save the input with its weights as external data "
+            "(onnx.save_model(model, path, save_as_external_data=True)), then rewrite that",
             str(output),
         )
     with contextlib.ExitStack() as written:

@@ -285,10 +285,16 @@ def test_a_hard_linked_data_file_is_refused_as_the_loader_refuses_it(tmp_path: P
         rewrite_file(source, tmp_path / "out" / "lowered.onnx", LOWER)
 
 
-def test_a_rewrite_that_returns_no_model_is_a_type_error(tmp_path: Path) -> None:
+def test_rewrite_file_names_what_it_takes(tmp_path: Path) -> None:
     source = save_external(tmp_path)
-    with pytest.raises(TypeError, match=r"onnx\.ModelProto"):
-        rewrite_file(source, tmp_path / "lowered.onnx", lambda model: None)  # type: ignore[arg-type,return-value]
+    output = tmp_path / "lowered.onnx"
+    with pytest.raises(TypeError, match=r"^rewrite_file takes a path \(str or os.PathLike\)"):
+        rewrite_file(None, output, LOWER)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^rewrite_file takes a function of an onnx.ModelProto"):
+        rewrite_file(source, output, "lower")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"must return an onnx.ModelProto; it returned NoneType"):
+        rewrite_file(source, output, lambda model: None)  # type: ignore[arg-type,return-value]
+    assert not output.exists()
 
 
 # How each data file is placed: cloned, copied by the kernel, or streamed.

@@ -113,11 +113,20 @@ def rewrite_file(
     """
     require_argument(model, (str, os.PathLike), "rewrite_file", "a path (str or os.PathLike)")
     require_argument(output, (str, os.PathLike), "rewrite_file", "a path (str or os.PathLike)")
+    if not callable(rewrite):
+        raise TypeError(
+            "rewrite_file takes a function of an onnx.ModelProto as its rewrite (lower_model, "
+            f"convert_model, ...), not {type(rewrite).__name__}."
+        )
     read = load_without_weights(model, trust=trust_external_data)
     assert read.data is not None  # a model read from a file has a folder
     light, aside = _set_inline_weights_aside(read.model)
     result = rewrite(light)
-    require_argument(result, ModelProto, "rewrite_file's rewrite", "to return an onnx.ModelProto")
+    if not isinstance(result, ModelProto):
+        raise TypeError(
+            f"rewrite_file's rewrite must return an onnx.ModelProto; it returned "
+            f"{type(result).__name__}, and nothing was written."
+        )
     _write_with_weights(result, Path(output), read.data, aside)
 
 

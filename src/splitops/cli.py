@@ -559,15 +559,21 @@ def _infer(args: argparse.Namespace) -> ExitCode:
 
 
 def _convert(args: argparse.Namespace) -> ExitCode:
-    from .onnx import convert_model, default_opset, split_nodes
+    from .onnx import convert_model, default_opset, rewrite_file, split_nodes
 
-    model = _load(args)
-    converted = convert_model(model, args.opset)
-    _write_model(converted, args.output)
-    count = sum(1 for _ in split_nodes(converted))
+    counts: list[tuple[int, int | None]] = []  # the Split nodes, the opset converted from
+
+    def convert(model: ModelProto) -> ModelProto:
+        converted = convert_model(model, args.opset)
+        counts.append((sum(1 for _ in split_nodes(converted)), default_opset(model.opset_import)))
+        return converted
+
+    # The weights stay where they lie: external data beside the output, inline ones inline.
+    rewrite_file(args.model, args.output, convert, trust_external_data=args.trust_external_data)
+    count, source = counts[0]
     _Output()(
-        f"converted {count} Split/SplitToSequence node(s) from opset "
-        f"{default_opset(model.opset_import)} to {args.opset}; wrote {args.output}"
+        f"converted {count} Split/SplitToSequence node(s) from opset {source} to {args.opset}; "
+        f"wrote {args.output}"
     )
     return ExitCode.OK
 
@@ -660,22 +666,28 @@ class _NotingRep:
 def _lower(args: argparse.Namespace) -> ExitCode:
     """``splitops lower``: every Split and SplitToSequence rewritten for every runtime."""
     from .core import Rule
-    from .onnx import check_model, lower_model_with_report, save_model
+    from .onnx import Lowering, check_model, lower_model_with_report, rewrite_file
 
     say = _Output()
-    model = _load(args)
+    report: list[Lowering] = []
+
+    def lower(model: ModelProto) -> ModelProto:
+        lowered, rows = lower_model_with_report(model, target=args.target, release=args.release)
+        report.extend(rows)
+        return lowered
+
     try:
-        lowered, report = lower_model_with_report(model, target=args.target, release=args.release)
+        # The weights stay where they lie: external data beside the output, inline ones inline.
+        rewrite_file(args.model, args.output, lower, trust_external_data=args.trust_external_data)
     except SplitError as error:
         if error.rule is Rule.LIMIT:
             raise
-        diagnostics = check_model(model)
+        diagnostics = check_model(_load(args, weights=False))
         if not diagnostics:  # what the target cannot keep (a sequence, control flow): one line
             raise
         _print_problems(say, args, diagnostics)
         say(f"{args.model}: {len(diagnostics)} problem(s); nothing written.", stream=sys.stderr)
         return ExitCode.RULE_BROKEN
-    save_model(lowered, args.output)
     if args.json:
         say(json.dumps([row.as_dict() for row in report], indent=2))
     else:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import inspect
 import json
 import logging
@@ -39,6 +40,10 @@ from typing import Any
 #: ``dynamo-unoptimized`` is the dynamo exporter with ``optimize=False``, as torch 2.5 and 2.6
 #: ran it by default: torchlib's own forms, SplitToSequence read by SequenceAt for every split.
 EXPORTERS = ("dynamo", "dynamo-unoptimized", "torchscript")
+#: ``transformers``: :data:`ARCHITECTURES` by each of :data:`EXPORTERS`; ``scripted``: the
+#: modules of :mod:`benchmarks.scripted_models` and their controls, by the TorchScript exporter
+#: at each opset asked.
+FAMILIES = ("transformers", "scripted")
 #: The tokens of the text models.
 VOCAB = 64
 
@@ -236,6 +241,9 @@ ARCHITECTURES: tuple[Architecture, ...] = (
 )  # fmt: skip
 
 
+_NAMES = {spec.name for spec in ARCHITECTURES}
+
+
 def by_name(name: str) -> Architecture:
     """The architecture called ``name`` (a ``KeyError`` for another)."""
     for spec in ARCHITECTURES:
@@ -365,22 +373,118 @@ def export_one(spec: Architecture, exporter: str, out: Path) -> dict[str, Any]:
     return line
 
 
+def _numpy(value: Any) -> Any:
+    """A torch output as numpy: a list of tensors (a sequence output) stacked."""
+    import numpy as np
+    import torch
+
+    if torch.is_tensor(value):
+        return value.detach().numpy()
+    return np.stack([part.detach().numpy() for part in value])
+
+
+def export_scripted(name: str, opset: int, out: Path, *, control: bool = False) -> dict[str, Any]:
+    """Export the module ``name`` of :mod:`benchmarks.scripted_models` (or its control) by the
+    TorchScript exporter at ``opset`` into ``out``, with its inputs at the two sizes it was
+    not traced at and torch's outputs for them; the manifest line (the error, if any)."""
+    import numpy as np
+    import torch
+
+    from .scripted_models import by_name as scripted
+    from .scripted_models import prepared
+
+    entry = scripted(name)
+    stem = f"{name}{'-control' if control else ''}-opset{opset}"
+    example = entry.inputs(0)
+    line: dict[str, Any] = {
+        "model": name,
+        "exporter": "torchscript",
+        "torch": torch.__version__.split("+")[0],
+        "transformers": "",
+        "file": f"{stem}.onnx",
+        "family": "scripted",
+        "kind": entry.kind,
+        "control": control,
+        "asked_opset": opset,
+        "traced": {key: list(value.shape) for key, value in example.items()},
+    }
+    began = time.perf_counter()
+    outputs = entry.control_outputs if control else entry.outputs
+    try:
+        with quiet(), torch.no_grad():
+            module = prepared(entry, control=control)
+            torch.onnx.export(
+                module, tuple(example.values()), str(out / f"{stem}.onnx"), dynamo=False,
+                opset_version=opset, input_names=list(example), output_names=list(outputs),
+                dynamic_axes={name: dict(axes) for name, axes in entry.dynamic.items()},
+            )  # fmt: skip
+            arrays: dict[str, Any] = {}
+            for k in (0, 1):
+                inputs = entry.inputs(k + 1)
+                for key, value in inputs.items():
+                    arrays[f"in{k}_{key}"] = value.numpy()
+                got = module(*inputs.values())
+                listed = [got] if torch.is_tensor(got) or len(outputs) == 1 else list(got)
+                for i, value in enumerate(listed):
+                    arrays[f"out{k}_{i}"] = _numpy(value)
+            np.savez(out / f"{stem}.npz", **arrays)
+        line["opset"] = _opset(out / f"{stem}.onnx")
+    except Exception as error:  # recorded in the manifest; the next model goes on
+        line["error"] = f"{type(error).__name__}: {' '.join(str(error).split())[:300]}"
+        (out / f"{stem}.onnx").unlink(missing_ok=True)
+        if "--traceback" in sys.argv:
+            traceback.print_exc()
+    line["seconds"] = round(time.perf_counter() - began, 2)
+    return line
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.export_models")
     parser.add_argument("--out", required=True, type=Path, help="the folder the files go in")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these models only")
     parser.add_argument("--exporters", nargs="+", default=list(EXPORTERS), choices=EXPORTERS)
     parser.add_argument("--traceback", action="store_true", help="print each failure's stack")
+    parser.add_argument(
+        "--families",
+        nargs="+",
+        default=list(FAMILIES),
+        choices=FAMILIES,
+        help="transformers models, or the scripted modules of benchmarks.scripted_models",
+    )
+    parser.add_argument(
+        "--opsets",
+        nargs="+",
+        type=int,
+        default=[11, 13, 18],
+        help="the scripted modules' opsets (default: 11 13 18)",
+    )
     options = parser.parse_args(argv)
     options.out.mkdir(parents=True, exist_ok=True)
-    specs = [by_name(n) for n in options.only] if options.only else list(ARCHITECTURES)
+    lines: list[Callable[[], dict[str, Any]]] = []
+    if "transformers" in options.families:
+        specs = [by_name(n) for n in options.only or () if n in _NAMES] if options.only else list(
+            ARCHITECTURES)  # fmt: skip
+        lines += [
+            functools.partial(export_one, spec, exporter, options.out)
+            for spec in specs
+            for exporter in options.exporters
+        ]
+    if "scripted" in options.families:
+        from .scripted_models import SCRIPTED
+
+        chosen = [e.name for e in SCRIPTED if not options.only or e.name in options.only]
+        lines += [
+            functools.partial(export_scripted, name, opset, options.out, control=control)
+            for name in chosen
+            for opset in options.opsets
+            for control in (False, True)
+        ]
     with (options.out / "manifest.jsonl").open("a") as manifest:
-        for spec in specs:
-            for exporter in options.exporters:
-                line = export_one(spec, exporter, options.out)
-                manifest.write(json.dumps(line) + "\n")
-                manifest.flush()
-                print(json.dumps(line), flush=True)
+        for make in lines:
+            line = make()
+            manifest.write(json.dumps(line) + "\n")
+            manifest.flush()
+            print(json.dumps(line), flush=True)
     return 0
 
 

@@ -71,7 +71,7 @@ import splitops
 from splitops.onnx.rewrite import TARGETS
 from splitops.onnx.run import RUNTIMES, Runtime, RuntimeRunError, RuntimeWorkers, runtime_named
 
-from .export_models import EXPORTERS, graphs
+from .export_models import EXPORTERS, FAMILIES, graphs
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Where the exports are built (ignored by git): one folder per torch release.
@@ -91,9 +91,19 @@ class Export:
     torch: str
     transformers: str
     opset: int
+    #: ``"transformers"``, or ``"scripted"`` (:mod:`benchmarks.scripted_models`: torch's
+    #: outputs are the oracle, and each module has a Split-free control).
+    family: str = "transformers"
+    #: A scripted module's control: its computation without split, chunk, unbind or lists.
+    control: bool = False
+    #: ``"script"`` or ``"trace"``, for a scripted module.
+    kind: str = ""
 
     @property
     def label(self) -> str:
+        if self.family == "scripted":
+            control = " control" if self.control else ""
+            return f"{self.model}{control} opset {self.opset} torch {self.torch}"
         return f"{self.model} {self.exporter} torch {self.torch}"
 
     def arrays(self) -> dict[str, Any]:
@@ -137,8 +147,21 @@ def read_exports(folder: Path) -> list[Export]:
                 entry["torch"],
                 entry["transformers"],
                 entry["opset"],
+                entry.get("family", "transformers"),
+                bool(entry.get("control", False)),
+                entry.get("kind", ""),
             )
-    return sorted(found.values(), key=lambda e: (_release(e.torch), e.model, e.exporter))
+    return sorted(
+        found.values(),
+        key=lambda e: (
+            e.family != "transformers",
+            _release(e.torch),
+            e.model,
+            e.exporter,
+            e.opset,
+            e.control,
+        ),
+    )
 
 
 def export_failures(folder: Path) -> list[dict[str, Any]]:
@@ -160,10 +183,13 @@ def build(
     folder: Path,
     only: Sequence[str] | None = None,
     exporters: Sequence[str] | None = None,
+    families: Sequence[str] | None = None,
 ) -> Path:
     """Export every architecture (or those in ``only``) by every exporter (or those in
-    ``exporters``) with the interpreter ``python`` into ``folder/torch-<its torch version>``;
-    returns that folder. Its manifest gains a line per export: the last one of a file wins."""
+    ``exporters``), and every scripted module at each opset, of the ``families`` asked (every
+    one by default), with the interpreter ``python`` into ``folder/torch-<its torch
+    version>``; returns that folder. Its manifest gains a line per export: the last one of a
+    file wins."""
     version = subprocess.run(
         [python, "-c", "import torch; print(torch.__version__.split('+')[0])"],
         capture_output=True,
@@ -177,6 +203,8 @@ def build(
         command += ["--only", *only]
     if exporters:
         command += ["--exporters", *exporters]
+    if families:
+        command += ["--families", *families]
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
     # In the folder: the dynamo exporter of torch 2.4 writes a report where it runs.
     subprocess.run(command, cwd=out, env=environment, check=True, stdout=subprocess.DEVNULL)
@@ -333,6 +361,9 @@ class Corpus:
     patterns: Counter[str]
     sizes: tuple[int, ...]
     spec: list[list[Any]] | str
+    #: Where torch's outputs are the oracle (a scripted module's): whether splitops'
+    #: reference engine gives them too, at each size.
+    engine: str = ""
 
     def feeds(self) -> list[dict[str, Any]]:
         every = self.export.feeds()
@@ -340,6 +371,8 @@ class Corpus:
 
     @property
     def agreement(self) -> str:
+        if self.engine:
+            return self.engine
         if isinstance(self.spec, str):
             return f"spec failed: {self.spec}"
         if not self.sizes:
@@ -347,12 +380,32 @@ class Corpus:
         return "yes" if len(self.sizes) == 2 else "at the example's size only"
 
 
+def _engine_agrees(model: ModelProto, feeds: Sequence[dict[str, Any]],
+                   outputs: Sequence[list[Any]]) -> str:  # fmt: skip
+    """Whether splitops' reference engine gives torch's ``outputs`` at every size: ``yes``,
+    ``no`` (where not), or why it failed."""
+    for feed, wanted in zip(feeds, outputs, strict=True):
+        spec = _spec(model, [feed])
+        if isinstance(spec, str):
+            return f"engine failed: {spec}"
+        if not close(spec[0], wanted):
+            return "no"
+    return "yes"
+
+
 def read_corpus(exports: Sequence[Export]) -> list[Corpus]:
+    """What each export holds and the sizes it runs at, with its oracle: the spec's answer
+    where torch's is the same (a transformers model), torch's (a scripted module)."""
     found = []
     for export in exports:
         model = onnx.load(str(export.path))
         every = export.feeds()
         outputs = export.torch_outputs()
+        if export.family == "scripted":
+            nodes = sum(1 for _ in _nodes(model))
+            agrees = _engine_agrees(model, every, outputs)
+            found.append(Corpus(export, nodes, sequence_patterns(model), (0, 1), outputs, agrees))
+            continue
         sizes, wanted, failed = [], [], ""
         for k in (0, 1):
             spec = _spec(model, [every[k]])
@@ -904,6 +957,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these architectures only")
     parser.add_argument("--exporters", nargs="+", choices=EXPORTERS)
     parser.add_argument(
+        "--families",
+        nargs="+",
+        choices=FAMILIES,
+        help="what to export: transformers models, scripted modules (default: both)",
+    )
+    parser.add_argument(
         "--keep",
         nargs="+",
         metavar=("FOLDER", "FILE"),
@@ -914,7 +973,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     began = time.perf_counter()
     if ours.torch_env or not (ours.keep or any(ours.cache.glob("*/manifest.jsonl"))):
         print(f"exporting with {python}", file=sys.stderr, flush=True)
-        build(python, ours.cache, ours.only, ours.exporters)
+        build(python, ours.cache, ours.only, ours.exporters, ours.families)
     if ours.keep:
         folder, *files = ours.keep
         known = {f"{e.path.parent.name}/{e.path.name}": e for e in read_exports(ours.cache)}
@@ -927,6 +986,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     exports = read_exports(ours.cache)
     if ours.only:
         exports = [e for e in exports if e.model in ours.only]
+    if ours.families:
+        exports = [e for e in exports if e.family in ours.families]
     corpus = read_corpus(exports)
     rows = run_exports(corpus, runtimes, progress=lambda s: print(s, file=sys.stderr, flush=True))
     found = reproductions(corpus, rows, runtimes)

@@ -428,8 +428,10 @@ def run_exports(
     seconds: float | None = None,
 ) -> list[Row]:
     """Every export on every runtime, as exported and lowered for each target. A variant
-    that is byte for byte one already run reuses its outcome."""
+    that is byte for byte one already run (up to the producer's version: torch 2.4 and 2.9
+    write the same graphs) at the same inputs reuses its outcome."""
     rows: list[Row] = []
+    seen: dict[tuple[str, str], list[list[Any] | RuntimeRunError]] = {}
     with RuntimeWorkers() if seconds is None else RuntimeWorkers(seconds) as workers:
         for entry in corpus:
             if isinstance(entry.spec, str) or not entry.sizes:
@@ -445,25 +447,43 @@ def run_exports(
                     ).SerializeToString()
                 except splitops.SplitError as refused:
                     variants[target] = f"refused: {refused}"
+            keys = {
+                name: _run_key(variant, feeds)
+                for name, variant in variants.items()
+                if not isinstance(variant, str)
+            }
             for runtime in runtimes:
-                seen: dict[str, tuple[str, str]] = {}
                 outcome: dict[str, str] = {}
                 errors: dict[str, str] = {}
                 for name, variant in variants.items():
                     if isinstance(variant, str):
                         outcome[name], errors[name] = "refused", variant
                         continue
-                    key = hashlib.sha256(variant).hexdigest()
+                    key = (runtime.name, keys[name])
                     if key not in seen:
-                        got = workers.run_each(runtime, variant, feeds)
-                        said = next((str(g) for g in got if isinstance(g, RuntimeRunError)), "")
-                        seen[key] = (verdict(entry.spec, got), said)
-                    outcome[name], said = seen[key]
+                        seen[key] = workers.run_each(runtime, variant, feeds)
+                    got = seen[key]
+                    outcome[name] = verdict(entry.spec, got)
+                    said = next((str(g) for g in got if isinstance(g, RuntimeRunError)), "")
                     if said:
                         errors[name] = said
                 original = outcome.pop("original")
                 rows.append(Row(entry.export, runtime.name, original, outcome, errors))
     return rows
+
+
+def _run_key(variant: bytes, feeds: Sequence[dict[str, Any]]) -> str:
+    """What a run depends on: the model without its producer's name and version, and the
+    inputs."""
+    model = ModelProto.FromString(variant)
+    model.producer_name = model.producer_version = ""
+    digest = hashlib.sha256(model.SerializeToString(deterministic=True))
+    for feed in feeds:
+        for name, value in sorted(feed.items()):
+            array = np.ascontiguousarray(value)
+            digest.update(f"{name}{array.dtype}{array.shape}".encode())
+            digest.update(array.tobytes())
+    return digest.hexdigest()
 
 
 # --- reproductions without Split -------------------------------------------------------------
@@ -756,6 +776,8 @@ def report(
     found: Sequence[Reproduction] = (),
 ) -> str:
     versions = ", ".join(f"{r.name} {r.version()}" for r in runtimes)
+    models = [entry for entry in corpus if entry.export.family == "transformers"]
+    model_rows = [row for row in rows if row.export.family == "transformers"]
     lines = [
         HEADING,
         "",
@@ -781,7 +803,7 @@ def report(
         "patterns | torch = spec |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for entry in corpus:
+    for entry in models:
         e = entry.export
         lines.append(
             f"| {e.model} | {e.exporter} | {e.torch} | {e.transformers} | {e.opset} "
@@ -790,7 +812,7 @@ def report(
     if failures:
         lines += ["", "Exports that failed (no file):", ""]
         lines += [
-            f"- {f['model']} {f['exporter']}, torch {f['torch']}: {f['error'][:160]}"
+            f"- {f['model']} {f['exporter']}{_asked(f)}, torch {f['torch']}: {f['error'][:160]}"
             for f in failures
         ]
     lines += [
@@ -803,7 +825,7 @@ def report(
     ]
     order = " ".join(TARGETS)
     for runtime in runtimes:
-        mine = [row for row in rows if row.runtime == runtime.name]
+        mine = [row for row in model_rows if row.runtime == runtime.name]
         lines += [
             f"**{runtime.name}** (own target `{runtime.target}`)",
             "",
@@ -817,7 +839,7 @@ def report(
     totals = ["| runtime | original | " + " | ".join(f"`{t}`" for t in TARGETS) + " |"]
     totals.append("|---" * (2 + len(TARGETS)) + "|")
     for runtime in runtimes:
-        mine = [row for row in rows if row.runtime == runtime.name]
+        mine = [row for row in model_rows if row.runtime == runtime.name]
         cells = [_count([row.original for row in mine])]
         cells += [_count([row.lowered[t] for row in mine]) for t in TARGETS]
         totals.append(f"| {runtime.name} | " + " | ".join(cells) + " |")
@@ -827,9 +849,10 @@ def report(
         *totals,
         "",
         "An export a runtime runs exactly that a lowering (for any target) does not keep "
-        "exact: " + _listed(regressions(rows)) + ". An export a runtime's own target gives a "
-        "wrong answer for: " + _listed(own_wrong(rows, runtimes)) + ".",
+        "exact: " + _listed(regressions(model_rows)) + ". An export a runtime's own target "
+        "gives a wrong answer for: " + _listed(own_wrong(model_rows, runtimes)) + ".",
         "",
+        *scripted_report(corpus, rows, runtimes),
         "### Failures cut down to the node a runtime names",
         "",
         "For each runtime and each error its originals, or their lowerings for its own "
@@ -854,7 +877,7 @@ def report(
         "### Why a run departs (each runtime's first error, by export)",
         "",
     ]
-    for row in rows:
+    for row in model_rows:
         # One line per message: the original's error is most often every target's too.
         by_message: dict[str, list[str]] = {}
         for name, said in row.errors.items():
@@ -865,6 +888,156 @@ def report(
                 ", ".join(names))  # fmt: skip
             lines.append(f"- {row.export.label}, {row.runtime} ({which}): {said}")
     return "\n".join(lines) + "\n"
+
+
+def _asked(failure: dict[str, Any]) -> str:
+    """`` opset N`` for a scripted module's failed export (asked for opset N)."""
+    return f" opset {failure['asked_opset']}" if "asked_opset" in failure else ""
+
+
+def _unnamed(message: str) -> str:
+    """``message`` without the node a runtime names (tract's ``#12 "name"``, TVM's ``Node
+    name``) and its spacing: the same failure at other nodes reads the same."""
+    return re.sub(r'#\d+ "[^"]+"|Node \S+ ', "", " ".join(message.split()))
+
+
+def _where(exports: Sequence[Export]) -> str:
+    """``exports`` of scripted modules in short: each module with its opsets and torches."""
+    by_model: dict[str, list[Export]] = {}
+    for export in exports:
+        by_model.setdefault(export.model + (" control" if export.control else ""), []).append(
+            export
+        )
+    return "; ".join(
+        f"{model} (opset {', '.join(sorted({str(e.opset) for e in found}, key=int))}, torch "
+        f"{', '.join(sorted({e.torch for e in found}, key=_release))})"
+        for model, found in by_model.items()
+    )
+
+
+def scripted_report(
+    corpus: Sequence[Corpus], rows: Sequence[Row], runtimes: Sequence[Runtime]
+) -> list[str]:
+    """The section of the scripted modules (where the corpus holds them): what each export
+    holds, each runtime's matrix beside the control's verdict, the totals, and the messages
+    each runtime fails originals, their lowerings for its own target and the controls with."""
+    entries = [entry for entry in corpus if entry.export.family == "scripted"]
+    if not entries:
+        return []
+    modules = [entry for entry in entries if not entry.export.control]
+    controls = {
+        (e.export.model, e.export.torch, e.export.opset): e for e in entries if e.export.control
+    }
+    by_export = {(row.export, row.runtime): row for row in rows}
+    lines = [
+        "### TorchScript-era scripted modules",
+        "",
+        "Small modules of `benchmarks/scripted_models.py` written as users write them (`for t "
+        "in x.split(...)`, list comprehensions over `x.split(1, dim=1)`, "
+        "`torch.stack(list(x.unbind(1)))`, `x.chunk(k)` with a tensor `k`, "
+        "`torch.tensor_split(x, idx)` with a tensor `idx`, a loop appending to a list, a "
+        "module returning a list, sizes from `x.shape`, a ViT block whose qkv is chunked and "
+        "whose heads are unbound in a loop), scripted (`torch.jit.script`: loops and lists "
+        "stay, as Loops and sequences) or traced, exported by the TorchScript exporter of each "
+        "torch listed at opsets 11, 13 and 18, their batch and sequence axes dynamic. Each runs "
+        "at two sizes other than the one it was traced at; torch's outputs are the oracle. "
+        "Each has a Split-free control: the same computation without split, chunk, unbind or "
+        "lists (slices, indexing, a tensor carried through its loop), exported the same way. "
+        "A runtime that fails a control fails for a limit of its own, not the Split's. Built "
+        "with a venv for each torch:",
+        "",
+        "```bash",
+        'python -m venv /tmp/torch2.4 && /tmp/torch2.4/bin/pip install torch==2.4.1 "numpy<2" onnx',
+        "python -m benchmarks.exports --torch-env /tmp/torch2.4 --families scripted --build-only",
+        "python -m venv /tmp/torch2.9 && /tmp/torch2.9/bin/pip install torch==2.9.1 onnx",
+        "python -m benchmarks.exports --torch-env /tmp/torch2.9 --families scripted --build-only",
+        "```",
+        "",
+        "| module | kind | torch | opset | nodes | Split and sequence patterns | the control's "
+        "| splitops' engine gives torch's answer |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for entry in modules:
+        e = entry.export
+        control = controls.get((e.model, e.torch, e.opset))
+        theirs = describe(control.patterns) if control else "no export"
+        lines.append(
+            f"| {e.model} | {e.kind} | {e.torch} | {e.opset} | {entry.nodes} "
+            f"| {describe(entry.patterns)} | {theirs} | {entry.agreement} |"
+        )
+    lines += [
+        "",
+        "A cell reads the original's verdict, then each target's lowering in the order of the "
+        "columns' heading, then the control's verdict as exported: ✓ exact, ✗ wrong, E error, "
+        "R the target refuses the model, - no control.",
+        "",
+    ]
+    order = " ".join(TARGETS)
+    totals = [
+        "| runtime | original | own target | `portable` | control |",
+        "|---|---|---|---|---|",
+    ]
+    for runtime in runtimes:
+        lines += [
+            f"**{runtime.name}** (own target `{runtime.target}`)",
+            "",
+            f"| export | original | {order} | control |",
+            "|---|---|---|---|",
+        ]
+        mine, theirs = [], []
+        for entry in modules:
+            row = by_export.get((entry.export, runtime.name))
+            if row is None:
+                continue
+            mine.append(row)
+            control = controls.get((entry.export.model, entry.export.torch, entry.export.opset))
+            paired = by_export.get((control.export, runtime.name)) if control else None
+            if paired:
+                theirs.append(paired)
+            marks = " ".join(_MARK[row.lowered[t]] for t in TARGETS)
+            mark = _MARK[paired.original] if paired else "-"
+            lines.append(f"| {row.export.label} | {row.original} | {marks} | {mark} |")
+        lines.append("")
+        totals.append(
+            f"| {runtime.name} | {_count([row.original for row in mine])} "
+            f"| {_count([row.lowered[runtime.target] for row in mine])} "
+            f"| {_count([row.lowered['portable'] for row in mine])} "
+            f"| {_count([row.original for row in theirs])} |"
+        )
+    lines += [
+        "Totals of the scripted modules, exports counted exact / wrong / error / refused:",
+        "",
+        *totals,
+        "",
+        "#### What each runtime says",
+        "",
+        "Each message a runtime fails a control with (its own limit), then each it fails an "
+        "original or its lowering for the runtime's own target with, and each reason the "
+        "target refuses, once, with the exports it concerns. A run that gives another answer "
+        "than torch's reads *wrong answer*.",
+        "",
+    ]
+    for runtime in runtimes:
+        said: dict[tuple[str, str], list[Export]] = {}
+        for entry in entries:
+            row = by_export.get((entry.export, runtime.name))
+            if row is None:
+                continue
+            variants = ["original"] if entry.export.control else ["original", runtime.target]
+            for variant in variants:
+                verdict = row.original if variant == "original" else row.lowered[variant]
+                if verdict not in ("error", "wrong", "refused"):
+                    continue
+                what = "original" if variant == "original" else f"lowered for `{variant}`"
+                what = "control" if entry.export.control else what
+                message = "wrong answer" if verdict == "wrong" else row.errors.get(variant, "")
+                said.setdefault((what, _unnamed(message)[:200]), []).append(entry.export)
+        if not said:
+            lines.append(f"- **{runtime.name}**: every control, original and own lowering runs")
+            continue
+        for (what, message), exports in sorted(said.items(), key=lambda kv: kv[0][0] != "control"):
+            lines.append(f"- **{runtime.name}**, {what}: {message} — {_where(exports)}")
+    return [*lines, ""]
 
 
 def _reproduction(made: Reproduction) -> str:

@@ -1,5 +1,5 @@
 """TorchScript-era exports: small scripted and traced modules that split tensors the ways users
-write it, each beside a Split-free control, for :mod:`benchmarks.export_models`.
+write it, each beside a Split-free control, for :mod:`harness.export_models`.
 
 The files users bring to tract, OpenVINO, TVM and onnx2torch were most often written by the
 TorchScript exporter of torch 2.4 to 2.9 (``torch.onnx.export(..., dynamo=False)``) from
@@ -291,6 +291,8 @@ class TensorSplitTraced(nn.Module):
     """Traced: ``torch.tensor_split`` at a constant tensor of indices (the exporter writes a
     Loop of SequenceInsert, the tracer three SequenceAt)."""
 
+    idx: Tensor
+
     def __init__(self) -> None:
         super().__init__()
         self.register_buffer("idx", torch.tensor([2, 3]))
@@ -359,10 +361,9 @@ class ReturnsListControl(nn.Module):
         return x[..., 0:4] * 2.0, x[..., 4:8] * 2.0, x[..., 8:12] * 2.0
 
 
-@torch.jit.script
 def halves(x: Tensor) -> list[Tensor]:
     """A function returning a list: the two halves of the sequence, its length from
-    ``x.shape``."""
+    ``x.shape`` (scripted with the module that calls it)."""
     n = x.shape[1]
     return list(x.split([n // 2, n - n // 2], dim=1))
 
@@ -409,7 +410,8 @@ class VitBlock(nn.Module):
             out.append(attention @ vs[h])
         # Heads side by side: torch.stack(out, 1).transpose(1, 2) is exported with a
         # Transpose of rank 5 (the exporter takes the stacked heads for rank 4).
-        return x + self.proj(torch.cat(out, dim=-1))
+        y: Tensor = x + self.proj(torch.cat(out, dim=-1))
+        return y
 
 
 class VitBlockControl(VitBlock):
@@ -423,7 +425,8 @@ class VitBlockControl(VitBlock):
         for h in range(1, self.heads):
             attention = (q[:, h] @ k[:, h].transpose(-2, -1) * self.scale).softmax(-1)
             o = torch.cat([o, (attention @ v[:, h])[:, None]], dim=1)
-        return x + self.proj(o.transpose(1, 2).reshape(b, n, c))
+        y: Tensor = x + self.proj(o.transpose(1, 2).reshape(b, n, c))
+        return y
 
 
 def _tokens(k: int) -> dict[str, Tensor]:

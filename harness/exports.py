@@ -224,7 +224,7 @@ def keep(export: Export, folder: Path) -> Path:
     onnx.save(model, str(out / export.path.name))
     npz = export.path.with_suffix(".npz")
     (out / npz.name).write_bytes(npz.read_bytes())
-    line = {
+    line: dict[str, Any] = {
         "model": export.model,
         "exporter": export.exporter,
         "torch": export.torch,
@@ -232,6 +232,8 @@ def keep(export: Export, folder: Path) -> Path:
         "file": export.path.name,
         "opset": export.opset,
     }
+    if export.family != "transformers":
+        line |= {"family": export.family, "control": export.control, "kind": export.kind}
     with (out / "manifest.jsonl").open("a") as manifest:
         manifest.write(json.dumps(line) + "\n")
     return out / export.path.name

@@ -13,6 +13,7 @@ import numpy as np
 import onnx
 import pytest
 from harness.exports import (
+    keep,
     read_corpus,
     read_exports,
     run_exports,
@@ -77,9 +78,10 @@ def workers() -> Iterator[RuntimeWorkers]:
 def test_an_export_and_its_control_run_on_onnxruntime_as_torch_does(
     tmp_path: Path, workers: RuntimeWorkers
 ) -> None:
-    """Exported at opset 18 into the cache's layout, read back with torch's outputs as the
-    oracle (a returned list stacked), run as exported and lowered: the report pairs each
-    module with its control, and the sequences torch wrote are there."""
+    """Exported at opset 18 into the cache's layout (and kept as fixtures, read back alike),
+    read with torch's outputs as the oracle (a returned list stacked), run as exported and
+    lowered: the report pairs each module with its control, and the sequences torch wrote
+    are there."""
     folder = tmp_path / f"torch-{torch.__version__.split('+')[0]}"
     folder.mkdir()
     lines = [
@@ -95,6 +97,12 @@ def test_an_export_and_its_control_run_on_onnxruntime_as_torch_does(
         ("returns_list", True, 18),
         ("split_loop_chunks", False, 18),
         ("split_loop_chunks", True, 18),
+    ]
+    kept = [keep(export, tmp_path / "kept") for export in exports]
+    again = read_exports(tmp_path / "kept")
+    assert [e.path for e in again] == kept
+    assert [(e.label, e.family, e.kind) for e in again] == [
+        (e.label, e.family, e.kind) for e in exports
     ]
     for export in exports:
         patterns = sequence_patterns(onnx.load(str(export.path)))

@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--families",
         nargs="+",
         choices=FAMILIES,
-        help="what to export: transformers models, scripted modules (default: both)",
+        help="what to export and run: transformers models, scripted modules (default: both)",
     )
     parser.add_argument(
         "--keep",

@@ -24,14 +24,15 @@ exporter fixed an axis it was told is dynamic) is left out; for a scripted modul
 outputs are the oracle, at two sizes other than the traced one.
 A run is **exact** when every output has the oracle's shape and element type and its values
 within ``rtol=1e-3, atol=1e-4`` of the oracle's (runtimes sum in their own order); **wrong**
-when not; **error** when the runtime refuses or fails; **refused** when the target's lowering
-refuses the model. Each error a runtime gives an original, or its lowering for the runtime's
-own target, is cut down to the part of the model that computes the failing node (the node
-the message names, or the last of the shortest failing prefix of the graph), its Splits
-written as Slices, and run again there and on onnxruntime: a cut with no Split and no
-sequence that fails the same way shows the runtime's own limit, as a scripted module's
-control does for the whole module. A lowering that makes an exact original anything else is
-listed. :func:`report` writes the section "Real exports" of ``docs/portability.md``.
+when not; **error** when the runtime refuses or fails (or the lowering itself fails, as no
+lowering should); **refused** when the target's lowering refuses the model. Each error a
+runtime gives an original, or its lowering for the runtime's own target, is cut down to the
+part of the model that computes the failing node (the node the message names, or the last
+of the shortest failing prefix of the graph), its Splits written as Slices, and run again
+there and on onnxruntime: a cut with no Split and no sequence that fails the same way shows
+the runtime's own limit, as a scripted module's control does for the whole module. A
+lowering that makes an exact original anything else is listed. :func:`report` writes the
+section "Real exports" of ``docs/portability.md``.
 
 >>> model = onnx.parser.parse_model('''
 ...     <ir_version: 8, opset_import: ["" : 18]>
@@ -77,6 +78,8 @@ CACHE = ROOT / ".cache" / "exports"
 HEADING = "## Real exports"
 RTOL, ATOL = 1e-3, 1e-4
 VERDICTS = ("exact", "wrong", "error", "refused")
+#: How the error of a lowering that failed (a bug: it refuses or lowers) begins.
+FAILED = "lowering failed: "
 
 
 @dataclass(frozen=True)
@@ -439,25 +442,32 @@ def run_exports(
             progress(entry.export.label)
             model = onnx.load(str(entry.export.path))
             feeds = entry.feeds()
-            variants: dict[str, bytes | str] = {"original": model.SerializeToString()}
+            # A variant that is no model: the verdict every runtime gets, and why.
+            variants: dict[str, bytes | tuple[str, str]] = {"original": model.SerializeToString()}
             for target in TARGETS:
                 try:
                     variants[target] = splitops.lower_model(
                         model, target=target
                     ).SerializeToString()
                 except splitops.SplitError as refused:
-                    variants[target] = f"refused: {refused}"
+                    variants[target] = ("refused", f"refused: {refused}")
+                except Exception as failed:  # the lowering's own failure, on every runtime
+                    said = " ".join(str(failed).split())
+                    variants[target] = (
+                        "error",
+                        f"lowering failed: {type(failed).__name__}: {said}",
+                    )
             keys = {
                 name: _run_key(variant, feeds)
                 for name, variant in variants.items()
-                if not isinstance(variant, str)
+                if isinstance(variant, bytes)
             }
             for runtime in runtimes:
                 outcome: dict[str, str] = {}
                 errors: dict[str, str] = {}
                 for name, variant in variants.items():
-                    if isinstance(variant, str):
-                        outcome[name], errors[name] = "refused", variant
+                    if not isinstance(variant, bytes):
+                        outcome[name], errors[name] = variant
                         continue
                     key = (runtime.name, keys[name])
                     if key not in seen:
@@ -738,7 +748,7 @@ def reproductions(
         for variant in ("original", target):
             message = row.errors.get(variant)
             verdict = row.original if variant == "original" else row.lowered[variant]
-            if verdict != "error" or message is None:
+            if verdict != "error" or message is None or message.startswith(FAILED):
                 continue
             key = (row.runtime, re.sub(r"#\d+ \"[^\"]+\"|Node \S+ ", "", message))
             failing.setdefault(key, []).append((row, variant, message))

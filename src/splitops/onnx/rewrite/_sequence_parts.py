@@ -24,6 +24,9 @@ from ._graph_sizes import GraphBuilder
 
 __all__ = ["RuntimeParts", "concatenated", "not_joinable"]
 
+#: The most sizes whose ends are summed one by one rather than by a CumSum.
+_SUMMED_ONE_BY_ONE = 64
+
 
 class RuntimeParts:
     """The parts of one SplitToSequence, as Slices (or a Gather) of its input.
@@ -110,9 +113,25 @@ class RuntimeParts:
 
     def _make_ends(self) -> str:
         build, sizes = self.shared, self._value("sizes")
-        # ``reverse`` written out, though 0 is its default: onnx2torch 1.5.15 reads an absent
-        # one as 1, and sums from the back.
-        ends = build.add("CumSum", [sizes, build.scalar(0)], "ends", reverse=0)
+        count = self.site.split_length
+        if count is not None and 0 < count <= _SUMMED_ONE_BY_ONE:
+            # Sizes of a static count: each end the one before plus a size (tract fails a
+            # CumSum of sizes known only at run time).
+            ends: list[str] = []
+            for index in range(count):
+                size = build.add(
+                    "Slice", [sizes, build.ints([index]), build.ints([index + 1])], "size"
+                )
+                ends.append(build.add("Add", [ends[-1], size], "end") if ends else size)
+            ends_all = build.add("Concat", ends, "ends", axis=0) if count > 1 else ends[0]
+        else:
+            # ``reverse`` written out, though 0 is its default: onnx2torch 1.5.15 reads an
+            # absent one as 1, and sums from the back.
+            ends_all = build.add("CumSum", [sizes, build.scalar(0)], "ends", reverse=0)
+        return self._checked_ends(ends_all)
+
+    def _checked_ends(self, ends: str) -> str:
+        build, sizes = self.shared, self._value("sizes")
         total = build.add("Gather", [ends, build.ints([-1])], "total", axis=0)
         same = build.add("Equal", [total, self._value("length")], "sum")
         wrong_sum = build.add("Not", [same], "wrong_sum")
@@ -184,12 +203,13 @@ class RuntimeParts:
         self._slice(step, start, end, out)
 
     def part_at(self, step: GraphBuilder, position: str, out: str, *, inside: bool) -> None:
-        """SequenceAt at ``position``, a 0-d int64 value known at run time (a Loop's
-        iteration number, never negative); ``inside``: known to lie inside the parts."""
+        """SequenceAt at ``position``, an int64 value known at run time (a Loop's iteration
+        number, never negative: 0-d, or of shape [1] as torch declares it, which onnxruntime
+        then gives); ``inside``: known to lie inside the parts."""
         if self._gathered():
-            self._gather(step, position, out)
+            self._gather(step, step.add("Reshape", [position, step.ints([])], "at"), out)
             return
-        where = step.unsqueeze(position, 0)
+        where = step.add("Reshape", [position, step.ints([1])], "at")
         if self.kind == "sizes":
             start, end = self._size_bounds(step, where)
         else:

@@ -293,9 +293,14 @@ def _unroll(view: ModelView, edits: ModelEdits, loop: Node, trips: int) -> None:
     }
     if len(set(last)) != len(last):  # one value carried out twice: Identities instead
         last = {}
+    # The iteration number as the body declares it: 0-d, as the spec says, or of shape [1],
+    # as torch's TorchScript exporter declares it (and onnxruntime then gives it).
+    declared = body.tensor_type(names_in[0])
+    flat = declared is not None and declared.dims == (1,)
     for trip in range(trips):
         mapping = dict(shared)
-        mapping[names_in[0]] = constant(np.array(trip, np.int64), f"trip{trip}")
+        number = np.array([trip] if flat else trip, np.int64)
+        mapping[names_in[0]] = constant(number, f"trip{trip}")
         if len(names_in) > 1:
             mapping[names_in[1]] = go
         mapping.update(zip(names_in[2:], values, strict=False))

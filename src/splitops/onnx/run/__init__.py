@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ._runtimes import (
         RUNTIMES,
         Runtime,
+        RuntimeCrashError,
         RuntimeRunError,
         RuntimeWorkers,
         installed_runtimes,
@@ -36,6 +37,7 @@ __all__ = [
     "Departure",
     "Portability",
     "Runtime",
+    "RuntimeCrashError",
     "RuntimeRunError",
     "RuntimeWorkers",
     "check_portability",
@@ -57,6 +59,7 @@ _MODULES = {
     "_runtimes": [
         "RUNTIMES",
         "Runtime",
+        "RuntimeCrashError",
         "RuntimeRunError",
         "RuntimeWorkers",
         "installed_runtimes",

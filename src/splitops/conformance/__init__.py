@@ -7,7 +7,7 @@ catches). :func:`write_pack` writes them in ONNX's node-test layout, which
 ``onnx_test_runner``, tract's suite and ``onnx.backend.test`` read; :func:`run_pack` runs a
 pack on one runtime and :func:`judge` gives an outcome's :class:`Verdict` (a crash is never a
 pass); :func:`upstream_sources` gives the valid cases as onnx's own node tests (``expect``),
-with what onnx needs to run them on onnx.reference (:data:`UPSTREAM_FILES`).
+proposed to onnx in ``docs/upstream/`` with the two fixes onnx needs to pass them.
 
 >>> from splitops.conformance import CASES
 >>> sorted({case.op for case in CASES})

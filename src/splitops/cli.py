@@ -26,7 +26,8 @@ import sys
 import textwrap
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from enum import IntEnum
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -138,6 +139,14 @@ class _BadInputError(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    with _interruptible():
+        try:
+            return _main(argv)
+        except _InterruptedError as stop:  # what the command had to say is moot now
+            return stop.exit()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
@@ -158,6 +167,54 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = " ".join(str(warning.message).split())
         print(f"splitops: warning: {message}", file=sys.stderr)
     return code
+
+
+class _InterruptedError(KeyboardInterrupt):
+    """SIGINT, SIGTERM or SIGHUP, raised where the command was, so that every ``with`` and
+    ``finally`` on the way out runs (workers stopped, temporary files and folders removed).
+    A ``KeyboardInterrupt``: code that catches ``Exception`` lets it through."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(number)
+        self.number = number
+
+    def exit(self) -> int:
+        """The one line that says so, and the exit status a shell gives a process the
+        signal ended: 128 + its number (130 for SIGINT, 143 for SIGTERM)."""
+        import signal
+
+        name = signal.Signals(self.number).name
+        print(f"splitops: error: interrupted by {name}; stopped.", file=sys.stderr)
+        return 128 + self.number
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP raise :class:`_InterruptedError` inside, once: a second
+    signal while the command cleans up is ignored, so that the cleaning ends. Outside the
+    main thread (where Python takes no signal handlers) nothing changes."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    numbers = [signal.SIGINT, signal.SIGTERM] + (
+        [signal.SIGHUP] if hasattr(signal, "SIGHUP") else []
+    )
+    raised: list[int] = []
+
+    def interrupt(number: int, frame: object) -> None:
+        if not raised:
+            raised.append(number)
+            raise _InterruptedError(number)
+
+    previous = {number: signal.signal(number, interrupt) for number in numbers}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _guarded(command: Callable[[argparse.Namespace], ExitCode], args: argparse.Namespace) -> int:

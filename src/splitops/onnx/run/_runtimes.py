@@ -357,6 +357,8 @@ class RuntimeWorkers:
     #: The folder of the workers' models: its name is kept before it is made, so that an
     #: interrupt at any moment leaves nothing that :meth:`close` does not remove.
     _folder: str | None = None
+    #: Every worker process, recorded before it is started (the same reason).
+    _processes: list[_Process] = field(default_factory=list)
 
     def start(self, runtimes: Sequence[Runtime]) -> None:
         """Start a worker for each of ``runtimes`` that has none, all at once: each imports
@@ -369,8 +371,9 @@ class RuntimeWorkers:
         if worker is None or not worker.alive():
             if worker is not None:
                 del self._workers[runtime.name]
-                worker.stop()
-            worker = _Worker.start(runtime.name, self._worker_folder(runtime.name))
+                self._retire(worker)
+            folder = self._worker_folder(runtime.name)
+            worker = _Worker.start(runtime.name, folder, self._processes)
             self._workers[runtime.name] = worker
             self.started[runtime.name] = self.started.get(runtime.name, 0) + 1
         return worker
@@ -399,10 +402,16 @@ class RuntimeWorkers:
         remove the folder of their models."""
         while self._workers:
             _, worker = self._workers.popitem()
-            worker.stop(promptly=promptly)
+            self._retire(worker, promptly=promptly)
+        while self._processes:  # one whose start an interrupt broke off
+            self._processes.pop().end()
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
+
+    def _retire(self, worker: _Worker, *, promptly: bool = False) -> None:
+        worker.stop(promptly=promptly)
+        self._processes.remove(worker.process)
 
     def run(self, runtime: Runtime, model: bytes, feeds: dict[str, Any]) -> list[Any]:
         """The outputs of ``model`` (serialized) on ``runtime`` for ``feeds``; a
@@ -427,7 +436,7 @@ class RuntimeWorkers:
                     outcomes.append(RuntimeRunError(value) if status == "error" else list(value))
             except _WorkerDiedError as died:
                 del self._workers[runtime.name]
-                worker.stop()
+                self._retire(worker)
                 outcomes.append(RuntimeCrashError(str(died)))
         return outcomes
 
@@ -436,27 +445,71 @@ class _WorkerDiedError(Exception):
     pass
 
 
+class _Process(subprocess.Popen[bytes]):
+    """A worker's process, recorded in ``recorded_in`` before it exists: an interrupt that
+    breaks off its start (before the caller holds it) leaves it where :meth:`end` finds it,
+    and one that arrives once it is forked ends it at once."""
+
+    def __init__(self, *args: Any, recorded_in: list[_Process], **kwargs: Any) -> None:
+        recorded_in.append(self)
+        before = _children()
+        try:
+            super().__init__(*args, **kwargs)
+        except BaseException:
+            if getattr(self, "pid", None) is None:
+                # An interrupt inside CPython's fork_exec loses the pid of the child it has
+                # forked already: the child that was not there before is that one.
+                for pid in _children() - before:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, 9)
+                        os.waitpid(pid, 0)
+            self.end()
+            raise
+
+    def end(self) -> None:
+        """Kill it and wait for it, if it was started and runs still."""
+        if getattr(self, "pid", None) and self.returncode is None:
+            with contextlib.suppress(OSError):
+                self.kill()
+            self.wait()
+
+
+def _children() -> set[int]:
+    """The processes this one started that run still (Linux; elsewhere none is known)."""
+    found: set[int] = set()
+    with contextlib.suppress(OSError):
+        for task in os.scandir("/proc/self/task"):
+            with open(os.path.join(task.path, "children")) as listing:
+                found.update(int(pid) for pid in listing.read().split())
+    return found
+
+
 @dataclass
 class _Worker:
-    process: subprocess.Popen[bytes]
+    process: _Process
     log: IO[bytes]
     #: Where the worker writes the model it loads; removed with the worker, however it ended.
     folder: str
 
     @classmethod
-    def start(cls, name: str, folder: str) -> _Worker:
-        """A worker for the runtime ``name`` writing its models in ``folder``."""
+    def start(cls, name: str, folder: str, processes: list[_Process]) -> _Worker:
+        """A worker for the runtime ``name`` writing its models in ``folder``; its process
+        is added to ``processes`` before it starts."""
         log = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop, with the worker)
         environment = {**os.environ, "OMP_NUM_THREADS": "1", "RUST_BACKTRACE": "0"}
         try:
-            process = subprocess.Popen(
+            process = _Process(
                 [sys.executable, "-m", "splitops.onnx.run._runtimes", name, folder],
+                recorded_in=processes,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,
                 env=environment,
                 # Unbuffered: a reply waits in the pipe, where select sees it, not in a buffer.
                 bufsize=0,
+                # A session of its own: a terminal's Ctrl-C goes to the caller, which stops
+                # its workers as it leaves, not to each worker in the middle of a run.
+                start_new_session=os.name == "posix",
             )
         except BaseException:
             log.close()

@@ -626,9 +626,13 @@ def _run(args: argparse.Namespace) -> ExitCode:
     from .examples import EXAMPLE_MODEL
     from .onnx import ModelView, describe_array, describe_split_nodes, model_feeds, write_arrays
 
-    # The options first: a malformed one stops the command before it prints anything.
+    # The options first, and the engine: what stops the command stops it before it prints.
     given = dict(_pair(text, "--input", "NAME=FILE.npy") for text in args.input)
     dims = {name: _length(value, f"--dim {name}") for name, value in map(_dim_pair, args.dim)}
+    if args.engine == "onnxruntime":
+        from .onnx import import_onnxruntime
+
+        import_onnxruntime()  # the ImportError that says how to install it
     say = _Output()
     if args.model is None:
         args.model = EXAMPLE_MODEL
@@ -671,10 +675,7 @@ def _prepared(backend: Any, model: ModelProto, engine: str) -> Any:
         return backend.prepare(model)
     from .onnx import session_version
 
-    version = session_version()
-    if version is None:  # prepare raises the ImportError that says how to install it
-        return backend.prepare(model, engine=engine)
-    print(f"engine: onnxruntime {version}", file=sys.stderr)
+    print(f"engine: onnxruntime {session_version()}", file=sys.stderr)
     with warnings.catch_warnings(record=True) as notes:
         warnings.simplefilter("always", backend.EngineFallbackWarning)
         rep = backend.prepare(model, engine=engine)

@@ -17,6 +17,7 @@ from ._errors import (
     SplitopsError,
     SplitTypeError,
     require_argument,
+    warn_caller,
 )
 from ._lazy import lazy_attributes
 from ._limits import Limits, current_limits, limits
@@ -103,4 +104,5 @@ __all__ = [
     "split_part_sizes",
     "split_plan",
     "split_sizes",
+    "warn_caller",
 ]

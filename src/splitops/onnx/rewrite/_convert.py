@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import copy
 import re
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -58,6 +57,7 @@ from ...core import (
     plan_sequence_parts,
     require_argument,
     split_sizes,
+    warn_caller,
 )
 from ..inference import infer_model_and_nodes
 from ..model import (
@@ -172,10 +172,9 @@ def _check_converted(model: ModelProto, converted: ModelProto, target: int) -> N
     if problem is None:
         return
     if check_fully(model) == problem:
-        warnings.warn(
+        warn_caller(
             f"onnx.checker (full check) finds this before and after conversion: {problem}",
             ModelCheckWarning,
-            stacklevel=3,
         )
         return
     found = re.search(r"OpType: (\S+)|op_type:(\w+)", problem)

@@ -19,7 +19,7 @@ from ...core import lazy_attributes
 
 if TYPE_CHECKING:
     from ._feeds import load_npy, model_feeds, write_arrays
-    from ._ort import session_version
+    from ._ort import import_onnxruntime, session_version
     from ._portability import Departure, Portability, check_portability
     from ._reference import reference_ops
     from ._runtimes import (
@@ -41,6 +41,7 @@ __all__ = [
     "RuntimeRunError",
     "RuntimeWorkers",
     "check_portability",
+    "import_onnxruntime",
     "installed_runtimes",
     "load_npy",
     "model_feeds",
@@ -53,7 +54,7 @@ __all__ = [
 #: Where each name lives.
 _MODULES = {
     "_feeds": ["load_npy", "model_feeds", "write_arrays"],
-    "_ort": ["session_version"],
+    "_ort": ["import_onnxruntime", "session_version"],
     "_portability": ["Departure", "Portability", "check_portability"],
     "_reference": ["reference_ops"],
     "_runtimes": [

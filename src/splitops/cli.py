@@ -38,6 +38,7 @@ from .core import (
     OtherOperatorError,
     PackError,
     SplitError,
+    report_progress,
 )
 
 if TYPE_CHECKING:
@@ -223,7 +224,7 @@ def _guarded(command: Callable[[argparse.Namespace], ExitCode], args: argparse.N
 
     chosen = {name: getattr(args, name) for name in _LIMIT_HELP if getattr(args, name, None)}
     try:
-        with limits(**chosen):
+        with limits(**chosen), _TerminalProgress.shown(args.parser.prog):
             return int(command(args))
     except SplitError as error:
         # A limit refused the input before anything was allocated: unsafe input, not a rule.
@@ -527,6 +528,86 @@ def _fail(error: object, code: ExitCode) -> int:
     return int(code)
 
 
+class _TerminalProgress:
+    """The step a command is at and the seconds it has spent, on one line of a terminal's
+    stderr, written again in place each second and at each step (:func:`report_progress`),
+    and erased before anything else is written there and when the command ends. A command
+    whose stderr is no terminal (a pipe, a file) shows none."""
+
+    #: The one shown now (the command runs in the main thread).
+    current: _TerminalProgress | None = None
+
+    def __init__(self, command: str, stream: IO[str]) -> None:
+        import threading
+        import time
+
+        self.command, self.stream = command, stream
+        self.step = "starting"
+        self.began = time.monotonic()
+        self.lock = threading.Lock()
+        self.ended = threading.Event()
+        self.shown_now = False
+        self.ticker = threading.Thread(target=self._tick, daemon=True)
+
+    @classmethod
+    @contextmanager
+    def shown(cls, command: str) -> Iterator[None]:
+        from .core import progress_listener
+
+        stream = sys.stderr
+        try:
+            terminal = stream.isatty()
+        except (AttributeError, ValueError):
+            terminal = False
+        if not terminal:
+            yield
+            return
+        progress = cls.current = cls(command, stream)
+        progress.ticker.start()
+        try:
+            with progress_listener(progress.at):
+                yield
+        finally:
+            progress.ended.set()
+            progress.erase()
+            cls.current = None
+
+    def at(self, step: str) -> None:
+        with self.lock:
+            self.step = step
+            self._draw()
+
+    def erase(self) -> None:
+        """The line erased, until the next step or second draws it again."""
+        with self.lock:
+            if self.shown_now:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+                self.shown_now = False
+
+    def _tick(self) -> None:
+        while not self.ended.wait(1.0):
+            with self.lock:
+                self._draw()
+
+    def _draw(self) -> None:
+        import shutil
+        import time
+
+        if self.ended.is_set():
+            return
+        seconds = int(time.monotonic() - self.began)
+        text = (
+            f"{self.command} ({seconds} s): {self.step}"
+            if seconds
+            else f"{self.command}: {self.step}"
+        )
+        width = shutil.get_terminal_size().columns
+        self.stream.write("\r" + text[: max(width - 1, 1)] + "\x1b[K")
+        self.stream.flush()
+        self.shown_now = True
+
+
 class _Output:
     """stdout that a reader may close early (``| head``): once it has, later lines are
     dropped and the command goes on, so that files it was asked to write are written."""
@@ -537,6 +618,8 @@ class _Output:
     def __call__(self, line: str = "", *, stream: IO[str] | None = None) -> None:
         if self.closed and stream is None:
             return
+        if _TerminalProgress.current is not None:
+            _TerminalProgress.current.erase()
         try:
             print(line, file=stream or sys.stdout, flush=True)
         except BrokenPipeError:
@@ -557,6 +640,7 @@ def _load(args: argparse.Namespace, *, weights: bool = True) -> ModelProto:
     (check and infer read shapes, not weights)."""
     from .onnx import load_model
 
+    report_progress("reading the model")
     model: ModelProto = load_model(
         args.model, trust_external_data=args.trust_external_data, load_external_data=weights
     )
@@ -570,6 +654,7 @@ def _check(args: argparse.Namespace) -> ExitCode:
         return _check_portability(args)
     say = _Output()
     model = _load(args, weights=False)
+    report_progress("checking every Split/SplitToSequence node")
     diagnostics, count = check_model_counted(model)
     if args.json:
         say(json.dumps([d.as_dict() for d in diagnostics], indent=2))
@@ -585,6 +670,7 @@ def _infer(args: argparse.Namespace) -> ExitCode:
 
     model = _load(args, weights=args.output is not None)
     # Another operator's failure is infer_shapes' OtherOperatorError; anything else is a defect.
+    report_progress("inferring the types")
     inferred = infer_shapes(model, strict=True)
     if args.output is not None:
         _write_model(inferred, args.output)
@@ -647,6 +733,7 @@ def _run(args: argparse.Namespace) -> ExitCode:
     for name, value in feeds.items():
         say(f"input {name}: {describe_array(value)} ({origins[name]})")
     # Another operator's failure is the engine's OtherOperatorError; anything else is a defect.
+    report_progress(f"running the model (engine {args.engine})")
     results = _prepared(backend, model, args.engine).run(feeds)
     outputs = [output.name for output in model.graph.output]
     lines: list[str] = []
@@ -675,12 +762,12 @@ def _prepared(backend: Any, model: ModelProto, engine: str) -> Any:
         return backend.prepare(model)
     from .onnx import session_version
 
-    print(f"engine: onnxruntime {session_version()}", file=sys.stderr)
+    _Output()(f"engine: onnxruntime {session_version()}", stream=sys.stderr)
     with warnings.catch_warnings(record=True) as notes:
         warnings.simplefilter("always", backend.EngineFallbackWarning)
         rep = backend.prepare(model, engine=engine)
     for note in notes:
-        print(f"splitops: note: {' '.join(str(note.message).split())}", file=sys.stderr)
+        _Output()(f"splitops: note: {' '.join(str(note.message).split())}", stream=sys.stderr)
     return _NotingRep(rep, backend.EngineFallbackWarning)
 
 
@@ -695,7 +782,7 @@ class _NotingRep:
             warnings.simplefilter("always", self.kind)
             results = self.rep.run(feeds)
         for note in notes:
-            print(f"splitops: note: {' '.join(str(note.message).split())}", file=sys.stderr)
+            _Output()(f"splitops: note: {' '.join(str(note.message).split())}", stream=sys.stderr)
         return results
 
 
@@ -757,6 +844,7 @@ def _check_portability(args: argparse.Namespace) -> ExitCode:
                     and runtime.is_installed()
                 ]
             )
+        report_progress("checking every Split/SplitToSequence node")
         diagnostics = check_model(model)
         found = check_portability(model, runtimes=args.runtime, workers=workers)
     if args.json:

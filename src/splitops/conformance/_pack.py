@@ -35,7 +35,7 @@ import numpy as np
 from onnx import ModelProto, SequenceProto, TensorProto, TypeProto, numpy_helper
 
 from .._files import FolderReader, folder_mode, make_folder
-from ..core import ModelInputError, ModelLoadError, PackError, current_limits
+from ..core import ModelInputError, ModelLoadError, PackError, current_limits, report_progress
 from ..onnx import (
     RuntimeCrashError,
     RuntimeRunError,
@@ -707,10 +707,12 @@ def run_pack(
     chosen = runtime_named(runtime)
     if not chosen.is_installed():
         raise ImportError(f"{runtime} is not installed: {chosen.install}")
+    report_progress("reading the pack")
     cases = read_pack(folder)
     results: list[CaseResult] = []
     with RuntimeWorkers() as workers:
-        for case in cases:
+        for index, case in enumerate(cases):
+            report_progress(f"case {index + 1} of {len(cases)} on {runtime}: {case.name}")
             outcome: Sequence[Any] | BaseException
             try:
                 outcome = workers.run(chosen, case.model.SerializeToString(), case.feeds)

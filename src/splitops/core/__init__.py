@@ -1,4 +1,5 @@
-"""The rules: errors, the version table with its element types, and the planner.
+"""The rules: errors, the version table with its element types, and the planner (and the two
+things every layer shares: the limits on hostile input, and the progress of long work).
 
 Pure Python: nothing here imports numpy, onnx, or any other layer of splitops (an
 import-linter contract checks it). The layers above ask these functions and never re-derive
@@ -46,6 +47,7 @@ from ._planner import (
     split_plan,
     split_sizes,
 )
+from ._progress import progress_listener, report_progress
 from ._versions import (
     OPSET_RULES,
     OpsetRule,
@@ -96,8 +98,10 @@ __all__ = [
     "plan_cache_clear",
     "plan_cache_info",
     "plan_sequence_parts",
+    "progress_listener",
     "read_keepdims",
     "read_sizes",
+    "report_progress",
     "require_argument",
     "sequence_plan",
     "sequence_sizes",

@@ -1,5 +1,6 @@
 """``python -m benchmarks.conformance``: the conformance pack run on every installed runtime,
-and ``docs/conformance.md`` written from what they did.
+and ``conformance.md`` written from what they did (into ``benchmarks/results/latest/``;
+``--out docs`` replaces the committed ``docs/conformance.md``).
 
 The pack is written to a temporary folder (as ``splitops conformance write`` writes it) and
 each runtime of :data:`splitops.onnx.RUNTIMES` that is installed runs every case in a worker

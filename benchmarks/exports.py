@@ -25,8 +25,9 @@ the message names, or the last of the shortest failing prefix of the graph), its
 written as Slices, and run again there and on onnxruntime: a cut with no Split and no
 sequence that fails the same way shows the runtime's own limit. A lowering that makes an
 exact original anything else is listed (and printed, as ``regression:``). The section "Real
-exports" of ``docs/portability.md`` is rewritten in place (``python -m
-benchmarks.portability`` keeps it)::
+exports" of ``portability.md`` in the folder ``--out`` names is rewritten in place
+(``benchmarks/results/latest`` by default; ``--out docs`` rewrites the committed document,
+whose other sections ``python -m benchmarks.portability`` writes)::
 
     python -m benchmarks.exports --torch-env /work/exports-envs/torch2.4 --build-only
     python -m benchmarks.exports                  # run what the cache holds, write the doc
@@ -910,6 +911,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="copy these exports (torch-<version>/<file>.onnx) into FOLDER as test fixtures",
     )
     ours, rest = parser.parse_known_args(argv)
+    if "-h" in rest or "--help" in rest:
+        parser.print_help()
+    # --runtimes and --out (and --help) are read before anything is exported.
+    runtimes, out = runtimes_and_out(rest, "exports", "portability.md")
     python = str(ours.torch_env.absolute() / "bin" / "python") if ours.torch_env else sys.executable
     began = time.perf_counter()
     if ours.torch_env or not (ours.keep or any(ours.cache.glob("*/manifest.jsonl"))):
@@ -923,7 +928,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if ours.build_only:
         return 0
-    runtimes, out = runtimes_and_out(rest, "exports", "portability.md")
     exports = read_exports(ours.cache)
     if ours.only:
         exports = [e for e in exports if e.model in ours.only]

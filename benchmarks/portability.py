@@ -20,8 +20,9 @@ target. splitops' reference engine on the original gives what the spec says. A r
 - **wrong**: other outputs than the spec's at a length it accepts;
 - **error**: an error (or a crash) at a length the spec accepts.
 
-It writes ``portability.md`` in the folder ``--out`` names (``docs`` by default), as
-``python -m benchmarks --out`` takes a folder::
+It writes ``portability.md`` in the folder ``--out`` names (``benchmarks/results/latest`` by
+default; ``--out docs`` replaces the committed document), as ``python -m benchmarks --out``
+takes a folder::
 
     python -m benchmarks.portability                 # a few minutes (TVM compiles each model)
     python -m benchmarks.portability --runtimes onnxruntime openvino tract --out /tmp/p
@@ -57,6 +58,7 @@ from splitops.onnx.run._runtimes import (
 )
 
 from . import exports
+from .folders import LATEST
 
 F = TensorProto.FLOAT
 VERDICTS = ("exact", "accepts", "wrong", "error")
@@ -847,9 +849,10 @@ def runtimes_and_out(
     parser.add_argument(
         "--out",
         type=Path,
-        default=Path(__file__).resolve().parents[1] / "docs",
+        default=LATEST,
         help=f"the folder {document} goes in, as `python -m benchmarks --out` takes a "
-        "folder (default: docs)",
+        "folder (default: benchmarks/results/latest, not kept in git; --out docs replaces "
+        f"docs/{document})",
     )
     args = parser.parse_args(argv)
     if args.out.suffix == ".md" or (args.out.exists() and not args.out.is_dir()):

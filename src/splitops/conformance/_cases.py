@@ -325,7 +325,7 @@ def _scalar_1_keepdims_0() -> ConformanceCase:
                 "drops-axis",
                 "a scalar 1 is the default split, so keepdims=0 drops the axis as it does "
                 "without split: parts of shape (2,), as torch's unbind (exported as this node) "
-                "means. splitops and onnxruntime read it so",
+                "means. onnxruntime reads it so",
                 _outputs_of(default, inputs[:1], 11),
                 splitops=True,
             ),
@@ -355,8 +355,7 @@ def _sizes_with_zero() -> ConformanceCase:
             Reading(
                 "empty-part",
                 "'All values must be >= 0', as Split's sizes are: a size of 0 is an empty "
-                "part between the others, 2, 0, 3. splitops, onnxruntime and onnx.reference "
-                "read it so",
+                "part between the others, 2, 0, 3. onnxruntime and onnx.reference read it so",
                 (tuple(part for part in parts if isinstance(part, np.ndarray)),),
                 splitops=True,
             ),

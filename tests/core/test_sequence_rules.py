@@ -103,7 +103,8 @@ def test_sequence_keepdims_other_than_0_or_1_is_rejected(keepdims: Any) -> None:
 
 
 # Rule 7: a scalar split s >= 1 cuts parts of s, the last one smaller with the rest;
-# keepdims is ignored.
+# keepdims is ignored, but for the scalar 1, which is the default split ("a default scalar
+# value of 1 is used"): keepdims=0 removes the axis there, as without split (torch's unbind).
 
 SCALAR_SPLITS = [
     (5, 2, [2, 2, 1]),
@@ -134,7 +135,35 @@ def test_sequence_scalar_split_cuts_chunks_with_the_rest_last(
     split = wrap(chunk)
     assert splitops.sequence_sizes(dim, split, opset=opset) == tuple(sizes)
     parts = splitops.split_to_sequence(x, split, axis=1, keepdims=keepdims, opset=opset)
-    assert_cut(parts, x, sizes, 1)
+    if chunk == 1 and not keepdims:
+        assert [p.shape for p in parts] == [(2,)] * dim
+        np.testing.assert_array_equal(np.stack(parts, axis=1), x)
+    else:
+        assert_cut(parts, x, sizes, 1)
+
+
+@pytest.mark.parametrize("opset", SEQUENCE_OPSETS)
+@pytest.mark.parametrize(
+    "split",
+    [1, np.int64(1), np.array(1), np.array(1, np.int32)],
+    ids=["int", "np.int64", "0-d", "0-d int32"],
+)
+def test_sequence_scalar_split_of_1_is_the_default_split(opset: int, split: Any) -> None:
+    x = floats(4, 3, 5)
+    squeezed = splitops.split_to_sequence(x, split, axis=1, keepdims=0, opset=opset)
+    assert [p.shape for p in squeezed] == [(4, 5)] * 3
+    for k, part in enumerate(squeezed):
+        np.testing.assert_array_equal(part, x[:, k, :])
+    kept = splitops.split_to_sequence(x, split, axis=1, keepdims=1, opset=opset)
+    assert [p.shape for p in kept] == [(4, 1, 5)] * 3
+
+
+@pytest.mark.parametrize("split", [[1, 1, 1], np.array([1, 1, 1]), np.array([3]), 3])
+def test_sequence_keepdims_is_ignored_with_any_other_split(split: Any) -> None:
+    x = floats(4, 3, 5)
+    parts = splitops.split_to_sequence(x, split, axis=1, keepdims=0)
+    assert all(p.ndim == 3 for p in parts)
+    np.testing.assert_array_equal(np.concatenate(parts, axis=1), x)
 
 
 @pytest.mark.parametrize("opset", SEQUENCE_OPSETS)

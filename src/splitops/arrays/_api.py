@@ -105,12 +105,15 @@ def split_to_sequence(
 
     ``split`` is ``None`` (parts of length 1; ``keepdims=False`` then drops the axis), an int
     or 0-d integer array (chunks of that length, the last one smaller), or a 1-d sequence or
-    array of sizes. ``keepdims`` only matters when ``split`` is ``None``, as the spec says.
-    ``copy`` and ``out`` work as in :func:`split`.
+    array of sizes. ``keepdims`` only matters for the default split, as the spec says: none,
+    or the scalar 1 that the spec names as the default (torch's ``unbind``); any other split
+    keeps the axis. ``copy`` and ``out`` work as in :func:`split`.
 
     >>> import numpy as np
     >>> [p.tolist() for p in split_to_sequence(np.arange(6).reshape(2, 3), axis=1, keepdims=False)]
     [[0, 3], [1, 4], [2, 5]]
+    >>> [p.shape for p in split_to_sequence(np.zeros((2, 3)), 1, axis=1, keepdims=False)]
+    [(2,), (2,), (2,)]
     """
     if type(x) is not _NDARRAY and torch_is_compiling(x):
         options = {"axis": axis, "keepdims": keepdims, "opset": opset, "copy": copy}

@@ -65,6 +65,7 @@ __all__ = [
     "check_split_arguments",
     "drops_axis",
     "host_value",
+    "is_default_split",
     "normalize_axis",
     "part_indices",
     "plan_cache_clear",
@@ -192,7 +193,8 @@ class SplitPlan:
     index when the plan has fewer than :data:`GROUPED_FROM` parts (else ``()``: kernels cut the
     run in one step), and ``take`` the function that applies them all in one C call
     (``operator.itemgetter``), for any array that supports basic indexing. ``drop_axis``:
-    SplitToSequence without ``split`` and ``keepdims=0``, whose parts lose the axis.
+    SplitToSequence of the default split (none, or the scalar 1) and ``keepdims=0``, whose parts
+    lose the axis.
 
     >>> plan = SplitPlan.make(1, (3, 3, 1))
     >>> plan.run_length, plan.run_count, plan.indices[2]
@@ -364,7 +366,7 @@ def _sequence_plan(
     position, dim = _checked_input(element, shape, axis, rule, cast(int, opset))
     keep = read_keepdims(keepdims)
     sizes = sequence_sizes(dim, split, opset=rule.since_version)
-    return SplitPlan.make(position, sizes, drop_axis=drops_axis(split is not None, keep))
+    return SplitPlan.make(position, sizes, drop_axis=drops_axis(split, keep))
 
 
 _cached_split_plan = lru_cache(maxsize=PLAN_CACHE_SIZE)(_split_plan)
@@ -791,18 +793,38 @@ def read_keepdims(keepdims: object) -> bool:
     )
 
 
-def drops_axis(split_given: bool, keepdims: bool) -> bool:
-    """Whether SplitToSequence drops the split axis: only with no ``split`` and ``keepdims=0``.
+def is_default_split(split: object) -> bool:
+    """Whether a SplitToSequence ``split`` (as the planner reads it: ``None``, a chunk
+    length, or sizes) is its default: absent, or given as the scalar 1.
 
-    The spec applies ``keepdims`` only when ``split`` is not given; each part is then of
-    length 1, and ``keepdims=0`` removes that axis. With a ``split``, parts keep the axis.
+    The spec: "If the argument split is not specified, a default scalar value of 1 is used
+    as the value of split." A scalar 1 given is that default, not another split: it is how
+    torch's TorchScript exporter writes ``unbind`` (onnxscript's exporter writes it without
+    ``split`` since), and onnxruntime reads it so. Sizes ``[1]`` are sizes, not a scalar.
 
-    >>> drops_axis(split_given=False, keepdims=False)
-    True
-    >>> drops_axis(split_given=True, keepdims=False)
-    False
+    >>> is_default_split(None), is_default_split(1), is_default_split(2), is_default_split((1,))
+    (True, True, False, False)
     """
-    return not split_given and not keepdims
+    if split is None:
+        return True
+    if isinstance(split, (list, tuple)) or getattr(split, "shape", ()) != ():
+        return False
+    return _as_index(split) == _DEFAULT_CHUNK
+
+
+def drops_axis(split: object, keepdims: bool) -> bool:
+    """Whether SplitToSequence drops the split axis: with ``keepdims=0`` and the default
+    split (:func:`is_default_split`: absent, or the scalar 1), whose parts are of length 1.
+
+    The spec applies ``keepdims`` only where ``split`` is the default; any other split
+    keeps the axis, whatever ``keepdims`` says.
+
+    >>> drops_axis(None, keepdims=False), drops_axis(1, keepdims=False)
+    (True, True)
+    >>> drops_axis(2, keepdims=False), drops_axis((1, 1), keepdims=False)
+    (False, False)
+    """
+    return not keepdims and is_default_split(split)
 
 
 def _as_index(value: object) -> int | None:

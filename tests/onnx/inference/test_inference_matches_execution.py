@@ -146,10 +146,12 @@ def inferred_outputs(case: Case, make_model: Any, shape_of: Any, axis_dim: int |
 
 def expected_sequence_dims(case: Case, parts: list[Any]) -> list[int | None]:
     """The element shape a sequence type can state: each dim all parts share (the axis dim
-    is 1 for chunks of 1 even with no parts); dropped with keepdims=0 and no split."""
+    is 1 for chunks of 1 even with no parts); dropped with keepdims=0 and the default split
+    (none, or the scalar 1 the spec names as the default)."""
     shape: list[int | None] = list(case.x.shape)
     keepdims = next((a.i for a in case.node.attribute if a.name == "keepdims"), 1)
-    if case.split is None and not keepdims:
+    default = case.split is None or (np.ndim(case.split) == 0 and int(case.split) == 1)
+    if default and not keepdims:
         return shape[: case.axis] + shape[case.axis + 1 :]
     lengths = {part.shape[case.axis] for part in parts}
     shape[case.axis] = 1 if case.unit_chunks else (lengths.pop() if len(lengths) == 1 else None)

@@ -72,10 +72,11 @@ def test_uses_of_an_outer_value_include_the_nodes_of_its_subgraphs() -> None:
     view = ModelView.read(_if_model())
     x = view.main.value("x")
     assert x is not None
-    assert sorted(node.scope.label for node in x.uses) == sorted(s.label for s in view.scopes[1:])
+    labels = sorted(usage.node.scope.label for usage in x.uses)
+    assert labels == sorted(s.label for s in view.scopes[1:])
     c = view.main.value("c")
     assert c is not None
-    assert [node.op_type for node in c.uses] == ["If"]
+    assert [(usage.node.op_type, usage.index) for usage in c.uses] == [("If", 0)]
 
 
 def test_each_split_reads_its_own_branch_constant() -> None:

@@ -84,7 +84,8 @@ def test_save_model_names_the_path_it_takes() -> None:
 
 
 def test_describe_type_and_describe_array_name_what_they_take() -> None:
-    with pytest.raises(TypeError, match=r"^describe_type takes an onnx.TypeProto or None, not"):
+    takes = r"^describe_type takes an onnx.TypeProto, a ValueType or None, not"
+    with pytest.raises(TypeError, match=takes):
         describe_type(1)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^describe_array takes a numpy array, not NoneType"):
         describe_array(None)  # type: ignore[arg-type]

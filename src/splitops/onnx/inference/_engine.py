@@ -96,7 +96,6 @@ from ...core import (
     OtherOperatorError,
     Rule,
     SplitError,
-    drops_axis,
     opset_rule,
     plan_sequence_parts,
     require_argument,
@@ -112,6 +111,7 @@ from ..model import (
     SplitOutputDescription,
     SplitSite,
     Step,
+    ValueType,
     add_initializers,
     attribute_key,
     attribute_protos,
@@ -144,6 +144,7 @@ from ..model import (
     node_error,
     node_label,
     operator_schema,
+    parts_drop_axis,
     refined_type,
     rename_all,
     rename_in_place,
@@ -154,6 +155,7 @@ from ..model import (
     union_type,
     unnamed_placeholders,
     value_info_entry,
+    value_type,
     without_large_weights,
 )
 from ._symbolic import SYMBOLIC, DimParams, sympy  # sympy: an optional extra
@@ -413,7 +415,7 @@ def _infer_model(
     main = run.walk_main()
     inferred = _Inferred(base, run.sites(write=write))
     inferred.outputs = {
-        v.name: t for v in base.graph.output if (t := main.type_of(v.name)) and has_type(t)
+        v.name: t for v in base.graph.output if (t := main.type_proto(v.name)) and has_type(t)
     }
     for function, call in run.calls.values():
         _add_call(inferred, function, call, nested=True)
@@ -639,11 +641,15 @@ class _Overlay:
             graph = graph.parent
         return None
 
-    def type_of(self, name: str) -> TypeProto | None:
+    def type_proto(self, name: str) -> TypeProto | None:
         graph = self._owner(name)
         if graph is None:
             return None
         return graph.ours[name] if name in graph.ours else graph.seen(name)
+
+    def type_of(self, name: str) -> ValueType | None:
+        """The type of ``name`` here, as the view gives types (for the Split's site)."""
+        return value_type(self.type_proto(name))
 
     def seen(self, name: str) -> TypeProto | None:
         """onnx's type of ``name`` (of this graph), its placeholders named where splitops
@@ -677,7 +683,7 @@ class _Overlay:
 
     def dims_of(self, name: str) -> list[Any] | None:
         """The dims of ``name`` as value items (ints, expressions, ``None`` unknown)."""
-        _, dims = tensor_parts(self.type_of(name))
+        _, dims = tensor_parts(self.type_proto(name))
         if dims is None:
             return None
         read = self.params.read
@@ -798,7 +804,7 @@ class _Pass:
         self._free.setdefault(id(proto), (proto, names))
         outer = []
         for name in names:
-            type_proto, value = parent.type_of(name), parent.value_of(name)
+            type_proto, value = parent.type_proto(name), parent.value_of(name)
             outer.append(
                 (
                     name,
@@ -1068,7 +1074,7 @@ class _Pass:
         if schema is None:
             return {}
         if node.op_type in SAME_TYPE_OPS and not node.domain and len(node.output) == 1:
-            first = graph.type_of(node.input[0]) if node.input else None
+            first = graph.type_proto(node.input[0]) if node.input else None
             return {} if first is None else {node.output[0]: first}
         if subgraphs and not _onnx_takes_bodies(node):
             # onnx infers the subgraphs with the node: a Split it cannot take aborts it.
@@ -1080,7 +1086,7 @@ class _Pass:
         for name in dict.fromkeys([*node.input, *outer]):
             if not name:
                 continue
-            type_proto = graph.type_of(name)
+            type_proto = graph.type_proto(name)
             if type_proto is None or not has_type(type_proto):
                 if name in node.input:
                     return {}
@@ -1115,7 +1121,7 @@ class _Pass:
             return
         if not any(graph.changed(n) for n in node.input if n):
             return
-        inputs = [graph.type_of(n) or TypeProto() for n in node.input]
+        inputs = [graph.type_proto(n) or TypeProto() for n in node.input]
         try:
             outputs = onnx.shape_inference.infer_function_output_types(
                 function, inputs, attribute_protos(node)
@@ -1204,8 +1210,8 @@ def _branch_union(
     for k, name in enumerate(node.output):
         if not name or k >= min(len(then_branch.proto.output), len(else_branch.proto.output)):
             continue
-        a = then_branch.type_of(then_branch.proto.output[k].name)
-        b = else_branch.type_of(else_branch.proto.output[k].name)
+        a = then_branch.type_proto(then_branch.proto.output[k].name)
+        b = else_branch.type_proto(else_branch.proto.output[k].name)
         if a is not None and b is not None:
             union = union_type(a, b)
             merged[name] = refined_type(union, types.get(name))
@@ -1330,7 +1336,7 @@ def _outcome_key(outcome: _Outcome) -> tuple[Any, ...]:
 class _NoScope:
     """A call site that types nothing and knows no values (a function nobody calls)."""
 
-    def type_of(self, name: str) -> TypeProto | None:
+    def type_proto(self, name: str) -> TypeProto | None:
         return None
 
     def value_of(self, name: str) -> Items | None:
@@ -1401,7 +1407,7 @@ def _call_model(
     for name in call.input:
         if name and name not in positions:
             positions[name] = position = f"call_in{len(positions)}"
-            type_proto = scope.type_of(name)
+            type_proto = scope.type_proto(name)
             value = None if type_proto is None else scope.value_of(name)
             tensor = None if type_proto is None else _tensor(value, type_proto, position)
             if tensor is not None:
@@ -1493,7 +1499,7 @@ def _infer_split(node: NodeProto, index: int, scope: _Overlay) -> _Outcome:
         return _Outcome(problems=found)
     problems = list(found)
     spec, axis = site.spec, site.axis
-    elem, dims = tensor_parts(scope.type_of(node.input[0]))
+    elem, dims = tensor_parts(scope.type_proto(node.input[0]))
     value = None if spec.split_input is None else scope.value_of(spec.split_input)
     params = scope.params
     dim = _axis_dim(dims, None if dims is None else axis, params)
@@ -1511,7 +1517,9 @@ def _infer_split(node: NodeProto, index: int, scope: _Overlay) -> _Outcome:
     at = None if dims is None else axis
     if spec.op == "Split":
         return _Outcome(tuple(_split_types(spec, elem, shape, at, sizes, params)))
-    sequence = _sequence_type(spec, elem, shape, at, length, params)
+    known = None if value is None or not value.known else value.host()
+    drop = parts_drop_axis(spec, known, site.split_rank)
+    sequence = _sequence_type(spec, elem, shape, at, length, params, drop)
     return _Outcome(((spec.outputs[0], sequence),))
 
 
@@ -1539,7 +1547,7 @@ def _node_key(node: NodeProto, graph: _Overlay) -> tuple[Any, ...]:
     """What a node's outcome depends on, but the names of its values (and subgraphs, which
     a node with subgraphs gets no key for): its attributes, which inputs and outputs it
     lists, and the types and values of its inputs."""
-    types = [graph.type_of(name) if name else None for name in node.input]
+    types = [graph.type_proto(name) if name else None for name in node.input]
     values = [graph.value_of(name) if name else None for name in node.input]
     return (
         node.op_type,
@@ -1623,10 +1631,13 @@ def _sequence_type(
     axis: int | None,
     length: Any,
     params: DimParams,
+    drop: bool | None,
 ) -> TypeProto:
+    """The sequence's type; its items' rank is unknown where whether they lose the axis
+    (``drop``) is known only at run time."""
     dims = None
-    if shape is not None and axis is not None:
-        if drops_axis(spec.split_input is not None, spec.keepdims):
+    if shape is not None and axis is not None and drop is not None:
+        if drop:
             dims = [*shape[:axis], *shape[axis + 1 :]]
         else:
             size = None if length is None else _size_dim(length, params)

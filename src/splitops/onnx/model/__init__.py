@@ -72,7 +72,7 @@ from ._node import (
     run_node,
     run_read_node,
 )
-from ._site import SiteProblem, SiteScope, SplitSite
+from ._site import SiteProblem, SiteScope, SplitSite, parts_drop_axis
 from ._types import (
     code_of_array,
     conflicts,
@@ -98,9 +98,11 @@ from ._types import (
 )
 from ._value_type import SequenceType, TensorType, ValueType, value_type
 from ._view import (
+    Linked,
     ModelView,
     Node,
     Scope,
+    Usage,
     Value,
     constant_initializers,
     defined_names,
@@ -140,6 +142,7 @@ __all__ = [
     "SPLIT_OPS",
     "FunctionId",
     "GraphsAt",
+    "Linked",
     "ModelEdits",
     "ModelView",
     "Node",
@@ -154,6 +157,7 @@ __all__ = [
     "SplitSite",
     "Step",
     "TensorType",
+    "Usage",
     "Value",
     "ValueType",
     "add_initializers",
@@ -217,6 +221,7 @@ __all__ = [
     "node_label",
     "numpy_dtype",
     "operator_schema",
+    "parts_drop_axis",
     "read_node",
     "refined_type",
     "remove_where",

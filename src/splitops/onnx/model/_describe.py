@@ -27,6 +27,7 @@ from onnx import TypeProto
 from ...core import SplitError, opset_rule, require_argument
 from ._node import node_label, read_node
 from ._types import shape_text, type_text, widened
+from ._value_type import OtherType, SequenceType, TensorType, ValueType
 from ._view import ModelView
 from ._walk import location
 
@@ -40,17 +41,21 @@ __all__ = [
 ]
 
 
-def describe_type(type_proto: TypeProto | None, *, in_words: bool = False) -> str:
-    """A type as a row shows it: ``tensor(float) [N, 2]``, ``seq(tensor(float)) [N, ?]``,
-    with ``?`` for what is not known (the element type, the rank, a dim), and ``?`` alone
-    when nothing is.
+def describe_type(type_proto: TypeProto | ValueType | None, *, in_words: bool = False) -> str:
+    """A type (a ``TypeProto``, or a type of the view) as a row shows it:
+    ``tensor(float) [N, 2]``, ``seq(tensor(float)) [N, ?]``, with ``?`` for what is not known
+    (the element type, the rank, a dim), and ``?`` alone when nothing is.
 
     ``in_words=True`` gives it as a sentence says it: an unknown rank is left out, and an
     unknown type is ``of unknown type`` (``is declared tensor(int64), but ...``).
     """
-    if type_proto is not None:
-        require_argument(type_proto, TypeProto, "describe_type", "an onnx.TypeProto or None")
-    name, shape = type_text(type_proto), shape_text(type_proto)
+    if isinstance(type_proto, (TensorType, SequenceType, OtherType)):
+        name, shape = type_proto.text(), type_proto.shape_text()
+    else:
+        if type_proto is not None:
+            kinds = "an onnx.TypeProto, a ValueType or None"
+            require_argument(type_proto, TypeProto, "describe_type", kinds)
+        name, shape = type_text(type_proto), shape_text(type_proto)
     if in_words:
         return f"{name or 'of unknown type'} {shape or ''}".strip()
     if name is None and shape is None:

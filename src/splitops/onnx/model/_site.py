@@ -29,7 +29,7 @@ from functools import cached_property
 from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
-from onnx import NodeProto, TypeProto
+from onnx import NodeProto
 
 from ...core import (
     Rule,
@@ -37,15 +37,17 @@ from ...core import (
     check_element_type,
     check_split_input_type,
     check_split_rank,
+    drops_axis,
     normalize_axis,
     read_sizes,
 )
 from ._node import SplitNode, node_error, node_label, read_node
-from ._types import dim_of, element_of_code, tensor_parts
+from ._types import element_of_code
+from ._value_type import TensorType, ValueType
 from ._view import Node, Scope
 from ._walk import ScopeKey, location
 
-__all__ = ["SiteProblem", "SiteScope", "SplitSite"]
+__all__ = ["SiteProblem", "SiteScope", "SplitSite", "parts_drop_axis"]
 
 
 class SiteScope(Protocol):
@@ -61,7 +63,7 @@ class SiteScope(Protocol):
     @property
     def opset(self) -> int | None: ...
 
-    def type_of(self, name: str) -> TypeProto | None: ...
+    def type_of(self, name: str) -> ValueType | None: ...
 
     def constant(self, name: str) -> np.ndarray[Any, Any] | None: ...
 
@@ -124,7 +126,7 @@ class SplitSite(Generic[S]):
             cause = error.__cause__  # read_node names the node; its cause does not
             return None, (("schema", cause if isinstance(cause, SplitError) else error),)
         problems: list[SiteProblem] = []
-        elem, dims = tensor_parts(scope.type_of(proto.input[0]))
+        elem, dims = _tensor(scope, proto.input[0])
         if types:
             rule, split = spec.rule, spec.split_input
             try:
@@ -132,7 +134,7 @@ class SplitSite(Generic[S]):
                     check_element_type(element_of_code(elem), rule)
             except SplitError as error:
                 problems.append(("dtype", error))
-            split_elem, split_dims = tensor_parts(scope.type_of(split or ""))
+            split_elem, split_dims = _tensor(scope, split or "")
             try:
                 if split_elem and (elem or rule.split_input_types is not None):
                     input_element = element_of_code(elem) if elem else None
@@ -142,10 +144,10 @@ class SplitSite(Generic[S]):
             try:
                 if split_dims is not None and (split is None or scope.constant(split) is None):
                     # A constant is checked with its sizes.
-                    check_split_rank([dim_of(d) for d in split_dims], rule)
+                    check_split_rank(list(split_dims), rule)
             except SplitError as error:
                 return None, (*problems, ("split-shape", error))
-        static = None if dims is None else tuple(map(_static, map(dim_of, dims)))
+        static = None if dims is None else tuple(map(_static, dims))
         axis = spec.axis
         try:
             if static is not None:
@@ -186,7 +188,7 @@ class SplitSite(Generic[S]):
     @property
     def element(self) -> int | None:
         """The data's ``TensorProto`` element type, or ``None`` when unknown."""
-        return tensor_parts(self.scope.type_of(self.data))[0] or None
+        return _tensor(self.scope, self.data)[0] or None
 
     @cached_property
     def split_value(self) -> np.ndarray[Any, Any] | None:
@@ -201,8 +203,8 @@ class SplitSite(Generic[S]):
         name = self.spec.split_input
         if name is None:
             return None
-        _, dims = tensor_parts(self.scope.type_of(name))
-        return None if dims is None else [_static(dim_of(d)) for d in dims]
+        _, dims = _tensor(self.scope, name)
+        return None if dims is None else [_static(d) for d in dims]
 
     @property
     def split_rank(self) -> int | None:
@@ -229,9 +231,15 @@ class SplitSite(Generic[S]):
         return int(value) if value is not None and value.ndim == 0 else None
 
     @property
+    def drops_axis(self) -> bool | None:
+        """Whether a SplitToSequence's parts lose the split axis (see :func:`parts_drop_axis`),
+        by the split's constant value; ``None`` where that is known only at run time."""
+        return parts_drop_axis(self.spec, self.split_value, self.split_rank)
+
+    @property
     def split_element(self) -> int | None:
         name = self.spec.split_input
-        return None if name is None else tensor_parts(self.scope.type_of(name))[0] or None
+        return None if name is None else _tensor(self.scope, name)[0] or None
 
     @cached_property
     def given_sizes(self) -> tuple[int, ...] | None:
@@ -266,10 +274,35 @@ class SplitSite(Generic[S]):
         return worded(self.scope.label, self.proto, error)
 
 
+def parts_drop_axis(spec: SplitNode, split: object, split_rank: int | None) -> bool | None:
+    """Whether the parts of the node ``spec`` lose the split axis: a SplitToSequence with
+    ``keepdims=0`` and the default split (none, or the scalar 1: see
+    :func:`~splitops.core.is_default_split`). ``split`` is the split's value where it is
+    known (``None`` where not), ``split_rank`` its rank where known; ``None`` where the
+    answer waits for a 0-d split given at run time.
+    """
+    if spec.op != "SplitToSequence" or spec.keepdims:
+        return False
+    if spec.split_input is None:
+        return True
+    if split is not None:
+        return drops_axis(split, keepdims=False)
+    return False if split_rank is not None and split_rank != 0 else None
+
+
 def worded(label: str, node: NodeProto, error: SplitError) -> SplitError:
     """``error`` of ``node`` in the scope ``label``, as every tool tells it: the scope, then
     the node and its op."""
     return node_error(node, error).in_context(f"{label}: ")
+
+
+def _tensor(scope: SiteScope, name: str) -> tuple[int, tuple[int | str | None, ...] | None]:
+    """The element type (0 where unknown) and dims (``None`` where the rank is unknown) that
+    ``name`` has in ``scope`` where it is a tensor."""
+    found = scope.type_of(name) if name else None
+    if not isinstance(found, TensorType):
+        return 0, None
+    return found.element, found.dims
 
 
 def _static(dim: int | str | None) -> int | None:

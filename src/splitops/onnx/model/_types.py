@@ -27,7 +27,7 @@ from onnx import TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, helpe
 
 from ...arrays import element_of, numpy_dtype
 from ...core import ElementType, Rule, SplitTypeError
-from ._value_type import says, value_type
+from ._value_type import read_dim, says, value_type
 
 __all__ = [
     "code_of_array",
@@ -144,12 +144,9 @@ def tensor_parts(
     return tensor.elem_type, list(tensor.shape.dim) if tensor.HasField("shape") else None
 
 
-def dim_of(dim: TensorShapeProto.Dimension) -> int | str | None:
-    """A dim as an int, a dim_param, or ``None`` (unknown, or a negative value, which no
-    tensor has)."""
-    if dim.HasField("dim_value"):
-        return int(dim.dim_value) if dim.dim_value >= 0 else None
-    return str(dim.dim_param) if dim.dim_param else None
+#: A dim as an int, a dim_param, or ``None``: the one dim rule of
+#: :func:`~splitops.onnx.model._value_type.read_dim`.
+dim_of = read_dim
 
 
 def dim_params(type_proto: TypeProto) -> list[str]:

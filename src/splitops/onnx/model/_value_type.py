@@ -11,7 +11,8 @@ methods: :meth:`~TensorType.refine`, :meth:`~TensorType.conflicts`,
 ``says_more``) read their types into these and ask them.
 
 A dim is an int (its length), a str (a name; onnx's own placeholders ``unk__3`` are names
-that say nothing), or ``None`` (unknown).
+that say nothing), or ``None`` (unknown). That is the one dim rule (:func:`read_dim`): a
+negative ``dim_value``, which no tensor has, is unknown, as is a dim that gives neither.
 
 >>> from onnx import helper
 >>> ours = value_type(helper.make_tensor_type_proto(1, ["N", None, "unk__1"]))
@@ -28,7 +29,15 @@ from dataclasses import dataclass
 
 from onnx import TensorShapeProto, TypeProto, helper
 
-__all__ = ["Dim", "OtherType", "SequenceType", "TensorType", "ValueType", "value_type"]
+__all__ = [
+    "Dim",
+    "OtherType",
+    "SequenceType",
+    "TensorType",
+    "ValueType",
+    "read_dim",
+    "value_type",
+]
 
 #: A dim: its length, its name, or ``None`` where nothing is known of it.
 Dim = int | str | None
@@ -67,6 +76,23 @@ class TensorType:
     def known(self) -> bool:
         """Whether it says what the value is (its element type)."""
         return bool(self.element)
+
+    @property
+    def rank(self) -> int | None:
+        """Its number of axes, or ``None`` where that is unknown."""
+        return None if self.dims is None else len(self.dims)
+
+    @property
+    def static_dims(self) -> tuple[int | None, ...] | None:
+        """The length of each axis where it is a number (``None`` for a named or unknown
+        one), or ``None`` where the rank is unknown.
+
+        >>> TensorType(1, (2, "N", None)).static_dims
+        (2, None, None)
+        """
+        if self.dims is None:
+            return None
+        return tuple(d if isinstance(d, int) else None for d in self.dims)
 
     def proto(self) -> TypeProto:
         return helper.make_tensor_type_proto(
@@ -140,6 +166,16 @@ class TensorType:
         """``tensor(float)``, or ``None`` where its element type is unknown."""
         return f"tensor({_element_name(self.element)})" if self.element else None
 
+    def shape_text(self) -> str | None:
+        """``[N, ?, 2]`` (``?`` for an unknown dim), or ``None`` where the rank is unknown.
+
+        >>> TensorType(1, ("N", None, 2)).shape_text()
+        '[N, ?, 2]'
+        """
+        if self.dims is None:
+            return None
+        return f"[{', '.join('?' if d is None else str(d) for d in self.dims)}]"
+
 
 @dataclass(frozen=True)
 class SequenceType:
@@ -181,6 +217,10 @@ class SequenceType:
         inner = self.element.text()
         return None if inner is None else f"seq({inner})"
 
+    def shape_text(self) -> str | None:
+        """Its items' shape (see :meth:`TensorType.shape_text`)."""
+        return self.element.shape_text()
+
 
 @dataclass(frozen=True)
 class OtherType:
@@ -212,6 +252,9 @@ class OtherType:
     def text(self) -> str | None:
         return None
 
+    def shape_text(self) -> str | None:
+        return None
+
 
 ValueType = TensorType | SequenceType | OtherType
 
@@ -223,7 +266,7 @@ def value_type(message: TypeProto | None) -> ValueType | None:
     kind = message.WhichOneof("value")
     if kind == "tensor_type":
         tensor = message.tensor_type
-        dims = tuple(map(_dim, tensor.shape.dim)) if tensor.HasField("shape") else None
+        dims = tuple(map(read_dim, tensor.shape.dim)) if tensor.HasField("shape") else None
         return TensorType(tensor.elem_type, dims)
     if kind == "sequence_type":
         inner = value_type(message.sequence_type.elem_type)
@@ -231,9 +274,17 @@ def value_type(message: TypeProto | None) -> ValueType | None:
     return None if kind is None else OtherType(kind, message)
 
 
-def _dim(dim: TensorShapeProto.Dimension) -> Dim:
+def read_dim(dim: TensorShapeProto.Dimension) -> Dim:
+    """A dim of a ``TypeProto`` as a Python value: its length, its name, or ``None`` (unknown,
+    or a negative length, which no tensor has). Every reader of a dim asks this.
+
+    >>> from onnx import TensorShapeProto
+    >>> [read_dim(TensorShapeProto.Dimension(**d)) for d in
+    ...  ({"dim_value": 3}, {"dim_param": "N"}, {"dim_value": -1}, {})]
+    [3, 'N', None, None]
+    """
     if dim.HasField("dim_value"):
-        return int(dim.dim_value)
+        return int(dim.dim_value) if dim.dim_value >= 0 else None
     return str(dim.dim_param) if dim.dim_param else None
 
 

@@ -44,12 +44,13 @@ True
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from onnx import (
+    AttributeProto,
     FunctionProto,
     GraphProto,
     ModelProto,
@@ -60,8 +61,8 @@ from onnx import (
 )
 
 from ...core import require_argument
-from ._node import DEFAULT_DOMAINS, is_split_node
-from ._types import dim_of, tensor_parts
+from ._node import DEFAULT_DOMAINS, is_split_node, node_label
+from ._value_type import TensorType, ValueType, value_type
 from ._walk import (
     GraphsAt,
     ScopeKey,
@@ -73,13 +74,16 @@ from ._walk import (
     function_opset,
     graph_attributes,
     has_graphs,
+    location,
     subgraph_label,
 )
 
 __all__ = [
+    "Linked",
     "ModelView",
     "Node",
     "Scope",
+    "Usage",
     "Value",
     "constant_initializers",
     "defined_names",
@@ -145,13 +149,35 @@ def _alive(reference: weakref.ReferenceType[_Owner]) -> _Owner:
     return found
 
 
+class Linked(NamedTuple):
+    """An attribute of a function body's node that takes the value of the call's attribute
+    ``name`` (ONNX's ``ref_attr_name``): known only at each call."""
+
+    name: str
+
+
 @dataclass(eq=False, slots=True)
 class Node:
-    """One node of a scope: where it lies and its protobuf."""
+    """One node of a scope: where it lies, its fields as values (its domain, operator,
+    inputs and outputs as :class:`Value` objects, attributes as Python values), and the
+    protobuf it was read from.
+
+    >>> from onnx import TensorProto, helper
+    >>> graph = helper.make_graph(
+    ...     [helper.make_node("Split", ["x", ""], ["a", "b"], axis=1, num_outputs=2)], "g",
+    ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])], [])
+    >>> view = ModelView.read(helper.make_model(graph))
+    >>> node = view.main.nodes[0]
+    >>> [v and v.name for v in node.inputs], [v.name for v in node.outputs if v]
+    (['x', None], ['a', 'b'])
+    >>> dict(node.attributes), node.inputs[0].type
+    ({'axis': 1, 'num_outputs': 2}, TensorType(element=1, dims=(2, 4)))
+    """
 
     _scope: weakref.ReferenceType[Scope]
     index: int
     proto: NodeProto
+    _attributes: Mapping[str, Any] | None = None
 
     @property
     def scope(self) -> Scope:
@@ -162,9 +188,56 @@ class Node:
         return self.proto.op_type
 
     @property
+    def domain(self) -> str:
+        return self.proto.domain
+
+    @property
+    def name(self) -> str:
+        return self.proto.name
+
+    @property
+    def label(self) -> str:
+        """Its name, or its first output's where it has none (for messages only: two nodes
+        may share a label)."""
+        return node_label(self.proto)
+
+    @property
+    def where(self) -> str:
+        """Where it is, as every command prints it (``main/loop_1.body/split_3``)."""
+        return location(self.scope.label, self.label)
+
+    def is_op(self, *op_types: str) -> bool:
+        """Whether it is one of the operators ``op_types`` of ONNX's own domain."""
+        proto = self.proto
+        return proto.op_type in op_types and proto.domain in DEFAULT_DOMAINS
+
+    @property
     def is_split(self) -> bool:
         """Whether it is a Split or SplitToSequence of the default domain."""
         return is_split_node(self.proto)
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        """The names it reads, as given (``""`` for an input left out)."""
+        return tuple(self.proto.input)
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        """The names it writes, as given (``""`` for an output left out)."""
+        return tuple(self.proto.output)
+
+    @property
+    def inputs(self) -> tuple[Value | None, ...]:
+        """The value it reads at each input position, by ONNX's scoping (``None`` for an
+        input left out, or a name nothing defines)."""
+        scope = self.scope
+        return tuple(scope.value(name) if name else None for name in self.proto.input)
+
+    @property
+    def outputs(self) -> tuple[Value | None, ...]:
+        """The value it computes at each output position (``None`` for one left out)."""
+        values = self.scope.values
+        return tuple(values.get(name) if name else None for name in self.proto.output)
 
     def input_value(self, position: int) -> Value | None:
         """The value the node reads at input ``position`` (``None`` when absent or unknown)."""
@@ -172,6 +245,102 @@ class Node:
         if position >= len(names) or not names[position]:
             return None
         return self.scope.value(names[position])
+
+    def output(self, position: int = 0) -> Value | None:
+        """The value it computes at output ``position`` (``None`` when absent)."""
+        names = self.proto.output
+        if position >= len(names) or not names[position]:
+            return None
+        return self.scope.values.get(names[position])
+
+    @property
+    def attributes(self) -> Mapping[str, Any]:
+        """Its attributes by name, as Python values: ``int``, ``float``, ``str``, tuples of
+        them, a numpy array for a tensor (``None`` where its data is not at hand), a
+        :class:`~splitops.onnx.model.ValueType` for a type, a :class:`Scope` for a graph
+        (a tuple of them for ``graphs``), and :class:`Linked` for an attribute that takes a
+        function call's. Read once, at the first ask; read-only."""
+        if self._attributes is None:
+            self._attributes = _Attributes(self)
+        return self._attributes
+
+    def attribute(self, name: str, default: Any = None) -> Any:
+        """The value of its attribute ``name`` (see :attr:`attributes`), or ``default``."""
+        return self.attributes.get(name, default)
+
+    @property
+    def held(self) -> list[Scope]:
+        """The scopes of the graphs it holds (an If's branches, a Loop's body), in order."""
+        if not has_graphs(self.proto):
+            return []
+        return self.scope.held(self.index)
+
+
+class _Attributes(Mapping[str, Any]):
+    """A node's attributes read as Python values, each at its first ask."""
+
+    __slots__ = ("_node", "_protos", "_read")
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+        self._protos = {attribute.name: attribute for attribute in node.proto.attribute}
+        self._read: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        read = self._read
+        if name not in read:
+            read[name] = _attribute_value(self._node, self._protos[name])
+        return read[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._protos)
+
+    def __len__(self) -> int:
+        return len(self._protos)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+def _attribute_value(node: Node, attribute: AttributeProto) -> Any:
+    if attribute.ref_attr_name:
+        return Linked(attribute.ref_attr_name)
+    kind = attribute.type
+    if kind == AttributeProto.INT:
+        return int(attribute.i)
+    if kind == AttributeProto.FLOAT:
+        return float(attribute.f)
+    if kind == AttributeProto.STRING:
+        return attribute.s.decode("utf-8", "replace")
+    if kind == AttributeProto.INTS:
+        return tuple(int(v) for v in attribute.ints)
+    if kind == AttributeProto.FLOATS:
+        return tuple(float(v) for v in attribute.floats)
+    if kind == AttributeProto.STRINGS:
+        return tuple(v.decode("utf-8", "replace") for v in attribute.strings)
+    if kind == AttributeProto.TENSOR:
+        return constant_value(attribute.t)
+    if kind == AttributeProto.TENSORS:
+        return tuple(constant_value(t) for t in attribute.tensors)
+    if kind == AttributeProto.TYPE_PROTO:
+        return value_type(attribute.tp)
+    if kind == AttributeProto.TYPE_PROTOS:
+        return tuple(value_type(t) for t in attribute.type_protos)
+    if attribute.HasField("g") or attribute.graphs:
+        # A graph is found by the field that holds it, whatever the attribute's type says
+        # (as onnx's inference and every walk of the view find it).
+        held = [s for s in node.held if s.key[1][-1][1] == attribute.name]
+        return held[-1] if attribute.HasField("g") and not attribute.graphs else tuple(held)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """One read of a value: the node that reads it and the input position it reads it at
+    (as onnx-ir's ``Usage``). A node reading a value twice makes two usages."""
+
+    node: Node
+    index: int
 
 
 @dataclass(eq=False, slots=True)
@@ -189,7 +358,7 @@ class Value:
     # Made at the first use, or output, found: most values of a large model have neither a
     # second use nor a place among outputs, and every object the view holds costs the
     # reading and Python's cycle collector alike.
-    _uses: list[Node] | None = None
+    _uses: list[Usage] | None = None
     _output_of: tuple[weakref.ReferenceType[Scope], ...] = ()
 
     @property
@@ -197,10 +366,16 @@ class Value:
         return _alive(self._scope)
 
     @property
-    def uses(self) -> list[Node]:
-        """The nodes that read it, in this scope or in any scope below it, in model order."""
+    def uses(self) -> list[Usage]:
+        """Each read of it, as a node and the input position it reads it at, in this scope
+        or in any scope below it, in model order."""
         self.scope.view._link_all()
-        return [] if self._uses is None else self._uses
+        return [] if self._uses is None else list(self._uses)
+
+    @property
+    def consumers(self) -> list[Node]:
+        """The nodes that read it, each once, in model order."""
+        return list(dict.fromkeys(usage.node for usage in self.uses))
 
     @property
     def output_of(self) -> list[Scope]:
@@ -214,20 +389,21 @@ class Value:
         return self.initializer is not None and self.is_input and self.scope.view.ir_version >= 4
 
     @property
-    def type(self) -> TypeProto | None:
+    def type(self) -> ValueType | None:
         """Its type: inferred where the view was read with types, else declared."""
-        return self.scope.types.get(self.name)
+        return self.scope._own_type(self.name)
+
+    @property
+    def is_graph_output(self) -> bool:
+        """Whether a graph (its own, or a subgraph that returns it) lists it as an output."""
+        return bool(self.output_of)
 
     def constant(self) -> np.ndarray[Any, Any] | None:
         """Its value when it is a constant whose data is at hand, else ``None``."""
         if self.initializer is not None:
             return None if self.overridable else constant_value(self.initializer)
         producer = self.producer
-        if (
-            producer is not None
-            and producer.op_type == "Constant"
-            and producer.proto.domain in DEFAULT_DOMAINS
-        ):
+        if producer is not None and producer.is_op("Constant"):
             return constant_value(producer.proto)
         return None
 
@@ -237,7 +413,7 @@ class Value:
         source: TensorProto | None = None
         if self.initializer is not None and not self.overridable:
             source = self.initializer
-        elif self.producer is not None and self.producer.op_type == "Constant":
+        elif self.producer is not None and self.producer.is_op("Constant"):
             for attribute in self.producer.proto.attribute:
                 if attribute.name == "value" and attribute.HasField("t"):
                     source = attribute.t
@@ -265,6 +441,7 @@ class Scope:
         "_held",
         "_nodes",
         "_parent",
+        "_read_types",
         "_types",
         "_values",
         "_view",
@@ -296,6 +473,7 @@ class Scope:
         self._nodes: list[Node] | None = None
         self._values: dict[str, Value] | None = None
         self._types: dict[str, TypeProto] | None = None
+        self._read_types: dict[str, ValueType | None] = {}
 
     def __repr__(self) -> str:
         return f"Scope({self.label!r})"
@@ -315,13 +493,19 @@ class Scope:
             self._values = self._define()
         return self._values
 
-    @property
-    def types(self) -> dict[str, TypeProto]:
-        """The types of its values (and of outer values that its own protobuf types),
+    def _type_protos(self) -> dict[str, TypeProto]:
+        """The types its protobuf gives its values (and outer values it types), as read:
         inferred where the view was read with types, else declared."""
         if self._types is None:
             self._types = self.view._types_of(self)
         return self._types
+
+    def _own_type(self, name: str) -> ValueType | None:
+        """The type this scope itself gives ``name`` (see :meth:`type_of`), read once."""
+        read = self._read_types
+        if name not in read:
+            read[name] = value_type(self._type_protos().get(name))
+        return read[name]
 
     def _define(self) -> dict[str, Value]:
         proto = self.proto
@@ -420,25 +604,45 @@ class Scope:
         outer: Value | None = self.view._outer(self, name, types=False)
         return outer
 
-    def type_of(self, name: str) -> TypeProto | None:
-        """The type ``name`` has here: this scope's own, else an ancestor's."""
-        found = self.types.get(name)
+    def type_of(self, name: str) -> ValueType | None:
+        """The type ``name`` has here (a frozen :class:`~splitops.onnx.model.TensorType`,
+        :class:`~splitops.onnx.model.SequenceType` or other): this scope's own, else an
+        ancestor's; inferred where the view was read with types, else declared."""
+        found = self._own_type(name)
         if found is not None or self._parent is None:
             return found
-        outer: TypeProto | None = self.view._outer(self, name, types=True)
+        outer: ValueType | None = self.view._outer(self, name, types=True)
         return outer
+
+    def tensor_type(self, name: str) -> TensorType | None:
+        """The type of ``name`` here where it is a tensor's, else ``None``."""
+        found = self.type_of(name)
+        return found if isinstance(found, TensorType) else None
 
     def element(self, name: str) -> int | None:
         """The ``TensorProto`` element type of a tensor value, or ``None`` when unknown."""
-        return tensor_parts(self.type_of(name))[0] or None
+        found = self.tensor_type(name)
+        return None if found is None else found.element or None
 
     def dims(self, name: str) -> list[int | None] | None:
         """The static length of each axis of a tensor value (``None`` for a symbolic or
         unknown one), or ``None`` when its rank is unknown."""
-        _, dims = tensor_parts(self.type_of(name))
-        if dims is None:
-            return None
-        return [length if isinstance(length, int) else None for length in map(dim_of, dims)]
+        found = self.tensor_type(name)
+        dims = None if found is None else found.static_dims
+        return None if dims is None else list(dims)
+
+    def walk(self) -> Iterator[Node]:
+        """Its nodes and those of every scope below it, in model order: each node, then the
+        nodes of the graphs it holds (depth first)."""
+        stack: list[Iterator[Node]] = [iter(self.nodes)]
+        while stack:
+            node = next(stack[-1], None)
+            if node is None:
+                stack.pop()
+                continue
+            yield node
+            for scope in reversed(node.held):
+                stack.append(iter(scope.nodes))
 
     def constant(self, name: str) -> np.ndarray[Any, Any] | None:
         """The constant value ``name`` has here, or ``None``."""
@@ -591,7 +795,7 @@ class ModelView:
         for scope in self.scopes:
             _ = scope.values
             if keep_types:
-                _ = scope.types
+                _ = scope._type_protos()
 
     def fed_inputs(self) -> list[ValueInfoProto]:
         """The main graph's inputs that a caller must feed (see :func:`fed_inputs`)."""
@@ -618,7 +822,7 @@ class ModelView:
             if key in found:
                 meaning = found[key]
                 break
-            meaning = (around.types if types else around.values).get(name)
+            meaning = around._own_type(name) if types else around.values.get(name)
             if meaning is not None:
                 break
             passed.append(key)
@@ -704,15 +908,16 @@ def _add_names(names: set[str], proto: GraphProto | FunctionProto) -> None:
 
 def _link(scope: Scope) -> None:
     for node in scope.nodes:
-        for name in dict.fromkeys(node.proto.input):
+        for index, name in enumerate(node.proto.input):
             if name:
                 found = scope.value(name)
                 if found is None:
                     continue
+                usage = Usage(node, index)
                 if found._uses is None:
-                    found._uses = [node]
+                    found._uses = [usage]
                 else:
-                    found._uses.append(node)
+                    found._uses.append(usage)
     for name in scope.output_names():
         found = scope.value(name)
         if found is not None:

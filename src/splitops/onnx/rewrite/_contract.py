@@ -180,7 +180,7 @@ def _check_types(
         for name, value in scope.values.items():
             if name not in defined:
                 continue
-            type_before = value_type(scope.types.get(name))
+            type_before = value.type
             type_after = value_type(types.get(name))
             if type_before is None or type_after is None or type_before == type_after:
                 continue

@@ -38,7 +38,6 @@ from onnx import (
     FunctionProto,
     ModelProto,
     NodeProto,
-    TypeProto,
     helper,
 )
 
@@ -67,6 +66,8 @@ from ..model import (
     Scope,
     SplitNode,
     SplitSite,
+    TensorType,
+    ValueType,
     default_opset,
     element_of_code,
     function_id,
@@ -367,11 +368,11 @@ def _write_sizes(
     return [*constants, new], spec.split_input
 
 
-def _dim_text(type_proto: TypeProto | None, axis: int) -> str:
-    if type_proto is None or not type_proto.tensor_type.HasField("shape"):
+def _dim_text(found: ValueType | None, axis: int) -> str:
+    if not isinstance(found, TensorType) or found.dims is None:
         return "unknown (the input's shape is not known)"
-    dim = type_proto.tensor_type.shape.dim[axis]
-    return f"the symbol {dim.dim_param!r}" if dim.dim_param else "unknown"
+    dim = found.dims[axis]
+    return f"the symbol {dim!r}" if isinstance(dim, str) else "unknown"
 
 
 def _convert_other_ops(model: ModelProto, target: int) -> None:

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 from onnx import NodeProto, TensorProto, helper, numpy_helper
 
-from ...core import Rule, SplitError, drops_axis, sequence_sizes
+from ...core import Rule, SplitError, is_default_split, sequence_sizes
 from ..model import (
-    DEFAULT_DOMAINS,
     Node,
     Scope,
     SplitSite,
+    Usage,
     attribute_values,
     drop_attributes,
     has_attribute,
@@ -101,23 +101,23 @@ def sequence_readers(node: Node, *, erase: bool = False) -> tuple[list[SequenceR
     if sequence.output_of:
         return [], f"it is an output of {sequence.output_of[0].label}"
     found = []
-    for reader in sequence.uses:
-        proto = reader.proto
-        what = f"{proto.op_type} {node_label(proto)!r}"
+    for usage in sequence.uses:
+        reader = usage.node
+        what = f"{reader.op_type} {reader.label!r}"
         if reader.scope is not node.scope:
             return [], f"{what} in {reader.scope.label} reads it"
-        if erase and proto.op_type == "SequenceErase" and proto.domain in DEFAULT_DOMAINS:
-            through, why = _erased_then_concatenated(reader, sequence.name)
+        if erase and reader.is_op("SequenceErase"):
+            through, why = _erased_then_concatenated(usage)
             if why is not None:
                 return [], f"{what} reads it, and {why}"
             found += through
             continue
-        if proto.op_type not in _SEQUENCE_READERS or proto.domain not in DEFAULT_DOMAINS:
+        if not reader.is_op(*_SEQUENCE_READERS):
             return [], f"{what} reads it"
-        if proto.input[0] != sequence.name or sequence.name in proto.input[1:]:
+        if usage.index != 0:
             return [], f"{what} reads it as a tensor"
         found.append(SequenceReader(reader))
-        if proto.op_type == "SequenceAt":
+        if reader.op_type == "SequenceAt":
             position = _constant_position(reader)
             if position is None:
                 return [], f"{what} reads it at a position known only at run time"
@@ -134,32 +134,26 @@ def _constant_position(node: Node) -> int | None:
     return int(value)
 
 
-def _erased_then_concatenated(
-    erase: Node, sequence: str
-) -> tuple[list[SequenceReader], str | None]:
-    """The ConcatFromSequence nodes that read what the SequenceErase ``erase`` leaves of
-    ``sequence``, where the position it erases is constant; else why not."""
-    proto = erase.proto
-    if proto.input[0] != sequence or sequence in proto.input[1:]:
+def _erased_then_concatenated(usage: Usage) -> tuple[list[SequenceReader], str | None]:
+    """The ConcatFromSequence nodes that read what the SequenceErase of ``usage`` leaves of
+    the sequence it reads, where the position it erases is constant; else why not."""
+    erase = usage.node
+    if usage.index != 0:
         return [], "reads it as a tensor"
     erased = None
-    if len(proto.input) > 1 and proto.input[1]:
+    if len(erase.input_names) > 1 and erase.input_names[1]:
         erased = _constant_position(erase)
         if erased is None:
             return [], "erases a position known only at run time"
-    left = erase.scope.values.get(proto.output[0])
+    left = erase.output(0)
     if left is None or left.output_of or not left.uses:
         return [], "what it leaves is not read by a ConcatFromSequence alone"
     found = []
-    for reader in left.uses:
-        concat = reader.proto
-        if (
-            reader.scope is not erase.scope
-            or concat.op_type != "ConcatFromSequence"
-            or concat.domain not in DEFAULT_DOMAINS
-        ):
+    for read in left.uses:
+        concat = read.node
+        if concat.scope is not erase.scope or not concat.is_op("ConcatFromSequence"):
             return [], "what it leaves is not read by a ConcatFromSequence alone"
-        found.append(SequenceReader(reader, erase=erase, erased=erased))
+        found.append(SequenceReader(concat, erase=erase, erased=erased))
     return found, None
 
 
@@ -219,6 +213,11 @@ def _why_kept(plan: Plan, site: SplitSite[Scope]) -> str | None:
     readers, why = _readers(plan, site)
     if why is not None:
         return why
+    if site.drops_axis is None:
+        return (
+            "whether its parts lose the split axis is known only at run time (keepdims=0, "
+            "and a 0-d split given then: the scalar 1 is the default split, which drops it)"
+        )
     if not readers:
         if _removable_unread(site) or _checkable_unread(site):
             return "nothing reads its sequence"
@@ -555,6 +554,10 @@ class _Edits:
         if self.spec.split_input is not None:
             plan.drop_input(self.site.node, 1)
 
+    def replace_node(self, nodes: Sequence[NodeProto]) -> None:
+        """Put ``nodes`` in the node's place, its sequence kept."""
+        self.plan.edits.replace(self.site.node, nodes)
+
     def _done(self, reader: SequenceReader, nodes: list[NodeProto]) -> None:
         """``nodes`` replace ``reader`` (and the SequenceErase it reads through)."""
         plan = self.plan
@@ -585,7 +588,7 @@ class _Edits:
         plan, scope, spec = self.plan, self.scope, self.spec
         label = name_base(self.proto)
         build = plan.scope_builder(scope, label)
-        squeeze = drops_axis(spec.split_input is not None, spec.keepdims)
+        squeeze = bool(self.site.drops_axis)
         # A part read once by a SequenceAt that needs no Squeeze is written under its name.
         named: dict[int, str] = {}
         for reader in readers:
@@ -695,10 +698,18 @@ class _Edits:
         new = NodeProto()
         new.CopyFrom(self.proto)
         changes = []
-        if self.spec.split_input is not None and has_attribute(new, "keepdims"):
+        given = self.spec.split_input is not None
+        if given and site.drops_axis and is_default_split(site.split_value):
+            # The scalar 1 is the default split, whose parts lose the axis with keepdims=0
+            # (torch's unbind): written as the default, which every runtime squeezes.
+            del new.input[1:]
+            plan.drop_input(site.node, 1)
+            self.replace_node([new])
+            return SequenceRewritten("kept", f"{why}; scalar split 1 -> the default split")
+        if given and has_attribute(new, "keepdims") and site.drops_axis is not None:
             drop_attributes(new, {"keepdims"})
             changes.append("keepdims dropped (ignored with a split)")
-        chunk = site.chunk if self.spec.split_input is not None else None
+        chunk = site.chunk if given else None
         length = checkable_length(site)
         if chunk is not None and length:
             sizes = sequence_sizes(length, chunk, opset=self.spec.rule.since_version)
@@ -709,9 +720,9 @@ class _Edits:
             plan.drop_input(site.node, 1)
             shown = list(sizes) if len(sizes) <= 8 else f"[{', '.join(map(str, sizes[:8]))}, ...]"
             changes.append(f"scalar split {chunk} -> {shown}")
-            plan.edits.replace(site.node, [*constants, new])
+            self.replace_node([*constants, new])
         elif changes:
-            plan.edits.replace(site.node, [new])
+            self.replace_node([new])
         return SequenceRewritten("kept", f"{why}; " + (", ".join(changes) or "unchanged"))
 
 
@@ -757,7 +768,7 @@ class _RuntimeParts:
         self.shared = shared
         self.x = site.data
         self.axis = site.spec.axis
-        self.squeeze = drops_axis(site.spec.split_input is not None, site.spec.keepdims)
+        self.squeeze = bool(site.drops_axis)
         # Min takes int64 from opset 12 on.
         self.end_by_min = end_by_min and shared.opset >= 12
         self._values: dict[str, str] = {}

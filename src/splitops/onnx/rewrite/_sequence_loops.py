@@ -193,11 +193,12 @@ def _readers(value: Value, parts: list[str]) -> _Readers | str:
     if value.output_of:
         return "its sequence is a graph output"
     found = _Readers([], [])
-    for reader in value.uses:
-        proto, what = reader.proto, f"{reader.op_type} {node_label(reader.proto)!r}"
-        if reader.scope is not value.scope or proto.domain not in DEFAULT_DOMAINS:
+    for usage in value.uses:
+        reader = usage.node
+        proto, what = reader.proto, f"{reader.op_type} {reader.label!r}"
+        if reader.scope is not value.scope or reader.domain not in DEFAULT_DOMAINS:
             return f"{what} reads its sequence"
-        if proto.input[0] != value.name or value.name in proto.input[1:]:
+        if usage.index != 0:
             return f"{what} reads its sequence as a tensor"
         if reader.op_type == "SequenceInsert":
             at = len(parts)
@@ -210,7 +211,7 @@ def _readers(value: Value, parts: list[str]) -> _Readers | str:
                     return f"{what} inserts past the sequence: it fails at run time"
                 at %= len(parts) + 1
             grown = [*parts[:at], proto.input[1], *parts[at:]]
-            after = reader.scope.value(proto.output[0])
+            after = reader.output(0)
             more = _readers(after, grown) if after is not None else _Readers([], [])
             if isinstance(more, str):
                 return more

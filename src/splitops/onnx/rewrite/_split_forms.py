@@ -26,7 +26,6 @@ from ..model import (
     keep_attributes,
     node_label,
     set_attributes,
-    tensor_parts,
     write_split_sizes,
 )
 from ._graph_sizes import GraphArithmetic, GraphBuilder
@@ -686,11 +685,12 @@ def checkable_length(site: SplitSite[Scope]) -> int | None:
 def axis_symbol(site: SplitSite[Scope]) -> str | None:
     """The symbolic length (a dim_param) that inference gives the split axis, where it gives
     one: nodes cutting axes of one such length share their computed sizes."""
-    _, dims = tensor_parts(site.scope.type_of(site.data))
-    axis = site.axis
+    found = site.scope.tensor_type(site.data)
+    dims, axis = None if found is None else found.dims, site.axis
     if dims is None or not -len(dims) <= axis < len(dims):
         return None
-    return dims[axis].dim_param or None
+    dim = dims[axis]
+    return dim if isinstance(dim, str) else None
 
 
 def computed_part_sizes(site: SplitSite[Scope], build: GraphBuilder) -> tuple[str, ...]:

@@ -31,14 +31,7 @@ import numpy as np
 import onnx
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
-from ...core import (
-    Rule,
-    SplitError,
-    current_limits,
-    drops_axis,
-    report_progress,
-    require_argument,
-)
+from ...core import Rule, SplitError, current_limits, report_progress, require_argument
 from ..inference import infer_model_and_nodes
 from ..model import (
     ModelView,
@@ -362,11 +355,12 @@ class _Probe:
                 raise _NotProbedError("its sizes are known only at run time")
             initializers.append(numpy_helper.from_array(split_value, spec.split_input))
         node_proto = site.proto
-        nodes, outputs = [node_proto], _outputs(spec, element, len(dims))
+        drop = bool(site.drops_axis)  # the split is constant here: known
+        nodes, outputs = [node_proto], _outputs(spec, element, len(dims), drop)
         if spec.op == "SplitToSequence":
             found, why = sequence_readers(node)
             if why is None:
-                nodes, outputs = _with_readers(node_proto, found, element, len(dims), spec)
+                nodes, outputs = _with_readers(node_proto, found, element, len(dims), drop)
                 positions = {
                     r.node.proto.input[1]: r.position for r in found if r.position is not None
                 }
@@ -579,10 +573,10 @@ def _lengths(spec: SplitNode, split: Any, outputs: int) -> tuple[int, ...]:
     return tuple(range(min(3 * chunk + 2, MAX_LENGTHS)))
 
 
-def _outputs(spec: SplitNode, element: int, rank: int) -> list[onnx.ValueInfoProto]:
+def _outputs(spec: SplitNode, element: int, rank: int, drop: bool) -> list[onnx.ValueInfoProto]:
     if spec.op == "Split":
         return [helper.make_tensor_value_info(o, element, [None] * rank) for o in spec.outputs if o]
-    parts = rank - drops_axis(spec.split_input is not None, spec.keepdims)
+    parts = rank - drop
     return [helper.make_tensor_sequence_value_info(spec.outputs[0], element, [None] * parts)]
 
 
@@ -591,10 +585,10 @@ def _with_readers(
     readers: list[SequenceReader],
     element: int,
     rank: int,
-    spec: SplitNode,
+    squeezed: bool,
 ) -> tuple[list[NodeProto], list[onnx.ValueInfoProto]]:
-    """The SplitToSequence and the nodes that read its sequence, their outputs typed."""
-    squeezed = drops_axis(spec.split_input is not None, spec.keepdims)
+    """The SplitToSequence and the nodes that read its sequence, their outputs typed (its
+    parts without the split axis where they are ``squeezed``)."""
     nodes = [node]
     outputs = []
     for reader in readers:

@@ -188,3 +188,18 @@ def test_the_readings_of_scalar_1_keepdims_0_are_the_axis_dropped_or_kept() -> N
         if reading.outputs is not None and isinstance(reading.outputs[0], tuple)
     }
     assert shapes == {"drops-axis": [(2,)] * 3, "keeps-axis": [(2, 1)] * 3}
+
+
+@pytest.mark.parametrize("case", READ_TWO_WAYS, ids=lambda case: case.name)
+def test_splitops_reads_each_case_as_the_reading_it_declares(case: ConformanceCase) -> None:
+    """The reading marked ``splitops`` is the project's decision, which the planner keeps."""
+    from splitops.onnx import run_node
+
+    (reading,) = [reading for reading in case.readings if reading.splitops]
+    assert reading.outputs is not None
+    (sequence,) = run_node(case.node, list(case.inputs), opset=case.opset)
+    (expected,) = reading.outputs
+    assert isinstance(expected, tuple)
+    assert len(sequence) == len(expected)
+    for part, want in zip(sequence, expected, strict=True):
+        _assert_same(want, np.asarray(part))

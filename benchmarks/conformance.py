@@ -213,8 +213,9 @@ def _readings(results: dict[str, list[CaseResult]], runtimes: Sequence[Runtime])
         "(each with the words it rests on and the outputs it gives, in `cases.json` and "
         "`CASE/reading_<key>/`), and says which one a runtime follows: it neither passes nor "
         "fails. A refusal follows a reading that rejects the node only where the runtime runs "
-        "the operator in some valid case (OpenVINO and tract have no SplitToSequence: their "
-        "refusal says nothing of how they read it).",
+        "the case's control, the same node without the words read two ways (a runtime that "
+        "refuses both, for want of SplitToSequence or of a split given at run time, says "
+        "nothing of how it reads them).",
     ]
     by_name = {name: {r.name: r for r in rs} for name, rs in results.items()}
     for case in CASES:

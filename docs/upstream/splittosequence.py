@@ -202,6 +202,32 @@ class SplitToSequence(Base):
         )
 
     @staticmethod
+    def export_sizes_without_zero_opset11() -> None:
+        # sizes 2, 1, 2 of a float input: the node of the case of a size of 0, without it (a
+        # runtime that refuses both refuses that node for another reason than the 0).
+        node_input = np.array([1.0, 2.0, 3.0, 4.0, 5.0], dtype=np.float32)
+        split = np.array([2, 1, 2], dtype=np.int64)
+
+        node = onnx.helper.make_node(
+            "SplitToSequence", inputs=["input", "split"], outputs=["output_sequence"]
+        )
+
+        expected_outputs = [
+            [
+                np.array([1.0, 2.0], dtype=np.float32),
+                np.array([3.0], dtype=np.float32),
+                np.array([4.0, 5.0], dtype=np.float32),
+            ]
+        ]
+        expect(
+            node,
+            inputs=[node_input, split],
+            outputs=expected_outputs,
+            name="test_split_to_sequence_sizes_without_zero_opset11",
+            opset_imports=[onnx.helper.make_opsetid("", 11)],
+        )
+
+    @staticmethod
     def export_negative_axis_opset11() -> None:
         # axis=-1 with a chunk length of 4: chunks 4 and 2 of the last axis.
         node_input = np.array([[1, 2, 3, 4, 5, 6], [7, 8, 9, 10, 11, 12]], dtype=np.uint16)

@@ -68,6 +68,7 @@ def test_cases_json_lists_every_case_with_what_a_runtime_must_do(pack: Path) -> 
                 {"key": r.key, "why": r.why, "rejects": r.outputs is None, "splitops": r.splitops}
                 for r in c.readings
             ],
+            "control": c.control,
         }
         for c in CASES
     ]

@@ -75,6 +75,10 @@ class ConformanceCase:
     outputs: tuple[Output, ...] | None
     #: Where the spec is read two ways: each reading (then ``outputs`` is ``None``).
     readings: tuple[Reading, ...] = ()
+    #: For a case read two ways where a reading rejects the node: the valid case of the same
+    #: node without the words read two ways. A runtime's refusal follows that reading only
+    #: where it runs the control (else it refuses the node for another reason).
+    control: str | None = None
 
     @property
     def op(self) -> str:
@@ -202,6 +206,7 @@ def _read_two_ways(
     inputs: Sequence[np.ndarray[Any, Any]],
     why: str,
     readings: Sequence[Reading],
+    control: str | None = None,
 ) -> ConformanceCase:
     """A case the spec's text reads two ways. Each reading's outputs come from a node that
     says the same thing without the words read two ways; splitops' own answer for ``node``
@@ -212,7 +217,7 @@ def _read_two_ways(
         found = None
     if not any(_same_outputs(found, reading.outputs) for reading in readings):
         raise AssertionError(f"{name}: splitops' answer is none of the readings")
-    return ConformanceCase(name, opset, why, node, tuple(inputs), None, tuple(readings))
+    return ConformanceCase(name, opset, why, node, tuple(inputs), None, tuple(readings), control)
 
 
 def _same_outputs(a: tuple[Output, ...] | None, b: tuple[Output, ...] | None) -> bool:
@@ -366,6 +371,7 @@ def _sizes_with_zero() -> ConformanceCase:
                 None,
             ),
         ],
+        control="test_split_to_sequence_sizes_without_zero_opset11",
     )
 
 
@@ -747,6 +753,15 @@ CASES: tuple[ConformanceCase, ...] = (
         split=[3, 2],
     ),
     _sequence(
+        "test_split_to_sequence_sizes_without_zero_opset11",
+        11,
+        E.FLOAT,
+        (5,),
+        "sizes 2, 1, 2 of a float input: the node of the case of a size of 0, without it (a "
+        "runtime that refuses both refuses that node for another reason than the 0)",
+        split=[2, 1, 2],
+    ),
+    _sequence(
         "test_split_to_sequence_negative_axis_opset11",
         11,
         E.UINT16,
@@ -1052,6 +1067,10 @@ CASES: tuple[ConformanceCase, ...] = (
 _BY_NAME = {case.name: case for case in CASES}
 if len(_BY_NAME) != len(CASES):  # pragma: no cover - a defect of the table
     raise AssertionError("two conformance cases share a name")
+if any(  # pragma: no cover - a defect of the table
+    case.control is not None and not _BY_NAME[case.control].valid for case in CASES
+):
+    raise AssertionError("a control of a case read two ways must be a valid case")
 
 
 def case_named(name: str) -> ConformanceCase:

@@ -196,6 +196,7 @@ def _listed(case: ConformanceCase) -> dict[str, Any]:
             }
             for reading in case.readings
         ],
+        "control": case.control,
     }
 
 
@@ -313,6 +314,8 @@ class PackCase:
     feeds: dict[str, np.ndarray[Any, Any]]
     outputs: list[Any] | None
     readings: tuple[PackReading, ...] = ()
+    #: The valid case of the same node without the words read two ways, if any.
+    control: str | None = None
 
     @property
     def valid(self) -> bool:
@@ -375,6 +378,7 @@ def _entries(reader: FolderReader, listing: Path) -> list[dict[str, Any]]:
         and entry["expect"] in _EXPECTS
         and all(_is_reading(reading) for reading in entry["readings"])
         and (entry["expect"] == "readings") == bool(entry["readings"])
+        and (entry.get("control") is None or type(entry["control"]) is str)
         for entry in cases
     ):
         raise PackError(
@@ -384,10 +388,15 @@ def _entries(reader: FolderReader, listing: Path) -> list[dict[str, Any]]:
             "A pack written by another splitops may differ: write it again with `splitops "
             "conformance write`."
         )
+    names = {entry["name"] for entry in cases}
     for entry in cases:
         name = entry["name"]
         if name in ("", ".", "..") or Path(name).name != name or "\0" in name:
             raise PackError(f"{listing} names a case {name!r} that is no folder name.")
+        if entry.get("control") is not None and entry["control"] not in names:
+            raise PackError(
+                f"{listing} gives {name} a control {entry['control']!r} that it does not list."
+            )
         for reading in entry["readings"]:
             key = reading["key"]
             if not key or Path(f"{_READING}{key}").name != f"{_READING}{key}" or "\0" in key:
@@ -453,7 +462,15 @@ def _read_case(pack: FolderReader, entry: dict[str, Any]) -> PackCase:
             f"{pack.path / name} is a broken case: its inputs do not fit its model: {error}"
         ) from error
     return PackCase(
-        name, entry["op"], entry["opset"], entry["why"], model, feeds, outputs, readings
+        name,
+        entry["op"],
+        entry["opset"],
+        entry["why"],
+        model,
+        feeds,
+        outputs,
+        readings,
+        entry.get("control"),
     )
 
 
@@ -721,18 +738,19 @@ def run_pack(
             results.append(judge(case, outcome))
             if progress is not None and not _refused_as_read(case, results[-1]):
                 progress(results[-1])
-    # A refusal taken for a reading that rejects the node is told once every case has run.
-    runs = {c.op for c, result in zip(cases, results, strict=True) if c.valid and result.passed}
+    # A refusal taken for a reading that rejects the node is told once every case has run:
+    # it follows the reading only where the runtime runs the case's control, the same node
+    # without the words read two ways (else it refuses the node for another reason).
+    passed = {result.name for result in results if result.passed}
     for index, (case, result) in enumerate(zip(cases, results, strict=True)):
         if _refused_as_read(case, result):
-            if case.op not in runs:
-                # It runs the operator in no valid case (OpenVINO has no SplitToSequence):
-                # its refusal says nothing of how it reads the spec.
+            if case.control not in passed:
                 said = result.detail.removeprefix(f"reads it as {result.reading}: ")
                 results[index] = CaseResult(
                     case.name,
                     Verdict.REFUSED,
-                    f"{said} (it runs no valid {case.op} case, so this follows no reading)",
+                    f"{said} (it fails {case.control or 'the node without them'} too, so this "
+                    "follows no reading)",
                 )
             if progress is not None:
                 progress(results[index])

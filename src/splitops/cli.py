@@ -122,14 +122,14 @@ _COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
     },
     "conformance write": {
         ExitCode.OK: "the pack was written",
-        ExitCode.BAD_INPUT: "the folder cannot be written (a file, or a folder holding other "
-        "files)",
+        ExitCode.BAD_INPUT: "the folder cannot be written (a file, a folder holding other "
+        "files, a pack beside files of yours)",
     },
     "conformance run": {
-        ExitCode.OK: "the runtime passed every case",
-        ExitCode.RULE_BROKEN: "the runtime failed a case (one line each)",
-        ExitCode.BAD_INPUT: "the folder is missing or is no pack, or the runtime is unknown or "
-        "not installed",
+        ExitCode.OK: "the runtime failed no case (a case the spec says two ways is no failure)",
+        ExitCode.RULE_BROKEN: "the runtime failed a case, or crashed on one (one line each)",
+        ExitCode.BAD_INPUT: "the folder is missing, is no pack, is unsafe to read or its data do "
+        "not fit its models, or the runtime is unknown or not installed",
     },
 }
 
@@ -265,6 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="splitops",
         description="Find, fix and run ONNX Split and SplitToSequence nodes.",
         epilog=_exit_codes(EXIT_CODE_MEANINGS)
+        + "\n  130, 143  interrupted by SIGINT or SIGTERM (128 + the signal's number)"
         + "\n\nStart with `splitops run`: it runs an example model shipped with splitops.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -449,10 +450,11 @@ _EXAMPLES = {
     "conformance write": """example:
   $ splitops conformance write pack/
   A folder per case (model.onnx, test_data_set_0/input_<i>.pb, output_<i>.pb) and
-  pack/cases.json; a pack already there is replaced.""",
+  pack/cases.json; a pack already there, and nothing else, is replaced.""",
     "conformance run": """example:
   $ splitops conformance run pack/ --runtime onnx.reference
-  One line per failing case with what the runtime returned, then `N passed, M failed`.""",
+  One line per case it fails or reads one of two ways, with what the runtime returned, then
+  `N passed, M failed` (and `, K read two ways`).""",
 }
 
 

@@ -122,12 +122,12 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 @pytest.fixture(scope="session")
 def exported_corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The exported-model corpus (:mod:`benchmarks.corpus`), by file name: exported once per
+    """The exported-model corpus (:mod:`harness.corpus`), by file name: exported once per
     run (about 40 s), or reused from ``$SPLITOPS_CORPUS_DIR`` when that folder is up to date.
     Tests that use it skip where torch or transformers is not installed."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from benchmarks import corpus
+    from harness import corpus
 
     folder = os.environ.get("SPLITOPS_CORPUS_DIR") or tmp_path_factory.mktemp("corpus")
     return {path.name: path for path in corpus.export_all(folder)}

@@ -9,7 +9,7 @@ installed) on:
   (100 to 4,000 nodes); and the same chains split on the static axis 1;
 - a **wide** model: 2,000 Split-18 side by side on one input, their halves multiplied and
   summed (4,001 nodes);
-- the **corpus** of exported models (:mod:`benchmarks.corpus`: GPT-2, Phi-3, GPTBigCode,
+- the **corpus** of exported models (:mod:`harness.corpus`: GPT-2, Phi-3, GPTBigCode,
   CodeGen, GPT-NeoX and small modules, both torch exporters).
 
 All peers run in this process, one after the other within each round, so that a change of
@@ -46,14 +46,20 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import onnx
 import onnx.shape_inference
+from harness.shapes import (
+    KNOWN,
+    WRONG,
+    executed_shapes,
+    split_dim_verdicts,
+    without_shapes,
+)
 from onnx import ModelProto, TensorProto, helper
 
 from .folders import default_out
@@ -213,134 +219,6 @@ def _paired(times: dict[str, list[float | None]], top: str, bottom: str) -> floa
     return statistics.median(ratios) if ratios else None
 
 
-# --- what each peer knows of the corpus' split outputs ----------------------------------------
-
-#: How an inferred dim describes an executed one, at every input size tried.
-KNOWN, UNKNOWN, WRONG, NONE = "known", "unknown", "wrong", "none"
-
-
-def _dims(type_proto: onnx.TypeProto | None) -> list[int | str | None] | None:
-    if type_proto is None:
-        return None
-    kind = type_proto.WhichOneof("value")
-    if kind == "sequence_type":
-        return _dims(type_proto.sequence_type.elem_type)
-    if kind != "tensor_type" or not type_proto.tensor_type.HasField("shape"):
-        return None
-    return [
-        int(d.dim_value) if d.HasField("dim_value") else (d.dim_param or None)
-        for d in type_proto.tensor_type.shape.dim
-    ]
-
-
-def _value(dim: int | str | None, bindings: dict[str, int]) -> int | None:
-    """A dim's value with the graph inputs' dim names bound (sympy reads ``//`` as floor
-    division, as the exporters write it); ``None`` for an unknown dim or a name that no
-    input binds (onnx's ``unk__0``, onnxruntime's ``Flatten_56_o0__d0``)."""
-    if dim is None or isinstance(dim, int):
-        return None if dim is None or dim < 0 else dim
-    import sympy  # splitops' inference needs it too: pip install 'splitops[inference]'
-
-    symbols = {name: sympy.Symbol(name) for name in bindings}
-    try:
-        expr = sympy.sympify(dim, locals=symbols)
-    except (sympy.SympifyError, SyntaxError, TypeError, ValueError):
-        return None
-    if not isinstance(expr, sympy.Expr) or expr.free_symbols - set(symbols.values()):
-        return None
-    value = expr.subs({symbols[k]: v for k, v in bindings.items()})
-    return int(value) if value.is_Integer else None
-
-
-def split_outputs(model: ModelProto) -> list[str]:
-    """The outputs of the main graph's Split and SplitToSequence nodes."""
-    return [
-        name
-        for node in model.graph.node
-        if node.op_type in ("Split", "SplitToSequence") and node.domain in ("", "ai.onnx")
-        for name in node.output
-        if name
-    ]
-
-
-def executed_shapes(
-    model: ModelProto, feeds: Sequence[dict[str, np.ndarray[Any, Any]]]
-) -> dict[str, list[tuple[dict[str, int], list[tuple[int, ...]]]]]:
-    """The shapes onnxruntime executes for each split output at each of ``feeds`` (a list of
-    shapes: one for a tensor, one per element for a sequence), with the dim names of the
-    graph inputs bound to the sizes fed."""
-    import onnxruntime
-
-    observed = ModelProto()
-    observed.CopyFrom(model)
-    names = split_outputs(model)
-    declared = {o.name for o in observed.graph.output}
-    observed.graph.output.extend(onnx.ValueInfoProto(name=n) for n in names if n not in declared)
-    session = onnxruntime.InferenceSession(
-        observed.SerializeToString(), providers=["CPUExecutionProvider"]
-    )
-    outputs = [o.name for o in observed.graph.output]
-    found: dict[str, list[tuple[dict[str, int], list[tuple[int, ...]]]]] = {n: [] for n in names}
-    for feed in feeds:
-        bindings = {
-            dim.dim_param: int(np.shape(feed[entry.name])[k])
-            for entry in model.graph.input
-            if entry.name in feed
-            for k, dim in enumerate(entry.type.tensor_type.shape.dim)
-            if dim.dim_param
-        }
-        for name, result in zip(outputs, session.run(None, feed), strict=True):
-            if name in found:
-                parts = result if isinstance(result, list) else [result]
-                found[name].append((bindings, [tuple(np.shape(p)) for p in parts]))
-    return found
-
-
-def split_dim_verdicts(
-    inferred: ModelProto | None,
-    executed: dict[str, list[tuple[dict[str, int], list[tuple[int, ...]]]]],
-) -> dict[str, list[str]]:
-    """Per split output, per dim: ``known`` (its value is the executed length at every size),
-    ``unknown``, or ``wrong``; ``[none]`` for an output with no shape (or rank) at all. A
-    sequence's dim is judged against each element."""
-    types = {} if inferred is None else {v.name: v.type for v in _entries(inferred)}
-    verdicts: dict[str, list[str]] = {}
-    for name, runs in executed.items():
-        dims = _dims(types.get(name))
-        if dims is None:
-            verdicts[name] = [NONE]
-            continue
-        if any(len(shape) != len(dims) for _, shapes in runs for shape in shapes):
-            verdicts[name] = [WRONG] * len(dims)
-            continue
-        row = []
-        for axis, dim in enumerate(dims):
-            seen = []
-            for bindings, shapes in runs:
-                value = _value(dim, bindings)
-                lengths = {shape[axis] for shape in shapes}
-                seen.append(UNKNOWN if value is None else WRONG if lengths - {value} else KNOWN)
-            row.append(WRONG if WRONG in seen else KNOWN if set(seen) == {KNOWN} else UNKNOWN)
-        verdicts[name] = row
-    return verdicts
-
-
-def _entries(model: ModelProto) -> Iterator[onnx.ValueInfoProto]:
-    yield from model.graph.value_info
-    yield from model.graph.output
-
-
-def without_shapes(model: ModelProto) -> ModelProto:
-    """``model`` without ``value_info`` and graph output shapes: what inference finds alone."""
-    copy = ModelProto()
-    copy.CopyFrom(model)
-    del copy.graph.value_info[:]
-    for output in copy.graph.output:
-        if output.type.WhichOneof("value") == "tensor_type":
-            output.type.tensor_type.ClearField("shape")
-    return copy
-
-
 @dataclass
 class Knowledge:
     """Split output dims of a model, counted per peer: known, unknown, wrong, and the dims
@@ -460,7 +338,7 @@ def _corpus(folder: Path, quick: bool) -> list[tuple[Any, Path]]:
         or importlib.util.find_spec("transformers") is None
     ):
         return []
-    from . import corpus
+    from harness import corpus
 
     entries = [e for e in corpus.CORPUS if not quick or e.source == "hand-written"]
     return [(entry, corpus.export(entry, folder)) for entry in entries]

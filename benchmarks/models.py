@@ -1,6 +1,6 @@
 """``python -m benchmarks.models``: whole exported models, on every engine.
 
-For each model of the exported corpus (:mod:`benchmarks.corpus`): torch (the module itself),
+For each model of the exported corpus (:mod:`harness.corpus`): torch (the module itself),
 onnxruntime on the original model, splitops' onnxruntime engine on the lowered model
 (``splitops.backend.prepare(model, engine="onnxruntime")``, what ``splitops run --engine
 onnxruntime`` runs once the model is loaded), and splitops' reference engine. The target:
@@ -269,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = parser.parse_args(argv)
     import torch
 
-    from . import corpus
+    from harness import corpus
 
     torch.set_num_threads(1)
     folder = options.corpus or Path(

@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import onnx
 from onnx import TensorProto, helper
@@ -77,10 +78,11 @@ def if_tree(depth: int) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
-def run(command: Sequence[str]) -> tuple[float, int, int]:
-    """Seconds, peak resident bytes and exit status of ``command`` as a whole process."""
+def run(command: Sequence[str], env: dict[str, str] | None = None) -> tuple[float, int, int]:
+    """Seconds, peak resident bytes and exit status of ``command`` as a whole process (in
+    ``env``, default: this one's environment)."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -144,17 +146,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             onnx.save(if_tree(depth), model)
             print(f"Ifs nested {depth} deep ({model.stat().st_size / 1e6:.1f} MB):", flush=True)
             rows[depth] = measure(model, rounds, folder)
-    out = options.out or default_out(quick=options.quick)
-    out.mkdir(parents=True, exist_ok=True)
-    lines = [
-        "# Commands at scale",
-        "",
-        describe(machine),
-        "",
+    note = (
         f"{rounds} rounds; whole processes; the peer is onnx's load, full check and shape "
         "inference. A ratio is the command's over the peer's (time: median of the rounds; "
-        "memory: the largest peak of each).",
-        "",
+        "memory: the largest peak of each)."
+    )
+    lines = [
         "| model | command | time | x onnx | bound | peak memory | x onnx | bound |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
@@ -168,12 +165,30 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{row['peak_bytes'] / 2**20:.0f} MiB | {row['peak_ratio']:.2f} | "
                 f"{'' if memory_bound is None else f'<= {memory_bound}'} |"
             )
-    (out / "scale.md").write_text("\n".join(lines) + "\n")
     document = {"machine": machine, "rounds": rounds, "rows": rows}
-    (out / "scale.json").write_text(json.dumps(document, indent=1) + "\n")
-    print("\n".join(lines[6:]))
-    print(f"Wrote scale.md, scale.json to {out}")
+    write_results(options.out, options.quick, "scale", "Commands at scale", note, lines, document)
     return 0
+
+
+def write_results(
+    out: Path | None,
+    quick: bool,
+    name: str,
+    title: str,
+    note: str,
+    table: list[str],
+    document: dict[str, Any],
+) -> None:
+    """Write ``out/NAME.md`` (``title``, the machine of ``document``, ``note``, ``table``)
+    and ``out/NAME.json`` (``document``); print the table. ``out`` defaults to
+    ``benchmarks/results/latest``, or ``benchmarks/results/quick`` for a quick run."""
+    folder = out or default_out(quick=quick)
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [f"# {title}", "", describe(document["machine"]), "", note, "", *table]
+    (folder / f"{name}.md").write_text("\n".join(lines) + "\n")
+    (folder / f"{name}.json").write_text(json.dumps(document, indent=1) + "\n")
+    print("\n".join(table))
+    print(f"Wrote {name}.md, {name}.json to {folder}")
 
 
 if __name__ == "__main__":

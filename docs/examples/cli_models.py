@@ -10,7 +10,9 @@
   two outputs, and by SplitToSequence into chunks of 3 read by SequenceAt and
   SequenceLength (what ``splitops lower`` rewrites);
 - ``downloads/model.onnx``: a weight whose external data claims to live in
-  ``../../../etc/passwd``.
+  ``../../../etc/passwd``;
+- ``weighted.onnx``: ``x`` of shape ``[1, 4096]`` times a weight of 4096 x 7 floats kept in
+  ``weighted.data``, cut by Split-18 ``num_outputs=4``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
 F = TensorProto.FLOAT
@@ -90,6 +93,15 @@ def outside_data() -> ModelProto:
     return _model([node], [6], ["a", "b"], initializer=[weight])
 
 
+def weighted() -> ModelProto:
+    weight = numpy_helper.from_array(np.ones((4096, 7), dtype=np.float32), "w")
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["y"], "project"),
+        helper.make_node("Split", ["y"], ["a", "b", "c", "d"], "quarters", axis=1, num_outputs=4),
+    ]
+    return _model(nodes, [1, 4096], list("abcd"), initializer=[weight])
+
+
 def main(folder: Path) -> None:
     (folder / "downloads").mkdir(parents=True, exist_ok=True)
     for name, model in [
@@ -102,6 +114,10 @@ def main(folder: Path) -> None:
         # Written as bytes: onnx.save_model would try to resolve the external data.
         (folder / name).write_bytes(model.SerializeToString())
         print(f"wrote {folder / name}")
+    onnx.save_model(
+        weighted(), folder / "weighted.onnx", save_as_external_data=True, location="weighted.data"
+    )
+    print(f"wrote {folder / 'weighted.onnx'} and {folder / 'weighted.data'}")
 
 
 if __name__ == "__main__":

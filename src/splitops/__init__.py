@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         load_model,
         lower_model,
         reference_ops,
+        rewrite_file,
         run_node,
         save_model,
     )
@@ -75,6 +76,7 @@ __all__ = [
     "lower_model",
     "opset_rule",
     "reference_ops",
+    "rewrite_file",
     "run_node",
     "save_model",
     "sequence_sizes",
@@ -98,6 +100,7 @@ _LAZY = {
     "load_model": ("splitops.onnx", "load_model"),
     "save_model": ("splitops.onnx", "save_model"),
     "lower_model": ("splitops.onnx", "lower_model"),
+    "rewrite_file": ("splitops.onnx", "rewrite_file"),
 }
 
 

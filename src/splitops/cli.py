@@ -662,9 +662,25 @@ def _check(args: argparse.Namespace) -> ExitCode:
         say(json.dumps([d.as_dict() for d in diagnostics], indent=2))
     else:
         say.lines(map(str, diagnostics))
-        found = f"{len(diagnostics)} problem(s)" if diagnostics else "no problems"
-        say(f"{args.model}: {count} Split/SplitToSequence node(s), {found}.", stream=sys.stderr)
-    return ExitCode.RULE_BROKEN if diagnostics else ExitCode.OK
+        say(
+            f"{args.model}: {count} Split/SplitToSequence node(s), {_found(diagnostics)}.",
+            stream=sys.stderr,
+        )
+    return _check_code(diagnostics)
+
+
+def _found(diagnostics: Sequence[Any]) -> str:
+    """``no problems``, ``2 problem(s)``, ``1 problem(s), 1 warning(s)``."""
+    errors = sum(1 for d in diagnostics if d.is_error)
+    warnings = len(diagnostics) - errors
+    found = f"{errors} problem(s)" if errors else "no problems"
+    return f"{found}, {warnings} warning(s)" if warnings else found
+
+
+def _check_code(diagnostics: Sequence[Any]) -> ExitCode:
+    """A broken rule fails ``check``; a warning (a departure runtimes read two ways) does
+    not."""
+    return ExitCode.RULE_BROKEN if any(d.is_error for d in diagnostics) else ExitCode.OK
 
 
 def _infer(args: argparse.Namespace) -> ExitCode:
@@ -688,15 +704,21 @@ def _infer(args: argparse.Namespace) -> ExitCode:
 
 
 def _convert(args: argparse.Namespace) -> ExitCode:
-    from .onnx import convert_model, default_opset, split_nodes
+    from .onnx import convert_model, default_opset, rewrite_file, split_nodes
 
-    model = _load(args)
-    converted = convert_model(model, args.opset)
-    _write_model(converted, args.output)
-    count = sum(1 for _ in split_nodes(converted))
+    counts: list[tuple[int, int | None]] = []  # the Split nodes, the opset converted from
+
+    def convert(model: ModelProto) -> ModelProto:
+        converted = convert_model(model, args.opset)
+        counts.append((sum(1 for _ in split_nodes(converted)), default_opset(model.opset_import)))
+        return converted
+
+    # The weights stay where they lie: external data beside the output, inline ones inline.
+    rewrite_file(args.model, args.output, convert, trust_external_data=args.trust_external_data)
+    count, source = counts[0]
     _Output()(
-        f"converted {count} Split/SplitToSequence node(s) from opset "
-        f"{default_opset(model.opset_import)} to {args.opset}; wrote {args.output}"
+        f"converted {count} Split/SplitToSequence node(s) from opset {source} to {args.opset}; "
+        f"wrote {args.output}"
     )
     return ExitCode.OK
 
@@ -791,22 +813,28 @@ class _NotingRep:
 def _lower(args: argparse.Namespace) -> ExitCode:
     """``splitops lower``: every Split and SplitToSequence rewritten for every runtime."""
     from .core import Rule
-    from .onnx import check_model, lower_model_with_report, save_model
+    from .onnx import Lowering, check_model, lower_model_with_report, rewrite_file
 
     say = _Output()
-    model = _load(args)
+    report: list[Lowering] = []
+
+    def lower(model: ModelProto) -> ModelProto:
+        lowered, rows = lower_model_with_report(model, target=args.target, release=args.release)
+        report.extend(rows)
+        return lowered
+
     try:
-        lowered, report = lower_model_with_report(model, target=args.target, release=args.release)
+        # The weights stay where they lie: external data beside the output, inline ones inline.
+        rewrite_file(args.model, args.output, lower, trust_external_data=args.trust_external_data)
     except SplitError as error:
         if error.rule is Rule.LIMIT:
             raise
-        diagnostics = check_model(model)
+        diagnostics = check_model(_load(args, weights=False))
         if not diagnostics:  # what the target cannot keep (a sequence, control flow): one line
             raise
         _print_problems(say, args, diagnostics)
         say(f"{args.model}: {len(diagnostics)} problem(s); nothing written.", stream=sys.stderr)
         return ExitCode.RULE_BROKEN
-    save_model(lowered, args.output)
     if args.json:
         say(json.dumps([row.as_dict() for row in report], indent=2))
     else:
@@ -867,12 +895,12 @@ def _check_portability(args: argparse.Namespace) -> ExitCode:
             say(f"{runtime}: not probed: it is not installed; {how}", stream=sys.stderr)
         fixed = sum(1 for d in found.departures if d.fixed_by_lower)
         say(
-            f"{args.model}: {len(diagnostics)} problem(s); {found.probed} node(s) probed on "
+            f"{args.model}: {_found(diagnostics)}; {found.probed} node(s) probed on "
             f"{', '.join(found.runtimes)}: {len(found.departures)} departure(s), {fixed} fixed "
             "by lower.",
             stream=sys.stderr,
         )
-    return ExitCode.RULE_BROKEN if diagnostics else ExitCode.OK
+    return _check_code(diagnostics)
 
 
 def _print_problems(say: _Output, args: argparse.Namespace, diagnostics: Sequence[Any]) -> None:

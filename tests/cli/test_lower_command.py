@@ -4,12 +4,12 @@ user runs them: exit codes, what is printed, what is written (and never half wri
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Any
 
 import numpy as np
 import onnx
@@ -19,7 +19,7 @@ from tests.processes import GUARD_SECONDS
 
 import splitops
 from splitops.cli import build_parser, main
-from splitops.onnx.model import _io as model_io
+from splitops.onnx.model import _weights as model_weights
 from splitops.onnx.rewrite._lower import TARGETS
 
 from .conftest import Cli, make_model
@@ -190,21 +190,19 @@ def test_a_failed_write_leaves_the_old_file_whole(
     onnx.save(fewer_outputs(), source)
     target.write_bytes(b"the old file")
 
-    writing = model_io.replacing
+    writing = model_weights.write_pieces
 
-    @contextlib.contextmanager
-    def full_disk(path: Path) -> Iterator[object]:
-        """The real atomic writer, on a disk that fills up after 10 bytes."""
-        with writing(path) as stream:
+    def full_disk(stream: IO[bytes], *pieces: Any) -> None:
+        """The real writer, on a disk that fills up after 10 bytes."""
 
-            class Full:
-                def write(self, data: bytes) -> None:
-                    stream.write(data[:10])
-                    raise OSError(28, "No space left on device")
+        class Full:
+            def write(self, data: bytes) -> None:
+                stream.write(data[:10])
+                raise OSError(28, "No space left on device")
 
-            yield Full()
+        writing(Full(), *pieces)
 
-    monkeypatch.setattr(model_io, "replacing", full_disk)
+    monkeypatch.setattr(model_weights, "write_pieces", full_disk)
     assert main(["lower", str(source), "-o", str(target)]) == 2
     assert target.read_bytes() == b"the old file"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fewer.onnx", "out.onnx"]

@@ -111,6 +111,16 @@ class Rule(str, Enum):
     SPLIT_DTYPE = ("split-dtype", "Cast the split tensor to the version's type")
     # Whole models
     DECLARED_SHAPE = ("declared-shape", "Fix the output's declared type, or drop it")
+    # Departures from the spec's letter that runtimes read two ways (warnings of check)
+    DEFAULT_SPLIT = (
+        "default-split",
+        "Lower the model (splitops lower) so that every runtime drops the axis, or export "
+        "it without the split",
+    )
+    POSITION_SHAPE = (
+        "position-shape",
+        "Give the position as a 0-d tensor, or lower the model (splitops lower)",
+    )
     CONVERSION = ("conversion", "Keep the node's opset, or give its sizes statically")
 
 

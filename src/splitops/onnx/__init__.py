@@ -6,7 +6,8 @@ is the layer's API; its sub-packages' modules are private. Importing it imports 
 name loads its module when it is first used, so that a command loads only what it needs.
 
 - :mod:`~splitops.onnx.model`: a model read once (:class:`ModelView`: scopes, values,
-  types, constants), loaded and saved safely (:func:`load_model`, :func:`save_model`), its
+  types, constants), loaded and saved safely (:func:`load_model`, :func:`save_model`), a
+  model file rewritten with its weights left where they lie (:func:`rewrite_file`), its
   Split nodes and opset found without reading it whole (:func:`split_nodes`,
   :func:`default_opset`), a node run by its version (:func:`run_node`), and described for
   people (:func:`describe_type`, :func:`describe_split_nodes`, :func:`split_output_rows`,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
         describe_split_nodes,
         describe_type,
         load_model,
+        rewrite_file,
         run_node,
         save_model,
         split_nodes,
@@ -105,6 +107,7 @@ __all__ = [
     "lower_model_with_report",
     "model_feeds",
     "reference_ops",
+    "rewrite_file",
     "run_node",
     "runtime_named",
     "save_model",
@@ -126,6 +129,7 @@ _MODULES = {
         "describe_split_nodes",
         "describe_type",
         "load_model",
+        "rewrite_file",
         "run_node",
         "save_model",
         "split_nodes",

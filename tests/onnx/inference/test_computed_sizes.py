@@ -19,7 +19,7 @@ import numpy as np
 import onnx
 import pytest
 import sympy
-from benchmarks.inference import KNOWN, UNKNOWN, executed_shapes, split_dim_verdicts
+from harness.shapes import KNOWN, UNKNOWN, executed_shapes, split_dim_verdicts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from benchmarks.inference import KNOWN, executed_shapes, split_dim_verdicts
+from harness.shapes import KNOWN, executed_shapes, split_dim_verdicts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import ModelProto, TensorProto, helper, shape_inference

@@ -1,4 +1,4 @@
-"""The exported corpus (:mod:`benchmarks.corpus`): every dim of every Split and
+"""The exported corpus (:mod:`harness.corpus`): every dim of every Split and
 SplitToSequence output, as splitops, onnx (``data_prop=True``) and onnxruntime's symbolic
 tool infer it, judged against the shapes onnxruntime executes at two input sizes.
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import onnx
 import pytest
-from benchmarks.inference import (
+from harness.shapes import (
     KNOWN,
     WRONG,
     executed_shapes,
@@ -31,7 +31,7 @@ from splitops import check_model, infer_shapes
 onnxruntime = pytest.importorskip("onnxruntime")
 # The corpus is exported with torch.onnx.export, so the module needs torch to exist.
 pytest.importorskip("torch")
-from benchmarks import corpus  # noqa: E402
+from harness import corpus  # noqa: E402
 
 ENTRIES = [entry for entry in corpus.CORPUS if entry.ort_issue is None]
 #: Models whose split sizes an exporter computes from a dynamic axis (Shape -> ... -> Split).

@@ -14,14 +14,8 @@ import numpy as np
 import onnx
 import onnx.shape_inference
 import pytest
-from benchmarks.inference import (
-    KNOWN,
-    WRONG,
-    chain_model,
-    executed_shapes,
-    split_dim_verdicts,
-    wide_model,
-)
+from benchmarks.inference import chain_model, wide_model
+from harness.shapes import KNOWN, WRONG, executed_shapes, split_dim_verdicts
 from onnx import TensorProto, helper, numpy_helper
 from tests.processes import GUARD_SECONDS
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from benchmarks.inference import KNOWN, executed_shapes, split_dim_verdicts
+from harness.shapes import KNOWN, executed_shapes, split_dim_verdicts
 from onnx import ModelProto, TensorProto, helper, numpy_helper, shape_inference
 from tests.processes import GUARD_SECONDS
 

@@ -362,7 +362,8 @@ def test_a_scope_knows_its_holder_and_whether_a_branch_holds_it() -> None:
     assert not view.main.in_branch
     then_scope = view.main.held(0)[1]
     assert then_scope.label == "main/y.then_branch"
-    assert then_scope.holder is view.main.proto.node[0]
+    assert then_scope.holder is view.main.nodes[0]
+    assert then_scope.attribute_name in ("then_branch", "else_branch")
     assert then_scope.in_branch
     # depth first, in the order the node holds its graphs
     names = [attribute.name for attribute in view.main.proto.node[0].attribute]

@@ -316,6 +316,28 @@ def test_a_model_read_with_its_external_data_keeps_it_where_it_lies(
     assert_same_arrays(run_on_onnxruntime(saved, x), backend.run_model(original, [x]))
 
 
+def test_the_pass_reads_no_weight(tmp_path: Path) -> None:
+    """The weight's file is gone while the pass runs: the pass reads only the small
+    tensors (here inline), and the lowered model reads the weight from its file once it is
+    back."""
+    original, _ = _weighted_split(explicit_sizes=[1000, 1048])
+    path = tmp_path / "given" / "model.onnx"
+    path.parent.mkdir()
+    ir.save(ir.from_proto(original), path, external_data="model.data", size_threshold_bytes=4096)
+    given = ir.load(path)
+    assert isinstance(given.graph.initializers["w"].const_value, ir.ExternalTensor)
+    assert not isinstance(given.graph.initializers["s"].const_value, ir.ExternalTensor)
+    (tmp_path / "given" / "model.data").rename(tmp_path / "away.data")
+    result = LowerSplits()(given)
+    (tmp_path / "away.data").rename(tmp_path / "given" / "model.data")
+    assert result.modified
+    saved = tmp_path / "lowered" / "model.onnx"
+    saved.parent.mkdir()
+    ir.save(result.model, saved, external_data="model.data")
+    x = np.arange(2048, dtype=np.float32)
+    assert_same_arrays(run_on_onnxruntime(saved, x), backend.run_model(original, [x]))
+
+
 # --- torch.onnx: export, lower, optimize ------------------------------------------------------
 
 

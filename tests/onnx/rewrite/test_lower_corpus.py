@@ -20,7 +20,7 @@ from splitops.onnx.rewrite._lower import lower_model_with_report
 
 torch = pytest.importorskip("torch")
 ort = pytest.importorskip("onnxruntime")
-corpus = pytest.importorskip("benchmarks.corpus")
+corpus = pytest.importorskip("harness.corpus")
 
 SIZES = ((2, 5), (3, 7))
 ATOL = 1e-4

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from benchmarks.portability import blocks_model
+from harness.portability import blocks_model
 from onnx import FunctionProto, ModelProto, NodeProto, TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 

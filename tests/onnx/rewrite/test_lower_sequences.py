@@ -9,7 +9,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from benchmarks.portability import _sequence, _sequence_erased, _sequence_of_computed_chunk
+from harness.portability import (
+    computed_chunk_model,
+    erased_sequence_model,
+    sequence_model,
+    torch_model,
+)
 from onnx import ModelProto, TensorProto, helper, numpy_helper
 from tests.processes import GUARD_SECONDS
 
@@ -63,7 +68,7 @@ def test_the_first_sequence_form_that_applies_lowers_the_node_and_writes_its_row
 ) -> None:
     """A target's SplitToSequence forms are an ordered list: each form before the one that
     lowers the node says why it does not apply; the row is the applying form's."""
-    model = _sequence_of_computed_chunk(readers)("N")
+    model = computed_chunk_model(readers)("N")
     view = ModelView.read(model, types=Lower(target).types(model))  # type: ignore[arg-type]
     site = SplitSite.read(next(view.split_nodes()))
     plan = Plan(view, target, ModelEdits(view))  # type: ignore[arg-type]
@@ -100,7 +105,7 @@ def test_openvino_runs_its_targets_chunks_of_a_length_computed_from_shape(length
     the openvino target checks them by an Expand then a Gather, which it runs: the spec's
     parts where ceil(N / 2) >= 1, a failure at N = 0 (a chunk of 0), as the spec."""
     openvino = _runtime("openvino")
-    model = _sequence_of_computed_chunk(["at0", "at1"])("N")
+    model = computed_chunk_model(["at0", "at1"])("N")
     lowered, report = lower_model_with_report(model, target="openvino")
     assert "SplitToSequence" not in _ops(lowered)
     assert report[0].outcome == "removed"
@@ -120,7 +125,7 @@ def test_a_sequence_erase_read_by_concat_is_lowered_with_its_sequence(target: st
     """SplitToSequence of chunks of 3 of 7, part 1 erased, the rest concatenated: one Split
     and a Concat of the parts left, for targets without sequences (OpenVINO runs the original
     exactly; its target must not refuse it), run live on onnxruntime."""
-    model = _sequence_erased(7)
+    model = erased_sequence_model(7)
     lowered, report = lower_model_with_report(model, target=target)  # type: ignore[arg-type]
     assert not _ops(lowered) & {"SplitToSequence", "SequenceErase", "ConcatFromSequence"}
     assert report[0].detail == "sequence of 3 part(s) -> Split (constant sizes)"
@@ -132,7 +137,7 @@ def test_a_sequence_erase_read_by_concat_is_lowered_with_its_sequence(target: st
 
 def test_openvino_runs_the_erased_sequence_lowered_as_it_runs_the_original() -> None:
     openvino = _runtime("openvino")
-    model = _sequence_erased(7)
+    model = erased_sequence_model(7)
     lowered = splitops.lower_model(model, target="openvino")
     with RuntimeWorkers(GUARD_SECONDS) as workers:
         original = workers.run(openvino, model.SerializeToString(), _feeds(7))
@@ -142,7 +147,7 @@ def test_openvino_runs_the_erased_sequence_lowered_as_it_runs_the_original() -> 
 
 
 def test_an_erase_past_the_parts_keeps_the_sequence_with_its_reason() -> None:
-    model = _sequence_erased(7)
+    model = erased_sequence_model(7)
     for tensor in model.graph.initializer:
         if tensor.name == "one":
             tensor.CopyFrom(numpy_helper.from_array(np.array(5, np.int64), "one"))
@@ -160,13 +165,13 @@ def test_tvm_keeps_a_sequence_output_it_computes_as_the_spec_says(split: Any) ->
     """A sequence that is a graph output, on a static axis: TVM runs it exactly, so its
     target keeps it (it refused it before); a scalar split on a run-time axis, which TVM
     refuses ("dynamic dim size and scalar split"), is still refused."""
-    model = _sequence(["out"], split=split)(7)
+    model = sequence_model(["out"], split=split)(7)
     lowered, report = lower_model_with_report(model, target="tvm")
     assert report[0].outcome == "kept"
     assert "TVM computes" in report[0].detail
     if split is not None and not isinstance(split, list):
         with pytest.raises(splitops.SplitError, match="it is an output of main"):
-            splitops.lower_model(_sequence(["out"], split=split)("N"), target="tvm")
+            splitops.lower_model(sequence_model(["out"], split=split)("N"), target="tvm")
     pytest.importorskip("tvm")
     with RuntimeWorkers(GUARD_SECONDS) as workers:
         got = workers.run(runtime_named("tvm"), lowered.SerializeToString(), _feeds(7))
@@ -244,7 +249,7 @@ def test_tract_runs_its_targets_chunks_of_a_length_computed_at_run_time(length: 
     """Parts read from the front: each a Slice ending at Min(start + chunk, length), which
     tract runs (it fails the same Slice ending at a Where's pick: 'DynSlice')."""
     tract = _runtime("tract")
-    model = _sequence_of_computed_chunk(["at0", "at1"] if length > 1 else ["at0"])("N")
+    model = computed_chunk_model(["at0", "at1"] if length > 1 else ["at0"])("N")
     lowered = splitops.lower_model(model, target="tract")
     assert "Min" in _ops(lowered)
     with RuntimeWorkers(GUARD_SECONDS) as workers:
@@ -253,11 +258,11 @@ def test_tract_runs_its_targets_chunks_of_a_length_computed_at_run_time(length: 
 
 
 def test_tract_refuses_a_number_of_parts_known_only_at_run_time_with_its_reason() -> None:
-    model = _sequence_of_computed_chunk(["at0", "len"])("N")
+    model = computed_chunk_model(["at0", "len"])("N")
     with pytest.raises(splitops.SplitError, match="tract cannot compute") as refused:
         splitops.lower_model(model, target="tract")
     assert "SequenceLength" in str(refused.value)
-    opset11 = _sequence(["at0"], split=3)("N")
+    opset11 = sequence_model(["at0"], split=3)("N")
     with pytest.raises(splitops.SplitError, match="Min, which takes int64 from opset 12"):
         splitops.lower_model(opset11, target="tract")
 
@@ -438,9 +443,7 @@ def _tensor_split_by_indices() -> ModelProto:
     """torch.tensor_split(x, [1, 4], dim=1) by the TorchScript exporter, on [2, N]: a Loop
     of SequenceInsert of Slices."""
     pytest.importorskip("torch")
-    from benchmarks.portability import _torch
-
-    return _torch("tensor_split_indices")("N")
+    return torch_model("tensor_split_indices")("N")
 
 
 @pytest.mark.parametrize("runtime", ["onnxruntime", "onnx.reference", "openvino", "tract"])

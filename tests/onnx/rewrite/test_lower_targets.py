@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from benchmarks.portability import Row, cases, cost_chain, regressions, run_matrix
+from harness.portability import Row, cases, cost_chain, regressions, run_matrix
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 from tests.processes import GUARD_SECONDS
 

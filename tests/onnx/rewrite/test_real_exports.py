@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from benchmarks.exports import (
+from harness.exports import (
     Export,
     bisect,
     close,

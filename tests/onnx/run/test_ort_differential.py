@@ -193,8 +193,9 @@ def ort_departure(case: Case) -> str | None:
             return "onnxruntime rejects a num_outputs split whose last part is empty"
         if case.outputs < case.num_outputs:
             return "onnxruntime cuts into as many parts as the node lists outputs, not num_outputs"
-    if case.op == "SplitToSequence" and isinstance(case.split, int) and case.keepdims == 0:
-        return "onnxruntime applies keepdims=0 to a scalar split, which the spec says to ignore"
+    scalar = isinstance(case.split, int) and case.split != 1
+    if case.op == "SplitToSequence" and scalar and case.keepdims == 0:
+        return "onnxruntime applies keepdims=0 to every scalar split, not only the default 1"
     return None
 
 
@@ -432,9 +433,10 @@ def test_onnxruntime_departs_when_trailing_outputs_are_omitted() -> None:
         assert _shapes(run_onnxruntime(case, x)) == [(4,), (4,)]
 
 
-def test_onnxruntime_applies_keepdims_to_a_scalar_split() -> None:
-    """SplitToSequence ignores keepdims when split is given; onnxruntime drops the axis for a
-    scalar split of 1 and fails for other chunk lengths."""
+def test_onnxruntime_applies_keepdims_to_every_scalar_split() -> None:
+    """The scalar split 1 is the default split: keepdims=0 drops the axis, on onnxruntime as
+    in splitops (torch's unbind). onnxruntime applies keepdims=0 to other scalar splits too,
+    and fails there, where the spec ignores keepdims."""
     ones = Case("SplitToSequence", 11, (3, 2), 0, "float", split=1, keepdims=0)
     twos = replace(ones, split=2)
     x = np.arange(6, dtype=np.float32).reshape(3, 2)
@@ -442,7 +444,7 @@ def test_onnxruntime_applies_keepdims_to_a_scalar_split() -> None:
     _ort_error(twos, x)
     by_ones = splitops.run_node(make_node(ones), [x, np.array(1)], opset=11)[0]
     by_twos = splitops.run_node(make_node(twos), [x, np.array(2)], opset=11)[0]
-    assert _shapes(by_ones) == [(1, 2), (1, 2), (1, 2)]
+    assert _shapes(by_ones) == [(2,), (2,), (2,)]
     assert _shapes(by_twos) == [(2, 2), (1, 2)]
 
 

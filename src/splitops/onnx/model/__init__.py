@@ -1,6 +1,7 @@
 """Reading a model once: its scopes, values, types and constants (``_view``, over the walk of
 ``_walk``), its element types (``_types``), a Split node read by its version (``_node``), the
-edits a rewrite plans (``_edits``), safe loading and saving (``_io``), and text for people
+edits a rewrite plans (``_edits``), safe loading and saving (``_io``), a model file
+rewritten with its weights left where they lie (``_weights``), and text for people
 (``_describe``). Every other sub-package stands on this one reading, as onnx-ir's passes
 stand on one ``Value`` that knows its producer, its uses and its ``const_value``: no tool
 keeps a name-keyed table of its own that could disagree with ONNX's scoping.
@@ -134,6 +135,7 @@ from ._walk import (
     subgraph_label,
     without_large_weights,
 )
+from ._weights import rewrite_file
 
 __all__ = [
     "DEFAULT_DOMAINS",
@@ -231,6 +233,7 @@ __all__ = [
     "replace_initializers",
     "reserve_memory",
     "resolve_linked",
+    "rewrite_file",
     "run_node",
     "run_read_node",
     "save_model",

@@ -38,17 +38,19 @@ splitops.ModelLoadError: cannot load .../notes.txt: it is not an ONNX model...
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import enum
 import functools
 import math
 import os
 import re
 import stat
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any
+from typing import IO, Any, BinaryIO
 
 import numpy as np
 import onnx
@@ -78,18 +80,28 @@ from ._walk import (
     expanded_node_count,
     graph_attributes,
     graphs_below,
+    is_large_weight,
     iter_tensors,
     model_graphs,
 )
 
 __all__ = [
     "MAX_MODEL_BYTES",
+    "DataFolder",
+    "ExternalClaim",
+    "ModelRead",
     "check_model_size",
     "check_node_count",
     "check_part_counts",
+    "external_claim",
+    "leaves_folder",
     "load_model",
     "load_value",
+    "load_without_weights",
+    "model_shell",
+    "pieces_size",
     "save_model",
+    "write_pieces",
 ]
 
 #: Protobuf cannot hold a message of 2 GiB or more: bigger models keep weights outside.
@@ -125,6 +137,44 @@ def load_model(
     unless ``load_external_data=False`` (then its references are kept, unchecked). ``name``
     says in messages where the bytes came from.
     """
+    reads = _Reads.ALL if load_external_data else _Reads.NONE
+    return _load(path, trust=trust_external_data, reads=reads, name=name).model
+
+
+def load_without_weights(path: str | os.PathLike[str], *, trust: bool = False) -> ModelRead:
+    """Read an ONNX model file as :func:`load_model` does, every check included, but leave
+    its weights where they lie: an initializer of the main graph that holds more than
+    ``SMALL_TENSOR`` elements and keeps its data in a file keeps its reference (checked, not
+    read). Every other tensor kept in external data is read (the sizes a Split is cut by, a
+    Constant's value), and the ``max_external_bytes`` limit counts those only.
+    """
+    require_argument(path, (str, os.PathLike), "load_without_weights", "a path")
+    return _load(path, trust=trust, reads=_Reads.ALL_BUT_WEIGHTS)
+
+
+class _Reads(enum.Enum):
+    """Which tensors kept in external data a load reads into the model."""
+
+    ALL = "all"
+    NONE = "none"
+    #: All but the main graph's large initializers (:func:`load_without_weights`).
+    ALL_BUT_WEIGHTS = "all but the weights"
+
+
+@dataclass
+class ModelRead:
+    """A model read from a file, and what it keeps outside that file."""
+
+    #: The model; its weights keep references to files of :attr:`data` where they were not
+    #: read.
+    model: ModelProto
+    #: Where its external data lies (``None``: bytes, which have no folder).
+    data: DataFolder | None
+
+
+def _load(
+    path: str | os.PathLike[str] | bytes, *, trust: bool, reads: _Reads, name: str | None = None
+) -> ModelRead:
     if isinstance(path, (bytes, bytearray, memoryview)):
         file, prefix = None, f"cannot load {name}" if name else "cannot load the model's bytes"
         data = _checked_bytes(bytes(path), prefix)
@@ -150,19 +200,32 @@ def load_model(
         raise ModelLoadError(f"{prefix}: {problem}")
     external = [t for t in tensors if t.data_location == TensorProto.EXTERNAL]
     if file is None:
-        if external and load_external_data:
+        if external and reads is not _Reads.NONE:
             hint = (
-                "it must hold its data itself"
+                "It must hold its data itself"
                 if name
                 else "Load the model from its file, or pass load_external_data=False"
             )
             raise ModelLoadError(
                 f"{prefix}: its tensors lie in external data, which bytes have no folder to "
-                f"find. {hint[0].upper()}{hint[1:]}."
+                f"find. {hint}."
             )
-        return model
-    _load_external_data(external, file, prefix, trust=trust_external_data, read=load_external_data)
-    return model
+        return ModelRead(model, None)
+    folder = DataFolder(file.resolve().parent, _identity(os.stat(file)), prefix, trust)
+    loaded = ModelRead(model, folder)
+    weights = (
+        {t.name for t in model.graph.initializer if is_large_weight(t)}
+        if reads is _Reads.ALL_BUT_WEIGHTS
+        else set()
+    )
+
+    def read(tensor: TensorProto) -> bool:
+        if weights and tensor.name in weights:
+            return not is_large_weight(tensor)
+        return reads is not _Reads.NONE
+
+    _load_external_data(external, folder, read=read)
+    return loaded
 
 
 def load_value(data: bytes, *, sequence: bool, name: str) -> Any:
@@ -285,32 +348,62 @@ def save_model(model: ModelProto, path: str | os.PathLike[str]) -> None:
     over ``path``), creating the folders above it where missing; weights go to
     ``<name>.data`` beside it past protobuf's 2 GB. An ``OSError`` names ``path``.
 
-    A model under 2 GB is written as the model without its initializers, then each
-    initializer as a message of its own: protobuf reads concatenated messages as one, merged
-    (repeated fields appended in order), so any reader loads the same model, and no more
-    than one weight is serialized at a time. Serialized whole, a model of 1 GiB of weights
-    took 3 GiB more memory to write.
+    A model under 2 GB is written in pieces (:func:`write_pieces`), so that no more than one
+    weight is serialized at a time.
     """
     require_argument(model, ModelProto, "save_model", "an onnx.ModelProto")
     require_argument(path, (str, os.PathLike), "save_model", "a path (str or os.PathLike)")
     file = Path(path)
-    shell = copy_without(model, "graph")
-    shell.graph.CopyFrom(copy_without(model.graph, "initializer"))
-    # Summed piece by piece: the model's own ByteSize() serializes it whole to count.
-    size = shell.ByteSize() + sum(tensor.ByteSize() for tensor in model.graph.initializer)
-    if size > MAX_MODEL_BYTES:
+    shell = model_shell(model)
+    if pieces_size(shell, model.graph.initializer) > MAX_MODEL_BYTES:
         with temporary_sibling(file) as temporary:
             onnx.save_model(
                 model, temporary, save_as_external_data=True, location=f"{file.name}.data"
             )
         return
     with replacing(file) as stream:
-        stream.write(shell.SerializeToString())
-        for tensor in model.graph.initializer:
-            piece = ModelProto()
-            reserve_memory(2 * len(tensor.raw_data))  # its copy, and its bytes
-            piece.graph.initializer.append(tensor)
-            stream.write(piece.SerializeToString())
+        write_pieces(stream, shell, model.graph.initializer)
+
+
+def model_shell(model: ModelProto) -> ModelProto:
+    """A copy of ``model`` without the main graph's initializers: what :func:`write_pieces`
+    writes first."""
+    shell = copy_without(model, "graph")
+    shell.graph.CopyFrom(copy_without(model.graph, "initializer"))
+    return shell
+
+
+def pieces_size(shell: ModelProto, initializers: Iterable[TensorProto]) -> int:
+    """The bytes :func:`write_pieces` writes, summed piece by piece: a model's own
+    ``ByteSize()`` serializes it whole to count."""
+    size: int = shell.ByteSize()
+    return size + sum(_piece_size(tensor) for tensor in initializers)
+
+
+def _piece_size(tensor: TensorProto) -> int:
+    size: int = tensor.ByteSize()
+    # The tag and length of the tensor in its graph, and of the graph in its model.
+    return size + 2 * (1 + _varint_size(size))
+
+
+def _varint_size(value: int) -> int:
+    return max(1, (value.bit_length() + 6) // 7)
+
+
+def write_pieces(stream: IO[bytes], shell: ModelProto, initializers: Iterable[TensorProto]) -> None:
+    """Write the model of ``shell`` (:func:`model_shell`) and ``initializers`` to ``stream``:
+    the shell, then each initializer as a model message of its own, holding it alone.
+
+    Protobuf reads concatenated messages as one, merged (repeated fields appended in order),
+    so any reader loads the whole model, and no more than one weight is serialized at a
+    time. Serialized whole, a model of 1 GiB of weights took 3 GiB more memory to write.
+    """
+    stream.write(shell.SerializeToString())
+    for tensor in initializers:
+        piece = ModelProto()
+        reserve_memory(2 * tensor.ByteSize())  # its copy, and its bytes
+        piece.graph.initializer.append(tensor)
+        stream.write(piece.SerializeToString())
 
 
 def check_model_size(model: ModelProto) -> None:
@@ -718,55 +811,82 @@ def _tensor_problem(tensors: Iterable[TensorProto]) -> str | None:
 
 
 def _load_external_data(
-    tensors: Iterable[TensorProto], model_file: Path, prefix: str, *, trust: bool, read: bool
+    tensors: Iterable[TensorProto],
+    folder: DataFolder,
+    *,
+    read: Callable[[TensorProto], bool],
 ) -> None:
-    """Check the tensors kept in external data, then (with ``read``) read each into its
+    """Check the tensors kept in external data, then read each that ``read`` names into its
     ``raw_data``.
 
     Every tensor's bytes are counted from its element type and dims before any file is
-    opened, and the total is held against the ``max_external_bytes`` limit; each file is
+    opened, and the total read is held against the ``max_external_bytes`` limit; each file is
     checked by its status before it is opened (only a regular file is opened), and again once
     open, where its real place and its links are read from the opened file.
     """
-    folder = model_file.resolve().parent
-    model_identity = _identity(os.stat(model_file))
     claims = []
     for tensor in tensors:
-        entries = {entry.key: entry.value for entry in tensor.external_data}
-        location = entries.get("location", "")
-        if not isinstance(location, str):
-            raise ModelLoadError(
-                f"{prefix}: tensor {tensor.name!r} keeps its data at a location that is not "
-                f"UTF-8 text ({location[:40]!r})."
-            )
-        shown = location if len(location) <= 80 else f"{location[:60]}...({len(location)} chars)"
-        where = f"{prefix}: tensor {tensor.name!r} keeps its data in {shown!r}"
-        offset = _bound(entries, "offset", where) or 0
-        length = _bound(entries, "length", where)
-        needed = _external_bytes(tensor, where)
-        if length is not None and length != needed:
-            raise ModelLoadError(
-                f"{where}, with length {length}, but its dims {list(tensor.dims)} need {needed} "
-                "bytes."
-            )
-        claims.append((tensor, where, _external_file(folder, location, where, trust=trust),
-                       offset, needed))  # fmt: skip
-    total = sum(needed for *_, needed in claims)
+        claim = external_claim(tensor, folder.prefix)
+        claims.append((tensor, folder.file(claim), claim, read(tensor)))
+    total = sum(claim.length for *_, claim, reading in claims if reading)
     limit = current_limits().max_external_bytes
-    if read and total > limit:
+    if total > limit:
         raise ModelLoadError(
-            f"{prefix}: its tensors claim {total} bytes of external data in all, over the "
+            f"{folder.prefix}: its tensors claim {total} bytes of external data in all, over the "
             f"max_external_bytes limit of {limit}. Raise it with --max-external-bytes N "
             "(splitops.limits(max_external_bytes=N)) if you trust the model."
         )
-    for tensor, where, file, offset, needed in claims:
-        data = _read_external(
-            file, folder, model_identity, where, offset, needed, trust=trust, read=read
+    for tensor, _, claim, reading in claims:
+        with folder.opened(claim) as stream:
+            if not reading:
+                continue
+            # The bytes read, and their copy in raw_data: where memory lacks, a MemoryError
+            # now rather than protobuf's crash.
+            reserve_memory(2 * claim.length)
+            stream.seek(claim.offset)
+            data = stream.read(claim.length)
+        if len(data) != claim.length:
+            raise ModelLoadError(f"{claim.where}, which changed while it was read.")
+        tensor.raw_data = data
+        tensor.data_location = TensorProto.DEFAULT
+        del tensor.external_data[:]
+
+
+@dataclass(frozen=True)
+class ExternalClaim:
+    """Where a tensor says its data lies: a file, and the bytes of it."""
+
+    location: str
+    offset: int
+    #: The bytes its dims need as ONNX stores them (a ``length`` entry must say the same).
+    length: int
+    #: How messages name the tensor and its place: ``cannot load m.onnx: tensor 'w' keeps
+    #: its data in 'w.bin'``.
+    where: str
+
+
+def external_claim(tensor: TensorProto, prefix: str) -> ExternalClaim:
+    """Where ``tensor`` (kept in external data) says its data lies, or a
+    :class:`~splitops.ModelLoadError` (``prefix`` in front) for a location that is not text,
+    an offset or length that is not a whole number, a length its dims do not need, or
+    elements of no fixed size. The file itself is not looked at."""
+    entries = {entry.key: entry.value for entry in tensor.external_data}
+    location = entries.get("location", "")
+    if not isinstance(location, str):
+        raise ModelLoadError(
+            f"{prefix}: tensor {tensor.name!r} keeps its data at a location that is not "
+            f"UTF-8 text ({location[:40]!r})."
         )
-        if read:
-            tensor.raw_data = data
-            tensor.data_location = TensorProto.DEFAULT
-            del tensor.external_data[:]
+    shown = location if len(location) <= 80 else f"{location[:60]}...({len(location)} chars)"
+    where = f"{prefix}: tensor {tensor.name!r} keeps its data in {shown!r}"
+    offset = _bound(entries, "offset", where) or 0
+    length = _bound(entries, "length", where)
+    needed = _external_bytes(tensor, where)
+    if length is not None and length != needed:
+        raise ModelLoadError(
+            f"{where}, with length {length}, but its dims {list(tensor.dims)} need {needed} bytes."
+        )
+    return ExternalClaim(location, offset, needed, where)
 
 
 def _external_bytes(tensor: TensorProto, where: str) -> int:
@@ -790,12 +910,12 @@ def _external_file(folder: Path, location: str, where: str, *, trust: bool) -> P
     if "\0" in location:
         raise ModelLoadError(f"{where}, a path holding a NUL character, which no file name can.")
     if not trust:
-        if PurePosixPath(location).is_absolute() or PureWindowsPath(location).is_absolute():
+        if _is_absolute(location):
             raise ModelLoadError(
                 f"{where}, an absolute path: external data must lie in the model's folder. "
                 f"{_TRUST_HINT}"
             )
-        if ".." in re.split(r"[\\/]", location):
+        if _climbs(location):
             raise ModelLoadError(
                 f"{where}, which climbs out with '..': external data must lie in the model's "
                 f"folder. {_TRUST_HINT}"
@@ -803,67 +923,86 @@ def _external_file(folder: Path, location: str, where: str, *, trust: bool) -> P
     return folder / location
 
 
-def _read_external(
-    file: Path,
-    folder: Path,
-    model_identity: tuple[int, int],
-    where: str,
-    offset: int,
-    length: int,
-    *,
-    trust: bool,
-    read: bool,
-) -> bytes:
-    """The bytes of one tensor, read from one opened file whose real place is checked (with
-    ``read=False``, only checked: nothing is read).
+def leaves_folder(location: str) -> bool:
+    """Whether an external-data location names a place outside the model's folder by its
+    text (an absolute path, or one that climbs with ``..``): one that only a trusted model
+    may name."""
+    return _is_absolute(location) or _climbs(location)
 
-    The file's status is read before it is opened, so that a FIFO or a device (or a link to
-    one) is refused without opening it; the opened file is checked again (a file swapped in
-    between is refused too, and ``O_NONBLOCK`` keeps a FIFO from blocking the open).
-    """
-    try:
-        status = os.stat(file)
-    except FileNotFoundError:
-        raise ModelLoadError(f"{where}, which does not exist beside the model.") from None
-    except (OSError, ValueError) as error:
-        raise ModelLoadError(f"{where}, which cannot be read: {_reason(error)}.") from error
-    if not trust:
+
+def _is_absolute(location: str) -> bool:
+    return PurePosixPath(location).is_absolute() or PureWindowsPath(location).is_absolute()
+
+
+def _climbs(location: str) -> bool:
+    return ".." in re.split(r"[\\/]", location)
+
+
+@dataclass(frozen=True)
+class DataFolder:
+    """The folder a model file keeps its external data in, and how each of its files is
+    opened: checked as :func:`load_model` checks it, every time."""
+
+    #: The model's folder, resolved.
+    folder: Path
+    #: The model file's identity (device, inode): no tensor's data may be the model itself.
+    model: tuple[int, int]
+    #: The start of every message: ``cannot load <model file>``.
+    prefix: str
+    #: Whether locations outside :attr:`folder` are followed (``--trust-external-data``).
+    trust: bool
+
+    def file(self, claim: ExternalClaim) -> Path:
+        """The file ``claim`` names, or a :class:`~splitops.ModelLoadError` for a location
+        that no file can have or (unless trusted) that lies outside the folder by its text."""
+        return _external_file(self.folder, claim.location, claim.where, trust=self.trust)
+
+    @contextlib.contextmanager
+    def opened(self, claim: ExternalClaim) -> Iterator[BinaryIO]:
+        """The file ``claim`` names, open for reading once it is known to be a regular file
+        that holds the claim's bytes, in the model's folder unless trusted, not the model
+        itself, and (unless trusted) of one link only.
+
+        The file's status is read before it is opened, so that a FIFO or a device (or a link
+        to one) is refused without opening it; the opened file is checked again (a file
+        swapped in between is refused too, and ``O_NONBLOCK`` keeps a FIFO from blocking the
+        open).
+        """
+        trust, where, file = self.trust, claim.where, self.file(claim)
         try:
-            _check_inside(Path(os.path.realpath(file)), folder, where)
-        except ModelLoadError:
-            raise
-        except OSError:
-            # A link swapped for a file while it was resolved: the place read from the
-            # opened file below is the one that counts.
-            pass
-    _check_data_status(status, where, model_identity, trust=trust)
-    try:
-        descriptor = os.open(file, _READ_FLAGS)
-    except FileNotFoundError:
-        raise ModelLoadError(f"{where}, which does not exist beside the model.") from None
-    except OSError as error:
-        raise ModelLoadError(f"{where}, which cannot be read: {_reason(error)}.") from error
-    with os.fdopen(descriptor, "rb") as stream:
-        opened = os.fstat(descriptor)
+            status = os.stat(file)
+        except FileNotFoundError:
+            raise ModelLoadError(f"{where}, which does not exist beside the model.") from None
+        except (OSError, ValueError) as error:
+            raise ModelLoadError(f"{where}, which cannot be read: {_reason(error)}.") from error
         if not trust:
-            _check_inside(_opened_path(descriptor, file), folder, where)
-        _check_data_status(opened, where, model_identity, trust=trust)
-        available = opened.st_size - offset
-        if available < 0 or length > available:
-            raise ModelLoadError(
-                f"{where}, which is too short: offset {offset} and length {length} lie past "
-                f"its end ({opened.st_size} bytes; a truncated data file?)."
-            )
-        if not read:
-            return b""
-        # The bytes read, and their copy in raw_data: where memory lacks, a MemoryError now
-        # rather than protobuf's crash.
-        reserve_memory(2 * length)
-        stream.seek(offset)
-        data = stream.read(length)
-        if len(data) != length:
-            raise ModelLoadError(f"{where}, which changed while it was read.")
-        return data
+            try:
+                _check_inside(Path(os.path.realpath(file)), self.folder, where)
+            except ModelLoadError:
+                raise
+            except OSError:
+                # A link swapped for a file while it was resolved: the place read from the
+                # opened file below is the one that counts.
+                pass
+        _check_data_status(status, where, self.model, trust=trust)
+        try:
+            descriptor = os.open(file, _READ_FLAGS)
+        except FileNotFoundError:
+            raise ModelLoadError(f"{where}, which does not exist beside the model.") from None
+        except OSError as error:
+            raise ModelLoadError(f"{where}, which cannot be read: {_reason(error)}.") from error
+        with os.fdopen(descriptor, "rb") as stream:
+            opened = os.fstat(descriptor)
+            if not trust:
+                _check_inside(_opened_path(descriptor, file), self.folder, where)
+            _check_data_status(opened, where, self.model, trust=trust)
+            offset, length = claim.offset, claim.length
+            if offset + length > opened.st_size:
+                raise ModelLoadError(
+                    f"{where}, which is too short: offset {offset} and length {length} lie past "
+                    f"its end ({opened.st_size} bytes; a truncated data file?)."
+                )
+            yield stream
 
 
 def _check_inside(real: Path, folder: Path, where: str) -> None:

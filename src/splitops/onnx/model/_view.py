@@ -535,11 +535,18 @@ class Scope:
         return None if self._parent is None else _alive(self._parent)
 
     @property
-    def holder(self) -> NodeProto | None:
+    def holder(self) -> Node | None:
         """The node of its parent that holds it (an If, Loop, Scan, ...); ``None`` for the
         main graph and function bodies."""
         parent = self.parent
-        return None if parent is None else parent.proto.node[self.key[1][-1][0]]
+        return None if parent is None else parent.nodes[self.key[1][-1][0]]
+
+    @property
+    def attribute_name(self) -> str | None:
+        """The name of the attribute of its holder that holds it (``body``,
+        ``then_branch``, ...); ``None`` for the main graph and function bodies."""
+        path = self.key[1]
+        return path[-1][1] if path else None
 
     @property
     def in_branch(self) -> bool:
@@ -547,10 +554,13 @@ class Scope:
         a branch that some inputs never take."""
         scope: Scope | None = self
         while scope is not None:
-            holder = scope.holder
+            parent = scope.parent
+            # The holder's protobuf, not the view's node: asking every scope of a deep tree
+            # would read each parent's nodes into the view.
+            holder = None if parent is None else parent.proto.node[scope.key[1][-1][0]]
             if holder is not None and holder.op_type == "If" and holder.domain in DEFAULT_DOMAINS:
                 return True
-            scope = scope.parent
+            scope = parent
         return False
 
     def below(self) -> Iterator[Scope]:

@@ -24,16 +24,18 @@ splitops.onnx.rewrite._contract.RewriteError: lowering changed the main graph's 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
+from typing import Any
 
 import onnx
-from onnx import ModelProto, ValueInfoProto
+from onnx import ModelProto, TensorProto, ValueInfoProto
 
 from ...core import SplitopsError
 from ..model import (
     GraphsAt,
     ModelEdits,
     ModelView,
+    ScopeKey,
     declared_types,
     defined_names,
     initializers,
@@ -59,11 +61,15 @@ def check_rewrite(
     before: ModelView,
     edits: ModelEdits | None = None,
     full_check: bool = True,
+    corrected: Collection[tuple[ScopeKey, str]] = (),
 ) -> None:
     """:class:`RewriteError` unless ``rewritten`` keeps the promises of a rewrite of
     ``original``, whose view, with the types inference gave it, is ``before``:
 
-    - the main graph's inputs and outputs are unchanged (names, order, types);
+    - the main graph's inputs and outputs are unchanged (names, order, types), but for
+      the declared shapes ``corrected`` (scope, as the edits moved it, and name), which the
+      rewrite found untrue of what the model computes: of a main graph's output, its name
+      and element type stay; a value so declared is not compared below;
     - onnx's full check passes, wherever it passed on the original (``full_check=False``
       where the caller ran it already);
     - no value that both models hold is typed by onnx's inference of the result in a way
@@ -73,7 +79,8 @@ def check_rewrite(
       of ``before`` is compared with the graph that lies where ``edits`` (the rewrite's)
       moved it, by identity, never by label.
     """
-    _check_interface(original, rewritten, what)
+    main = {name for key, name in corrected if key == (None, ())}
+    _check_interface(original, rewritten, what, main)
     if full_check:
         problem = check_fully(rewritten)
         if problem is not None and check_fully(original) is None:
@@ -81,7 +88,7 @@ def check_rewrite(
     after = _onnx_types(rewritten)
     if after is None:
         return  # onnx cannot type it: the full check has said what it could
-    _check_types(before, after, what, edits, lambda: _onnx_types(original))
+    _check_types(before, after, what, edits, set(corrected), lambda: _onnx_types(original))
 
 
 def _onnx_types(model: ModelProto) -> ModelProto | None:
@@ -110,10 +117,13 @@ def _at_ir4(model: ModelProto) -> ModelProto:
     return copy
 
 
-def _check_interface(original: ModelProto, rewritten: ModelProto, what: str) -> None:
+def _check_interface(
+    original: ModelProto, rewritten: ModelProto, what: str, corrected: set[str]
+) -> None:
     for field in ("input", "output"):
-        before = _entries(getattr(original.graph, field))
-        after = _entries(getattr(rewritten.graph, field))
+        shaped = set(corrected) if field == "output" else set()
+        before = _entries(getattr(original.graph, field), shaped)
+        after = _entries(getattr(rewritten.graph, field), shaped)
         if before != after:
             names = [name for name, _ in before], [name for name, _ in after]
             change = (
@@ -124,8 +134,14 @@ def _check_interface(original: ModelProto, rewritten: ModelProto, what: str) -> 
             raise RewriteError(f"{what} changed the main graph's {field}s: {change}.")
 
 
-def _entries(entries: Sequence[ValueInfoProto]) -> list[tuple[str, bytes]]:
-    return [(entry.name, entry.type.SerializeToString(deterministic=True)) for entry in entries]
+def _entries(entries: Sequence[ValueInfoProto], corrected: set[str]) -> list[tuple[str, Any]]:
+    """Each entry's name and type (of those ``corrected``, its element type alone)."""
+    return [
+        (entry.name, entry.type.tensor_type.elem_type)
+        if entry.name in corrected
+        else (entry.name, entry.type.SerializeToString(deterministic=True))
+        for entry in entries
+    ]
 
 
 def check_fully(model: ModelProto) -> str | None:
@@ -133,11 +149,15 @@ def check_fully(model: ModelProto) -> str | None:
 
     The model is checked without its large weights, each of which is checked on its own:
     onnx.checker copies a model it is given several times over (serialized, parsed, and once
-    more for shape inference), which for a model of 1 GiB of weights took 4 GiB of memory.
+    more for shape inference), which for a model of 1 GiB of weights took 4 GiB of memory. A
+    weight kept in external data is not: onnx's check looks for its file from the working
+    folder, and the loader has checked its file where it really lies (its place, its
+    length).
     """
     try:
         for tensor in filter(is_large_weight, initializers(model.graph)):
-            onnx.checker.check_tensor(tensor)
+            if tensor.data_location != TensorProto.EXTERNAL:
+                onnx.checker.check_tensor(tensor)
         onnx.checker.check_model(types_only(model), full_check=True)
     # ValueError: onnx's C++ parser refuses what Python's protobuf accepted.
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, ValueError) as error:
@@ -154,6 +174,7 @@ def _check_types(
     after: ModelProto,
     what: str,
     edits: ModelEdits | None,
+    corrected: set[tuple[ScopeKey, str]],
     original: Callable[[], ModelProto | None],
 ) -> None:
     """No value typed in ``before`` and by ``after`` (the rewritten model, typed by onnx)
@@ -172,13 +193,14 @@ def _check_types(
     graphs_at = GraphsAt(after)
     scopes = before.scopes if edits is None else edits.edited_scopes()
     for scope in scopes:
-        other = graphs_at(scope.key if edits is None else edits.key_after(scope.key))
+        key = scope.key if edits is None else edits.key_after(scope.key)
+        other = graphs_at(key)
         if other is None:
             continue
         types = declared_types(other)
         defined = defined_names(other)
         for name, value in scope.values.items():
-            if name not in defined:
+            if name not in defined or (key, name) in corrected:
                 continue
             type_before = value.type
             type_after = value_type(types.get(name))

@@ -111,6 +111,7 @@ from ..model import (
     ScopeKey,
     SplitNode,
     SplitSite,
+    Value,
     function_id,
     links_attributes,
     location,
@@ -118,6 +119,7 @@ from ..model import (
     types_only,
 )
 from ._contract import RewriteError
+from ._declared import downstream, loosen_declared, restore_agreeing
 from ._graph_sizes import PART_CHECK_TYPES, CheckForm, GraphBuilder
 from ._rewrite import Rewrite
 from ._sequence_forms import (
@@ -478,6 +480,9 @@ class Lowering:
     outcome: str
     #: What it became, or why it stays.
     detail: str
+    #: Whether its parts lose the axis of a scalar split 1 (torch's unbind), which the
+    #: model's declared types may not say.
+    squeezed: bool = False
 
     def __str__(self) -> str:
         where = location(self.graph, self.node)
@@ -524,6 +529,10 @@ class Lower(Rewrite):
         self.release = release
         self.report: list[Lowering] = []
         self._kept: set[tuple[ScopeKey, str]] = set()
+        #: The values computed from the parts of a SplitToSequence whose scalar split 1 the
+        #: lowering read as the default (torch's unbind), and the edits that moved them.
+        self._squeezed: list[Value] = []
+        self._edits: ModelEdits | None = None
 
     def types(self, model: ModelProto) -> ModelProto:
         # Types only: the weights stay out of the inferred copy.
@@ -543,12 +552,28 @@ class Lower(Rewrite):
         self.report = plan.report
         # Where each kept sequence lies once the edits move its scope: its identity.
         self._kept = {(edits.key_after(key), name) for key, name in plan.kept_sequences}
+        self._squeezed = downstream(plan.squeezed)
+        self._edits = edits
 
     def finish(self, model: ModelProto) -> None:
         if not self._forms.sequences:
             _refuse_sequences(model, self.target, self._kept)
         if not self._forms.control_flow:
             _refuse_control_flow(model, self.target)
+        if self._squeezed and self._edits is not None:
+            loosened = loosen_declared(model, self._edits, self._squeezed)
+            changed = restore_agreeing(model, loosened)
+            self.corrected = {(item.key, item.name) for item in changed}
+            if changed:
+                names = dict.fromkeys(item.name for item in changed)
+                said = (
+                    f"; the declared shapes of {', '.join(names)} corrected "
+                    "(the model declares the axis its unbind drops)"
+                )
+                self.report = [
+                    replace(row, detail=row.detail + said) if row.squeezed else row
+                    for row in self.report
+                ]
 
 
 #: The operators that make, read or hold sequences.
@@ -649,6 +674,9 @@ class Plan:
     kept_sequences: set[tuple[ScopeKey, str]] = field(default_factory=set)
     #: The parts written so far by rewrites that write one value (or more) per part.
     parts: int = 0
+    #: The sequences whose scalar split 1 (the default split) with ``keepdims=0`` drops the
+    #: axis (torch's unbind): what follows from them may be declared with the axis.
+    squeezed: list[Value] = field(default_factory=list)
 
     #: The computed sizes of a Split on an axis known at run time, shared by the nodes of
     #: one scope that cut an axis of the same symbolic length into as many parts.
@@ -772,6 +800,10 @@ class Plan:
             if form.check(self, site) is None:
                 done = form.rewrite(self, site)
                 self.note(site.node, site.spec, done.outcome, done.detail)
+                sequence = site.node.output(0)
+                if site.drops_axis and site.spec.split_input is not None and sequence:
+                    self.squeezed.append(sequence)
+                    self.report[-1] = replace(self.report[-1], squeezed=True)
                 if done.outcome == "kept":
                     self.kept_sequences.add((site.scope.key, site.proto.output[0]))
                 return

@@ -22,7 +22,7 @@ from abc import ABC, abstractmethod
 from onnx import ModelProto
 
 from ...core import report_progress
-from ..model import ModelEdits, ModelView, check_model_size, copy_model
+from ..model import ModelEdits, ModelView, ScopeKey, check_model_size, copy_model
 from ._contract import check_rewrite
 
 __all__ = ["Rewrite"]
@@ -34,6 +34,10 @@ class Rewrite(ABC):
 
     #: What it is called in messages ("lowering", "conversion").
     what = ""
+    #: The declarations (scope, once the edits are made, and name) whose shape the last
+    #: model's rewrite corrected, being untrue of what the model computes (see
+    #: :mod:`~splitops.onnx.rewrite._declared`): the contract lets them differ.
+    corrected: set[tuple[ScopeKey, str]] = frozenset()  # type: ignore[assignment]
 
     def requires(self, model: ModelProto) -> None:
         """A :class:`~splitops.SplitError` unless ``model`` is one this rewrite takes."""
@@ -56,9 +60,12 @@ class Rewrite(ABC):
     ) -> None:
         """A :class:`~splitops.onnx.rewrite._contract.RewriteError` unless ``result`` keeps the
         promises of a rewrite of ``original``."""
-        check_rewrite(original, result, self.what, before=view, edits=edits)
+        check_rewrite(
+            original, result, self.what, before=view, edits=edits, corrected=self.corrected
+        )
 
     def __call__(self, model: ModelProto) -> ModelProto:
+        self.corrected = set()
         report_progress(f"{self.what}: checking the model against the limits")
         self.requires(model)
         report_progress(f"{self.what}: inferring the types")

@@ -28,6 +28,7 @@ from ..model import (
     Scope,
     SplitSite,
     Usage,
+    Value,
     attribute_values,
     drop_attributes,
     has_attribute,
@@ -35,6 +36,7 @@ from ..model import (
     write_split_sizes,
 )
 from ._graph_sizes import CheckForm, GraphBuilder
+from ._sequence_parts import RuntimeParts, not_joinable
 from ._split_forms import checkable_length, constant_slices, name_base
 
 if TYPE_CHECKING:
@@ -88,14 +90,26 @@ class SequenceReader:
     #: it erases (as given; ``None``: the last part).
     erase: Node | None = None
     erased: int | None = None
+    #: For a SequenceAt in a Loop's body at its iteration number: the Loop, and whether the
+    #: Loop runs no more iterations than the sequence has parts (its trip count is the
+    #: sequence's length, or the least of that and other counts, as torch's ``zip`` and
+    #: ``enumerate`` write it), so that every position read lies inside.
+    loop: Node | None = None
+    inside: bool = False
+
+    @property
+    def at_run_time(self) -> bool:
+        """Whether it reads a part at a position known only at run time (a Loop's)."""
+        return self.loop is not None
 
 
 def sequence_readers(node: Node, *, erase: bool = False) -> tuple[list[SequenceReader], str | None]:
     """The nodes that read the sequence of a SplitToSequence ``node``, when every one is a
     SequenceAt at a constant position, a SequenceLength or a ConcatFromSequence of its own
     scope (with ``erase``, also a ConcatFromSequence of what a SequenceErase at a constant
-    position leaves); else why the sequence must stay."""
-    sequence = node.scope.values.get(node.proto.output[0])
+    position leaves), or a SequenceAt at the iteration number of a Loop of its scope, in the
+    Loop's body; else why the sequence must stay."""
+    sequence = node.output(0)
     if sequence is None:
         return [], None
     if sequence.output_of:
@@ -105,7 +119,11 @@ def sequence_readers(node: Node, *, erase: bool = False) -> tuple[list[SequenceR
         reader = usage.node
         what = f"{reader.op_type} {reader.label!r}"
         if reader.scope is not node.scope:
-            return [], f"{what} in {reader.scope.label} reads it"
+            loop = _iteration_loop(usage, node)
+            if loop is None:
+                return [], f"{what} in {reader.scope.label} reads it"
+            found.append(SequenceReader(reader, loop=loop, inside=_runs_inside(loop, sequence)))
+            continue
         if erase and reader.is_op("SequenceErase"):
             through, why = _erased_then_concatenated(usage)
             if why is not None:
@@ -125,13 +143,65 @@ def sequence_readers(node: Node, *, erase: bool = False) -> tuple[list[SequenceR
     return found, None
 
 
+def _iteration_loop(usage: Usage, node: Node) -> Node | None:
+    """The Loop of ``node``'s scope whose body ``usage`` lies in, where it is a SequenceAt
+    of the sequence at the body's iteration number; else ``None``."""
+    reader, body = usage.node, usage.node.scope
+    loop = body.holder
+    if (
+        usage.index != 0
+        or not reader.is_op("SequenceAt")
+        or loop is None
+        or not loop.is_op("Loop")
+        or loop.scope is not node.scope
+        or body.attribute_name != "body"
+    ):
+        return None
+    position, names = reader.input_value(1), body.input_names()
+    if position is None or not names or position.name != names[0] or position.scope is not body:
+        return None
+    return loop
+
+
+def _runs_inside(loop: Node, sequence: Value) -> bool:
+    """Whether ``loop`` runs no more iterations than ``sequence`` has parts: its trip count
+    is ``SequenceLength(sequence)``, or the ReduceMin of a Concat of counts among which is
+    that length (unsqueezed), as torch writes ``zip`` and ``enumerate``."""
+
+    def length_of_sequence(value: Value | None) -> bool:
+        producer = None if value is None else value.producer
+        if producer is not None and producer.is_op("Unsqueeze"):
+            producer = producer.inputs[0].producer if producer.inputs[0] else None
+        return (
+            producer is not None
+            and producer.is_op("SequenceLength")
+            and producer.inputs[0] is sequence
+        )
+
+    trips = loop.input_value(0)
+    if length_of_sequence(trips):
+        return True
+    least = None if trips is None else trips.producer
+    if least is None or not least.is_op("ReduceMin") or len(least.inputs) != 1:
+        return False
+    counts = least.inputs[0]
+    joined = None if counts is None else counts.producer
+    return (
+        joined is not None
+        and joined.is_op("Concat")
+        and any(length_of_sequence(value) for value in joined.inputs)
+    )
+
+
 def _constant_position(node: Node) -> int | None:
-    """The constant scalar integer that ``node`` reads as its second input, or ``None``."""
+    """The constant integer position that ``node`` reads as its second input, or ``None``:
+    0-d as the spec says, or of shape [1] as torch's TorchScript exporter writes it (and
+    onnxruntime reads it)."""
     index = node.input_value(1)
     value = None if index is None else index.constant()
-    if value is None or value.ndim != 0 or value.dtype.kind not in "iu":
+    if value is None or value.shape not in ((), (1,)) or value.dtype.kind not in "iu":
         return None
-    return int(value)
+    return int(value.reshape(()))
 
 
 def _erased_then_concatenated(usage: Usage) -> tuple[list[SequenceReader], str | None]:
@@ -213,10 +283,16 @@ def _why_kept(plan: Plan, site: SplitSite[Scope]) -> str | None:
     readers, why = _readers(plan, site)
     if why is not None:
         return why
-    if site.drops_axis is None:
+    if site.drops_axis is None and site.rank is None:
         return (
             "whether its parts lose the split axis is known only at run time (keepdims=0, "
-            "and a 0-d split given then: the scalar 1 is the default split, which drops it)"
+            "and a 0-d split given then), and the rank of its input is not known"
+        )
+    if site.drops_axis is None and any(r.node.op_type == "ConcatFromSequence" for r in readers):
+        return (
+            "ConcatFromSequence reads it, and whether its parts lose the split axis is known "
+            "only at run time (keepdims=0, and a 0-d split given then: the scalar 1 is the "
+            "default split, which drops it)"
         )
     if not readers:
         if _removable_unread(site) or _checkable_unread(site):
@@ -225,7 +301,7 @@ def _why_kept(plan: Plan, site: SplitSite[Scope]) -> str | None:
             "nothing reads its sequence, but what the spec checks of its split at run time "
             "depends on the split's rank, which is not known"
         )
-    concat = any(r.node.op_type == "ConcatFromSequence" for r in readers)
+    concat = [r for r in readers if r.node.op_type == "ConcatFromSequence"]
     count = _count(site)
     if count is not None:
         for reader in readers:
@@ -245,8 +321,16 @@ def _why_kept(plan: Plan, site: SplitSite[Scope]) -> str | None:
         return "the rank of its split is not known"
     if site.split_rank is not None and site.split_rank > 1:
         return "its split has more than one axis"
-    if concat:
-        return "ConcatFromSequence reads it, and its number of parts is known only at run time"
+    for reader in concat:
+        if reader.erase is not None:
+            return (
+                "ConcatFromSequence reads what a SequenceErase leaves of it, and its number "
+                "of parts is known only at run time"
+            )
+        attributes = reader.node.attributes
+        why = not_joinable(site, attributes.get("axis", 0), bool(attributes.get("new_axis", 0)))
+        if why is not None:
+            return why
     return None
 
 
@@ -322,7 +406,7 @@ class _UnreadChecked(_Unread):
         shared = GraphBuilder(
             site.scope, plan.edits, name_base(site.proto), reduce_min18=reduce_min18
         )
-        _RuntimeParts(site, shared).check()
+        RuntimeParts(site, shared).check()
         _Edits(plan, site).replace(shared.nodes)
         detail = "nothing reads its sequence -> run-time checks of its split"
         return SequenceRewritten("removed", detail)
@@ -346,6 +430,12 @@ class _BySplit(SequenceForm):
             return why
         if _count(site) is None:
             return "its number of parts is known only at run time"
+        for reader in _read(plan, site):
+            if reader.at_run_time:
+                return (
+                    f"{reader.node.op_type} {reader.node.label!r} in {reader.node.scope.label} "
+                    "reads its parts at the Loop's iteration, known only at run time"
+                )
         if _sizes(site) is None and (site.scope.opset or 0) < 13:
             return "its sizes are known at run time, and Split takes them as an attribute only"
         if _sizes(site) is None and _without_split18(plan, site):
@@ -372,6 +462,11 @@ class _KeptForOnnxruntime(SequenceForm):
             return why
         if site.element not in ONNXRUNTIME_SEQUENCE_TYPES:
             return "onnxruntime has no SplitToSequence kernel for its element type"
+        if site.drops_axis is None:
+            return (
+                "onnxruntime drops the axis of any 0-d split with keepdims=0, and fails where "
+                "it is not 1"
+            )
         return None
 
     def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
@@ -662,23 +757,31 @@ class _Edits:
         plan, scope = self.plan, self.scope
         reduce_min18 = plan.forms.reduce_min18
 
-        def builder(label: str) -> GraphBuilder:
-            return GraphBuilder(scope, plan.edits, label, check, reduce_min18=reduce_min18)
+        def builder(label: str, where: Scope = scope) -> GraphBuilder:
+            return GraphBuilder(where, plan.edits, label, check, reduce_min18=reduce_min18)
 
         shared = builder(name_base(self.proto))
-        parts = _RuntimeParts(
+        parts = RuntimeParts(
             self.site, shared, end_by_min=end_by_min, unsqueezed_chunk=unsqueezed_chunk
         )
         for reader in readers:
-            step = builder(name_base(reader.node.proto))
+            step = builder(name_base(reader.node.proto), reader.node.scope)
             out = reader.node.proto.output[0]
-            if reader.node.op_type == "ConcatFromSequence":
+            if reader.node.op_type == "ConcatFromSequence" and count is None:
+                attributes = reader.node.attributes
+                axis, new_axis = attributes.get("axis", 0), bool(attributes.get("new_axis", 0))
+                why = parts.concatenated(step, axis, new_axis, out)
+                assert not why, why  # the form's check found none
+            elif reader.node.op_type == "ConcatFromSequence":
                 assert count is not None
                 left = self._left(reader, count)
                 names = [step.name(f"part{i}") for i in left]
                 for position, name in zip(left, names, strict=True):
                     parts.part(step, position, name)
                 _concat(step, reader.node.proto, names)
+            elif reader.at_run_time:
+                position = reader.node.proto.input[1]
+                parts.part_at(step, position, out, inside=reader.inside)
             elif reader.position is not None:
                 parts.part(step, reader.position, out)
             elif count is not None:
@@ -690,14 +793,17 @@ class _Edits:
             self._done(reader, step.nodes)
         self.replace(shared.nodes)
         number = "a number of parts known at run time" if count is None else f"{count} part(s)"
-        return SequenceRewritten("removed", f"sequence of {number} -> {parts.how}")
+        how = parts.how
+        if any(r.at_run_time for r in readers):
+            how += " (in the Loop's body, at its iteration)"
+        return SequenceRewritten("removed", f"sequence of {number} -> {how}")
 
     def keep(self, why: str) -> SequenceRewritten:
         """Keep the sequence, in the form onnxruntime runs as the spec says."""
         plan, site = self.plan, self.site
         new = NodeProto()
         new.CopyFrom(self.proto)
-        changes = []
+        changes = self._scalar_positions()
         given = self.spec.split_input is not None
         if given and site.drops_axis and is_default_split(site.split_value):
             # The scalar 1 is the default split, whose parts lose the axis with keepdims=0
@@ -705,10 +811,24 @@ class _Edits:
             del new.input[1:]
             plan.drop_input(site.node, 1)
             self.replace_node([new])
-            return SequenceRewritten("kept", f"{why}; scalar split 1 -> the default split")
-        if given and has_attribute(new, "keepdims") and site.drops_axis is not None:
+            changes.insert(0, "scalar split 1 -> the default split")
+            return SequenceRewritten("kept", f"{why}; " + ", ".join(changes))
+        if given and site.drops_axis is None and site.element and (self.scope.opset or 0) >= 13:
+            # A 0-d split given at run time with keepdims=0: the default split where it is
+            # 1, which drops the axis, else chunks that keep it. An If of the two (If takes
+            # sequences from opset 13), which onnxruntime (which drops the axis of every 0-d
+            # split) and onnx.reference run.
+            self._either_split(new)
+            changes.insert(0, "0-d split given at run time -> an If of the default split")
+            return SequenceRewritten("kept", f"{why}; " + ", ".join(changes))
+        if given and has_attribute(new, "keepdims"):
             drop_attributes(new, {"keepdims"})
-            changes.append("keepdims dropped (ignored with a split)")
+            changes.append(
+                "keepdims dropped (ignored with a split)"
+                if site.drops_axis is not None
+                else "keepdims dropped: a 0-d split given at run time as 1 keeps the axis "
+                "(an If of sequences takes opset 13)"
+            )
         chunk = site.chunk if given else None
         length = checkable_length(site)
         if chunk is not None and length:
@@ -724,6 +844,48 @@ class _Edits:
         elif changes:
             self.replace_node([new])
         return SequenceRewritten("kept", f"{why}; " + (", ".join(changes) or "unchanged"))
+
+    def _either_split(self, node: NodeProto) -> None:
+        """``node`` (a copy of the SplitToSequence) as an If: of the default split (no
+        split, ``keepdims=0``) where its 0-d split is 1, else of the split (no keepdims)."""
+        plan, site = self.plan, self.site
+        label = name_base(self.proto)
+        build = plan.scope_builder(self.scope, label)
+        assert self.spec.split_input is not None
+        assert site.element
+        split = build.as_int64(self.spec.split_input, site.split_element)
+        default = build.add("Equal", [split, build.scalar(1)], "default_split")
+        branches = {}
+        for branch, inputs in (("then", [self.x]), ("else", [self.x, self.spec.split_input])):
+            out = plan.view.fresh_name(f"{label}_{branch}")
+            part = helper.make_node("SplitToSequence", inputs, [out], axis=self.spec.axis)
+            if branch == "then":
+                part.attribute.append(helper.make_attribute("keepdims", 0))
+            info = helper.make_tensor_sequence_value_info(out, site.element, None)
+            branches[f"{branch}_branch"] = helper.make_graph([part], out, [], [info])
+        choose = helper.make_node("If", [default], list(node.output), **branches)
+        self.replace_node([*build.nodes, choose])
+
+    def _scalar_positions(self) -> list[str]:
+        """Each SequenceAt of the kept sequence at a constant position of shape [1] given
+        that position 0-d, as the spec takes it (onnx.reference fails one of shape [1])."""
+        sequence = self.site.node.output(0)
+        changed = 0
+        for usage in () if sequence is None else sequence.uses:
+            reader = usage.node
+            given = reader.input_value(1) if reader.is_op("SequenceAt") else None
+            value = None if given is None or usage.index else given.constant()
+            position = _constant_position(reader)
+            if value is None or value.shape != (1,) or position is None:
+                continue
+            step = self.plan.scope_builder(reader.scope, name_base(reader.proto))
+            new = NodeProto()
+            new.CopyFrom(reader.proto)
+            new.input[1] = step.scalar(position)
+            self.plan.edits.replace(reader, [*step.nodes, new])
+            self.plan.drop_input(reader, 1)
+            changed += 1
+        return [f"{changed} position(s) of shape [1] made 0-d"] if changed else []
 
 
 def _concat(step: GraphBuilder, node: NodeProto, parts: list[str]) -> None:
@@ -741,139 +903,3 @@ def _count_constant(name: str, count: int) -> NodeProto:
     (onnx2tf) drop when it is also a graph output."""
     value = numpy_helper.from_array(np.array(count, dtype=np.int64), name)
     return helper.make_node("Constant", [], [name], value=value)
-
-
-class _RuntimeParts:
-    """The parts of a SplitToSequence read one by one, as Slices of its input.
-
-    The spec's three forms: chunks of 1 (no split; ``keepdims=0`` drops the axis, a Squeeze
-    here), chunks of a scalar length ``s`` (the last smaller), and 1-d sizes. A position past
-    the parts fails at run time, as SequenceAt does: a run-time check for chunks, Gather for
-    sizes. The checks of the split itself (``s >= 1``; sizes >= 0 adding up to the axis)
-    lie on the path of every part. (A Gather of the input itself would read chunks of 1 in
-    one node, but onnxruntime's Gather copies only the first string of each row of a string
-    tensor.)
-    """
-
-    def __init__(
-        self,
-        site: SplitSite[Scope],
-        shared: GraphBuilder,
-        *,
-        end_by_min: bool = False,
-        unsqueezed_chunk: bool = False,
-    ) -> None:
-        self.site = site
-        self.unsqueezed_chunk = unsqueezed_chunk
-        self.shared = shared
-        self.x = site.data
-        self.axis = site.spec.axis
-        self.squeeze = bool(site.drops_axis)
-        # Min takes int64 from opset 12 on.
-        self.end_by_min = end_by_min and shared.opset >= 12
-        self._values: dict[str, str] = {}
-        if site.spec.split_input is None or site.split_rank == 0:
-            self.kind, self.how = "chunks", "Slice per SequenceAt"
-        else:
-            self.kind, self.how = "sizes", "Slice per SequenceAt, offsets by CumSum"
-
-    def _value(self, name: str) -> str:
-        """A shared value, made at first use."""
-        if name not in self._values:
-            self._values[name] = getattr(self, f"_make_{name}")()
-        return self._values[name]
-
-    def _make_length(self) -> str:
-        return self.shared.axis_length(self.x, self.axis)
-
-    def _make_chunk(self) -> str:
-        build, site = self.shared, self.site
-        if site.chunk is not None:  # a constant, checked >= 1 by the model check
-            return build.ints([site.chunk])
-        assert site.spec.split_input is not None
-        given = site.spec.split_input
-        if self.unsqueezed_chunk:  # 0-d, as the split of chunks is
-            flat = build.add("Cast", [build.unsqueeze(given, 0)], "chunk", to=TensorProto.INT64)
-        else:
-            given = build.as_int64(given, site.split_element)
-            flat = build.add("Reshape", [given, build.ints([1])], "chunk")
-        if build.check == "part":  # chunk - 1, which must not be negative, on a part's path
-            less = build.add("Sub", [flat, build.ints([1])], "chunk_less_one")
-            build.must_not_be_negative(less, "chunk_length_must_be_at_least_1", scalar=False)
-            return flat
-        small = build.add("Less", [flat, build.ints([1])], "below_one")
-        return build.checked(flat, small, "chunk_length_must_be_at_least_1")
-
-    def _make_chunk_count(self) -> str:
-        build, chunk = self.shared, self._value("chunk")
-        less = build.add("Sub", [chunk, build.ints([1])], "chunk_less_one")
-        raised = build.add("Add", [self._value("length"), less], "raised")
-        return build.add("Div", [raised, chunk], "count")
-
-    def _make_sizes(self) -> str:
-        site = self.site
-        assert site.spec.split_input is not None
-        return self.shared.as_int64(site.spec.split_input, site.split_element)
-
-    def _make_ends(self) -> str:
-        build, sizes = self.shared, self._value("sizes")
-        # ``reverse`` written out, though 0 is its default: onnx2torch 1.5.15 reads an absent
-        # one as 1, and sums from the back.
-        ends = build.add("CumSum", [sizes, build.scalar(0)], "ends", reverse=0)
-        total = build.add("Gather", [ends, build.ints([-1])], "total", axis=0)
-        same = build.add("Equal", [total, self._value("length")], "sum")
-        wrong_sum = build.add("Not", [same], "wrong_sum")
-        bad = build.add("Or", [wrong_sum, build.any_negative(sizes)], "bad_sizes")
-        checked = build.checked(total, bad, "sizes_must_be_non_negative_and_add_up_to_the_axis")
-        return build.add("Add", [ends, build.add("Sub", [checked, total], "zero")], "ends")
-
-    def check(self) -> None:
-        """What the spec checks of the split at run time, reading no part: the axis (through
-        the axis length), the chunk length, or the sizes."""
-        if self.kind == "sizes":
-            self._value("ends")
-            return
-        if self.site.rank is None:
-            self._value("length")  # the axis, against a rank known only at run time
-        if self.site.spec.split_input is not None:
-            self._value("chunk")
-
-    def count(self, step: GraphBuilder, out: str) -> None:
-        """SequenceLength: the number of parts, a 0-d int64 tensor."""
-        if self.kind == "chunks":
-            step.add("Reshape", [self._value("chunk_count"), step.ints([])], "n", output=out)
-        else:
-            self._value("ends")  # the sizes are checked wherever the sequence is read
-            step.add("Size", [self._value("sizes")], "count", output=out)
-
-    def part(self, step: GraphBuilder, position: int, out: str) -> None:
-        """SequenceAt at a constant ``position`` (negative counts from the back)."""
-        if self.kind == "sizes":
-            where = step.ints([position])
-            end = step.add("Gather", [self._value("ends"), where], "end", axis=0)
-            size = step.add("Gather", [self._value("sizes"), where], "size", axis=0)
-            start = step.add("Sub", [end, size], "start")
-        else:
-            chunk, length = self._value("chunk"), self._value("length")
-            if position < 0:
-                index = step.add("Add", [self._value("chunk_count"), step.ints([position])], "i")
-                before = step.add("Less", [index, step.ints([0])], "before_first")
-                index = step.checked(index, before, "sequence_position_out_of_range")
-                start = step.add("Mul", [index, chunk], "start")
-            else:
-                start = step.add("Mul", [step.ints([position]), chunk], "start")
-                past = step.add("Not", [step.add("Less", [start, length], "inside")], "past")
-                start = step.checked(start, past, "sequence_position_out_of_range")
-            # The last chunk may be shorter: its end is the axis's, not past it (ONNX's
-            # Slice clamps an end past the axis; tract's does not).
-            end = step.add("Add", [start, chunk], "end")
-            if self.end_by_min:
-                end = step.add("Min", [end, length], "end")
-            else:  # Where, not Min: Min takes int64 from opset 12 on.
-                inside = step.add("Less", [end, length], "inside")
-                end = step.add("Where", [inside, end, length], "end")
-        where = step.ints([self.axis])
-        if self.squeeze:
-            step.squeeze(step.add("Slice", [self.x, start, end, where], "slice"), self.axis, out)
-        else:
-            step.add("Slice", [self.x, start, end, where], "part", output=out)

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+import numpy as np
 from onnx import NodeProto
 from onnx.reference.op_run import OpRun
 
@@ -127,6 +128,35 @@ class SplitToSequence(_SplitopsOp):
     """ONNX SplitToSequence, every version, on splitops."""
 
 
-def reference_ops() -> list[type[_SplitopsOp]]:
-    """The op classes to pass as ``new_ops=`` to ``onnx.reference.ReferenceEvaluator``."""
-    return [Split, SplitToSequence]
+class SequenceAt(OpRun):
+    """ONNX SequenceAt, whose position may also be of shape [1]: torch's TorchScript exporter
+    writes ``x.split(...)[k]`` so, and onnxruntime reads it as position ``k`` (onnx.reference
+    fails with a TypeError). ``splitops check`` warns of it (rule ``position-shape``).
+
+    >>> SequenceAt.at([np.zeros(1), np.ones(2)], np.array([-1])).shape
+    (2,)
+    """
+
+    op_domain = ""
+
+    def _run(self, sequence: list[Any], position: Any) -> tuple[Any]:
+        return (self.at(sequence, position),)
+
+    @staticmethod
+    def at(sequence: list[Any], position: Any) -> Any:
+        index = np.asarray(position)
+        if index.shape not in ((), (1,)) or index.dtype.kind not in "iu":
+            raise TypeError(
+                f"SequenceAt takes a position of one integer (0-d, or of shape [1]); one of "
+                f"shape {list(index.shape)} and type {index.dtype} was given."
+            )
+        at = int(index.reshape(()))
+        if not -len(sequence) <= at < len(sequence):
+            raise IndexError(f"SequenceAt position {at} is outside a sequence of {len(sequence)}.")
+        return sequence[at]
+
+
+def reference_ops() -> list[type[OpRun]]:
+    """The op classes to pass as ``new_ops=`` to ``onnx.reference.ReferenceEvaluator``:
+    Split and SplitToSequence on splitops, and SequenceAt reading a position of shape [1]."""
+    return [Split, SplitToSequence, SequenceAt]

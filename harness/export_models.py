@@ -1,9 +1,9 @@
 """Real model exports: tiny random-initialized ``transformers`` models written to ONNX by
 torch's two exporters, in whatever Python environment runs this module.
 
-It imports only torch, transformers and numpy (no splitops), so that it runs in a venv of an
-earlier torch release too: :mod:`benchmarks.exports` runs it there, as
-``PYTHON -m benchmarks.export_models --out DIR``. Each architecture is built from a small
+It imports only torch, transformers, numpy and onnx, where it exports (no splitops), so that it
+runs in a venv of an earlier torch release too: :func:`harness.exports.build` runs it there,
+as ``PYTHON -m harness.export_models --out DIR``. Each architecture is built from a small
 config (a layer or two, hidden sizes of 8 to 32: files of tens of kilobytes), weights from
 ``torch.manual_seed(0)``; nothing is downloaded. Each is exported by the dynamo exporter
 (``torch.onnx.export(..., dynamo=True)``, or ``torch.onnx.dynamo_export`` before torch 2.5),
@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import inspect
 import json
 import logging
 import re
 import sys
+import tempfile
 import time
 import traceback
 import warnings
@@ -39,6 +41,10 @@ from typing import Any
 #: ``dynamo-unoptimized`` is the dynamo exporter with ``optimize=False``, as torch 2.5 and 2.6
 #: ran it by default: torchlib's own forms, SplitToSequence read by SequenceAt for every split.
 EXPORTERS = ("dynamo", "dynamo-unoptimized", "torchscript")
+#: ``transformers``: :data:`ARCHITECTURES` by each of :data:`EXPORTERS`; ``scripted``: the
+#: modules of :mod:`harness.scripted_models` and their controls, by the TorchScript exporter
+#: at each opset asked.
+FAMILIES = ("transformers", "scripted")
 #: The tokens of the text models.
 VOCAB = 64
 
@@ -236,6 +242,9 @@ ARCHITECTURES: tuple[Architecture, ...] = (
 )  # fmt: skip
 
 
+_NAMES = {spec.name for spec in ARCHITECTURES}
+
+
 def by_name(name: str) -> Architecture:
     """The architecture called ``name`` (a ``KeyError`` for another)."""
     for spec in ARCHITECTURES:
@@ -313,8 +322,10 @@ def _export(spec: Architecture, exporter: str, module: Any, path: Path) -> None:
         )  # fmt: skip
         return
     # Before torch 2.5: the dynamo exporter's own entry, every axis dynamic.
-    export_options = torch.onnx.ExportOptions(dynamic_shapes=True)
-    torch.onnx.dynamo_export(module, *args, export_options=export_options).save(str(path))
+    # (Names torch 2.9 removed: typed against a later torch, they are not there.)
+    export_options = torch.onnx.ExportOptions(dynamic_shapes=True)  # type: ignore[attr-defined]
+    exported = torch.onnx.dynamo_export(module, *args, export_options=export_options)  # type: ignore[attr-defined]
+    exported.save(str(path))
 
 
 def _opset(path: Path) -> int | None:
@@ -324,9 +335,51 @@ def _opset(path: Path) -> int | None:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
 
 
+def _exported(
+    line: dict[str, Any],
+    path: Path,
+    make: Callable[[], Any],
+    export: Callable[[Any, Path], None],
+    inputs: Callable[[int], dict[str, Any]],
+    sizes: tuple[int, int],
+    *,
+    one_output: bool = False,
+) -> dict[str, Any]:
+    """``line``, a manifest line, completed: the module ``make()`` gives, exported to ``path``
+    by ``export``, with the ``.npz`` of its inputs at ``sizes`` (``in<k>_<name>``) and its
+    outputs for them (``out<k>_<i>``; where ``one_output``, a returned list is one output,
+    stacked), and the file's opset; or the error. The seconds it took either way."""
+    import numpy as np
+    import torch
+
+    began = time.perf_counter()
+    try:
+        with quiet(), torch.no_grad():
+            module = make()
+            export(module, path)
+            arrays: dict[str, Any] = {}
+            for k, size in enumerate(sizes):
+                fed = inputs(size)
+                arrays.update({f"in{k}_{name}": value.numpy() for name, value in fed.items()})
+                got = module(*fed.values())
+                listed = [got] if torch.is_tensor(got) or one_output else list(got)
+                arrays.update({f"out{k}_{i}": _numpy(value) for i, value in enumerate(listed)})
+            np.savez(path.with_suffix(".npz"), **arrays)
+        line["opset"] = _opset(path)
+    except Exception as error:  # recorded in the manifest; the next model goes on
+        # torch.onnx's errors begin with advice; the cause follows "## Exception summary".
+        text = re.sub(r"\x1b\[[0-9;]*m", "", str(error)).split("## Exception summary")[-1]
+        said = " ".join(text.split())[:300]
+        line["error"] = f"{type(error).__name__}: {said}"
+        path.unlink(missing_ok=True)
+        if "--traceback" in sys.argv:
+            traceback.print_exc()
+    line["seconds"] = round(time.perf_counter() - began, 2)
+    return line
+
+
 def export_one(spec: Architecture, exporter: str, out: Path) -> dict[str, Any]:
     """Export ``spec`` by ``exporter`` into ``out``; the manifest line (the error, if any)."""
-    import numpy as np
     import torch
     import transformers
 
@@ -338,49 +391,142 @@ def export_one(spec: Architecture, exporter: str, out: Path) -> dict[str, Any]:
         "transformers": transformers.__version__,
         "file": f"{stem}.onnx",
     }
-    began = time.perf_counter()
-    try:
-        with quiet(), torch.no_grad():
-            module = spec.build()
-            _export(spec, exporter, module, out / f"{stem}.onnx")
-            arrays: dict[str, Any] = {}
-            for k in (0, 1):
-                inputs = spec.inputs(k)
-                for name, value in inputs.items():
-                    arrays[f"in{k}_{name}"] = value.numpy()
-                outputs = module(*inputs.values())
-                for i, value in enumerate([outputs] if torch.is_tensor(outputs) else outputs):
-                    arrays[f"out{k}_{i}"] = value.numpy()
-            np.savez(out / f"{stem}.npz", **arrays)
-        line["opset"] = _opset(out / f"{stem}.onnx")
-    except Exception as error:  # recorded in the manifest; the next model goes on
-        # torch.onnx's errors begin with advice; the cause follows "## Exception summary".
-        text = re.sub(r"\x1b\[[0-9;]*m", "", str(error)).split("## Exception summary")[-1]
-        said = " ".join(text.split())[:300]
-        line["error"] = f"{type(error).__name__}: {said}"
-        (out / f"{stem}.onnx").unlink(missing_ok=True)
-        if "--traceback" in sys.argv:
-            traceback.print_exc()
-    line["seconds"] = round(time.perf_counter() - began, 2)
-    return line
+
+    def export(module: Any, path: Path) -> None:
+        _export(spec, exporter, module, path)
+
+    return _exported(line, out / f"{stem}.onnx", spec.build, export, spec.inputs, (0, 1))
+
+
+def torch_split(name: str, length: int | str) -> bytes:
+    """A function of torch's along axis 1 of ``x`` of ``[2, length]`` (``length`` a name:
+    the axis is dynamic, traced at 7), exported by the TorchScript exporter at opset 18:
+    ``chunk`` (into 3), ``tensor_split`` (into 3), ``tensor_split_indices`` (at 1 and 4: a
+    Loop of SequenceInsert), ``split_sizes`` (of 3) or ``unbind`` (of the first 3)."""
+    import torch
+
+    class Module(torch.nn.Module):
+        def forward(self, x: Any) -> Any:
+            if name == "chunk":
+                return torch.chunk(x, 3, dim=1)
+            if name == "tensor_split":
+                return torch.tensor_split(x, 3, dim=1)
+            if name == "tensor_split_indices":
+                return torch.tensor_split(x, [1, 4], dim=1)
+            if name == "split_sizes":
+                return torch.split(x, 3, dim=1)
+            return torch.unbind(x[:, :3], dim=1)
+
+    example = torch.zeros(2, length if isinstance(length, int) else 7)
+    dynamic = {"x": {1: "N"}} if isinstance(length, str) else None
+    with tempfile.TemporaryDirectory() as folder, quiet():  # the exporter is deprecated
+        path = Path(folder) / f"{name}.onnx"
+        torch.onnx.export(
+            Module().eval(), (example,), path, dynamo=False, opset_version=18,
+            input_names=["x"], dynamic_axes=dynamic,
+        )  # fmt: skip
+        return path.read_bytes()
+
+
+def _numpy(value: Any) -> Any:
+    """A torch output as numpy: a list of tensors (a sequence output) stacked."""
+    import numpy as np
+    import torch
+
+    if torch.is_tensor(value):
+        return value.detach().numpy()
+    return np.stack([part.detach().numpy() for part in value])
+
+
+def export_scripted(name: str, opset: int, out: Path, *, control: bool = False) -> dict[str, Any]:
+    """Export the module ``name`` of :mod:`harness.scripted_models` (or its control) by the
+    TorchScript exporter at ``opset`` into ``out``, with its inputs at the two sizes it was
+    not traced at and torch's outputs for them; the manifest line (the error, if any)."""
+    import torch
+
+    from .scripted_models import by_name as scripted
+    from .scripted_models import prepared
+
+    entry = scripted(name)
+    stem = f"{name}{'-control' if control else ''}-opset{opset}"
+    example = entry.inputs(0)
+    outputs = entry.control_outputs if control else entry.outputs
+    line: dict[str, Any] = {
+        "model": name,
+        "exporter": "torchscript",
+        "torch": torch.__version__.split("+")[0],
+        "transformers": "",
+        "file": f"{stem}.onnx",
+        "family": "scripted",
+        "kind": entry.kind,
+        "control": control,
+        "asked_opset": opset,
+        "traced": {key: list(value.shape) for key, value in example.items()},
+    }
+
+    def export(module: Any, path: Path) -> None:
+        torch.onnx.export(
+            module, tuple(example.values()), str(path), dynamo=False, opset_version=opset,
+            input_names=list(example), output_names=list(outputs),
+            dynamic_axes={name: dict(axes) for name, axes in entry.dynamic.items()},
+        )  # fmt: skip
+
+    def make() -> Any:
+        return prepared(entry, control=control)
+
+    return _exported(
+        line, out / f"{stem}.onnx", make, export, entry.inputs, (1, 2),
+        one_output=len(outputs) == 1,
+    )  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.export_models")
+    parser = argparse.ArgumentParser(prog="python -m harness.export_models")
     parser.add_argument("--out", required=True, type=Path, help="the folder the files go in")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these models only")
     parser.add_argument("--exporters", nargs="+", default=list(EXPORTERS), choices=EXPORTERS)
     parser.add_argument("--traceback", action="store_true", help="print each failure's stack")
+    parser.add_argument(
+        "--families",
+        nargs="+",
+        default=list(FAMILIES),
+        choices=FAMILIES,
+        help="transformers models, or the scripted modules of harness.scripted_models",
+    )
+    parser.add_argument(
+        "--opsets",
+        nargs="+",
+        type=int,
+        default=[11, 13, 18],
+        help="the scripted modules' opsets (default: 11 13 18)",
+    )
     options = parser.parse_args(argv)
     options.out.mkdir(parents=True, exist_ok=True)
-    specs = [by_name(n) for n in options.only] if options.only else list(ARCHITECTURES)
+    lines: list[Callable[[], dict[str, Any]]] = []
+    if "transformers" in options.families:
+        specs = [by_name(n) for n in options.only or () if n in _NAMES] if options.only else list(
+            ARCHITECTURES)  # fmt: skip
+        lines += [
+            functools.partial(export_one, spec, exporter, options.out)
+            for spec in specs
+            for exporter in options.exporters
+        ]
+    if "scripted" in options.families:
+        from .scripted_models import SCRIPTED
+
+        chosen = [e.name for e in SCRIPTED if not options.only or e.name in options.only]
+        lines += [
+            functools.partial(export_scripted, name, opset, options.out, control=control)
+            for name in chosen
+            for opset in options.opsets
+            for control in (False, True)
+        ]
     with (options.out / "manifest.jsonl").open("a") as manifest:
-        for spec in specs:
-            for exporter in options.exporters:
-                line = export_one(spec, exporter, options.out)
-                manifest.write(json.dumps(line) + "\n")
-                manifest.flush()
-                print(json.dumps(line), flush=True)
+        for make in lines:
+            line = make()
+            manifest.write(json.dumps(line) + "\n")
+            manifest.flush()
+            print(json.dumps(line), flush=True)
     return 0
 
 

@@ -54,7 +54,16 @@ def _big_pack(folder: Path) -> Path:
     from splitops.conformance import CASES, write_pack
 
     write_pack(
-        folder, [replace(case, name=f"{case.name}_{copy}") for case in CASES for copy in range(20)]
+        folder,
+        [
+            replace(
+                case,
+                name=f"{case.name}_{copy}",
+                control=case.control and f"{case.control}_{copy}",
+            )
+            for case in CASES
+            for copy in range(20)
+        ],
     )
     return folder
 

@@ -70,6 +70,7 @@ def test_lower_shows_each_step_on_a_terminal_and_erases_it(tmp_path: Path) -> No
         "lowering: planning the edits",
         "lowering: applying the edits",
         "lowering: checking the result (onnx's full check and inference)",
+        "writing low.onnx",
     ]
     # Each shown, in order, on a line written again in place (with the seconds spent, once
     # there are some: "splitops lower (3 s): lowering: planning the edits").

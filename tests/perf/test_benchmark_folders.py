@@ -55,7 +55,8 @@ def test_a_run_writes_the_default_folder_unless_out_names_another(tmp_path: Path
 @pytest.mark.parametrize(
     "module",
     ["benchmarks", "benchmarks.inference", "benchmarks.models", "benchmarks.scale",
-     "benchmarks.conformance", "benchmarks.portability", "benchmarks.exports"],
+     "benchmarks.conformance", "benchmarks.portability", "benchmarks.exports",
+     "benchmarks.weights"],
 )  # fmt: skip
 def test_help_names_the_default_folder_and_runs_nothing(module: str, tmp_path: Path) -> None:
     done = _python("-m", module, "--help")

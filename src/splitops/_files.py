@@ -1,4 +1,5 @@
-"""Files written whole or not at all: the model tools and the command write through here.
+"""Files written whole or not at all, and read without leaving a folder: the model tools and
+the command write through here, and the conformance pack is read through :class:`FolderReader`.
 
 A file is written under a temporary name in its own folder and renamed over the target only
 once it is complete, so a reader never sees half a file, a failure leaves the target as it
@@ -139,8 +140,9 @@ class FolderReader:
     bytes of it. The folder itself is the one named: a link there is followed, as the name
     was given.
 
-    Every refusal is an ``OSError`` naming the path and saying why; ``errno`` is ``ELOOP``
-    for a link, ``EFTYPE``-like ``EINVAL`` for a file of another kind or size.
+    Every refusal is an ``OSError`` naming the path and saying why (``errno`` ``ELOOP`` for a
+    link, ``EINVAL`` for a file of another kind, ``EMLINK`` for one of several links,
+    ``EFBIG`` for one over ``limit``).
 
     >>> import tempfile, pathlib, os
     >>> folder = pathlib.Path(tempfile.mkdtemp())

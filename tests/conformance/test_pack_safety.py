@@ -278,3 +278,17 @@ def test_a_sequence_value_of_sequences_is_refused(pack: Path, capsys: Any) -> No
     code, line = _run(capsys, pack)
     assert code == ExitCode.BAD_INPUT
     assert "it is a sequence of something other than tensors" in line
+
+
+def test_a_pack_an_earlier_splitops_wrote_is_replaced(pack: Path, capsys: Any) -> None:
+    """Its cases.json had other fields ("valid"): the folders it lists are what count."""
+    listing = json.loads((pack / "cases.json").read_text())
+    for entry in listing["cases"]:
+        entry["valid"] = entry.pop("expect") == "outputs"
+        del entry["readings"], entry["control"]
+    (pack / "cases.json").write_text(json.dumps(listing))
+    assert main(["conformance", "write", str(pack)]) == ExitCode.OK
+    capsys.readouterr()
+    assert sorted(p.name for p in pack.iterdir()) == sorted(
+        ["cases.json", *(case.name for case in CASES)]
+    )

@@ -235,13 +235,24 @@ def _not_a_pack(folder: Path) -> str | None:
         return None
     try:
         with FolderReader.open(folder) as reader:
-            listed = [entry["name"] for entry in _entries(reader, folder / CASES_FILE)]
+            document = _document(reader, folder / CASES_FILE)
     except (PackError, OSError):
+        document = None
+    # The case folders it lists, whatever else it says of them (an earlier splitops wrote
+    # other fields), each a plain folder name.
+    cases = document.get("cases") if isinstance(document, dict) else None
+    listed = [entry.get("name") for entry in cases or () if isinstance(entry, dict)]
+    names = [name for name in listed if isinstance(name, str) and _is_folder_name(name)]
+    if not isinstance(cases, list) or len(names) != len(cases):
         if not os.path.lexists(folder / CASES_FILE):
             return "it is a folder that holds files and no pack"
         return f"it holds a {CASES_FILE} that is no pack's"
-    expected = {CASES_FILE: None, **dict.fromkeys(listed, _CASE_LAYOUT)}
+    expected: dict[str, Any] = {CASES_FILE: None, **dict.fromkeys(names, _CASE_LAYOUT)}
     return _foreign(folder, expected)
+
+
+def _is_folder_name(name: str) -> bool:
+    return name not in ("", ".", "..") and Path(name).name == name and "\0" not in name
 
 
 #: What a case folder may hold: its model, its data set, and readings' outputs.
@@ -361,15 +372,20 @@ def _refused(error: OSError) -> PackError:
     )
 
 
-def _entries(reader: FolderReader, listing: Path) -> list[dict[str, Any]]:
+def _document(reader: FolderReader, listing: Path) -> Any:
+    """``cases.json`` parsed, its reads and its numbers bounded."""
     try:
         text = reader.read(CASES_FILE, limit=MAX_LISTING_BYTES).decode()
-        document = json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
+        return json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
     except OSError as error:
         raise _refused(error) from error
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         why = "it nests too deep" if isinstance(error, RecursionError) else str(error)
         raise PackError(f"{listing} is not a readable case list: {why}.") from error
+
+
+def _entries(reader: FolderReader, listing: Path) -> list[dict[str, Any]]:
+    document = _document(reader, listing)
     cases = document.get("cases") if isinstance(document, dict) else None
     keys = {"name": str, "op": str, "opset": int, "why": str, "expect": str, "readings": list}
     if not isinstance(cases, list) or not all(
@@ -391,7 +407,7 @@ def _entries(reader: FolderReader, listing: Path) -> list[dict[str, Any]]:
     names = {entry["name"] for entry in cases}
     for entry in cases:
         name = entry["name"]
-        if name in ("", ".", "..") or Path(name).name != name or "\0" in name:
+        if not _is_folder_name(name):
             raise PackError(f"{listing} names a case {name!r} that is no folder name.")
         if entry.get("control") is not None and entry["control"] not in names:
             raise PackError(

@@ -148,13 +148,14 @@ class FolderReader:
     >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (folder / "a.txt").write_text("hello")
     >>> os.symlink("/etc/passwd", folder / "link")
-    >>> with FolderReader.open(folder) as reader:
-    ...     reader.read("a.txt", limit=100)
-    ...     reader.read("link", limit=100)
+    >>> reader = FolderReader.open(folder)
+    >>> reader.read("a.txt", limit=100)
     b'hello'
+    >>> reader.read("link", limit=100)
     Traceback (most recent call last):
     ...
     OSError: [Errno 40] it is a symbolic link, which is not followed: '.../link'
+    >>> reader.close()
     """
 
     def __init__(self, path: Path, descriptor: int | None) -> None:

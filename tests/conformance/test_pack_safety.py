@@ -292,3 +292,33 @@ def test_a_pack_an_earlier_splitops_wrote_is_replaced(pack: Path, capsys: Any) -
     assert sorted(p.name for p in pack.iterdir()) == sorted(
         ["cases.json", *(case.name for case in CASES)]
     )
+
+
+@pytest.mark.parametrize("stage", ["building", "moving in"])
+def test_a_write_broken_off_leaves_the_old_pack_as_it_was(
+    pack: Path, monkeypatch: pytest.MonkeyPatch, stage: str
+) -> None:
+    from splitops.conformance import _pack
+
+    before = _tree(pack.parent)
+    if stage == "building":
+
+        def broken(folder: Path, case: Any) -> None:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(_pack, "_write_case", broken)
+    else:
+        renames: list[int] = []
+        real = os.rename
+
+        def rename(source: Any, target: Any) -> None:
+            renames.append(1)
+            if len(renames) == 4:  # the old pack moved aside, one new entry moved in
+                raise KeyboardInterrupt
+            real(source, target)
+
+        monkeypatch.setattr(_pack.os, "rename", rename)
+    with pytest.raises(KeyboardInterrupt):
+        write_pack(pack)
+    monkeypatch.undo()
+    assert _tree(pack.parent) == before

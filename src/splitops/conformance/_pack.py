@@ -21,6 +21,7 @@ the runtime's.
 from __future__ import annotations
 
 import enum
+import errno
 import json
 import os
 import shutil
@@ -101,22 +102,25 @@ def write_pack(folder: Path, cases: Sequence[ConformanceCase] = CASES) -> int:
             problem = _not_a_pack(place)
             if problem is not None:
                 raise FileExistsError(
-                    17, f"{problem}; name a new or empty folder, or a pack's", str(given)
+                    errno.EEXIST, f"{problem}; name a new or empty folder, or a pack's", str(given)
                 )
             _write_inside(place, cases)
         elif os.path.lexists(place):
             raise NotADirectoryError(
-                20, "it is a file, or a link to none; name a folder", str(given)
+                errno.ENOTDIR, "it is a file, or a link to none; name a folder", str(given)
             )
         else:
             make_folder(place.parent, given)
             _write_beside(place, cases)
     except OSError as error:
-        raise _naming(error, given, place) from error
+        named = _naming(error, given)
+        if named is error:
+            raise
+        raise named from error
     return len(cases)
 
 
-def _naming(error: OSError, given: Path, place: Path) -> OSError:
+def _naming(error: OSError, given: Path) -> OSError:
     """``error``, naming the folder given where it names a temporary one, or none."""
     named = error.filename
     temporary = named is not None and any(
@@ -144,15 +148,15 @@ def _write_inside(place: Path, cases: Sequence[ConformanceCase]) -> None:
     the old pack's entries moved aside, the new ones moved in (``cases.json`` last), the old
     ones removed; on any failure, the old ones put back. The folder itself is never renamed:
     it may be the current folder, and a parent that cannot be written does not matter."""
-    building = Path(tempfile.mkdtemp(dir=place, prefix=".splitops-pack-"))
-    old = Path(tempfile.mkdtemp(dir=place, prefix=".splitops-old-"))
+    made: list[Path] = []  # the two temporary folders, each recorded as soon as it exists
     moved_out: list[str] = []
     moved_in: list[str] = []
     try:
+        made.append(Path(tempfile.mkdtemp(dir=place, prefix=".splitops-pack-")))
+        made.append(Path(tempfile.mkdtemp(dir=place, prefix=".splitops-old-")))
+        building, old = made
         _write_cases(building, cases)
-        present = sorted(
-            entry for entry in os.listdir(place) if entry not in (building.name, old.name)
-        )
+        present = [entry for entry in os.listdir(place) if entry not in (building.name, old.name)]
         for entry in sorted(present, key=lambda name: name != CASES_FILE):  # cases.json first
             os.rename(place / entry, old / entry)
             moved_out.append(entry)
@@ -166,11 +170,11 @@ def _write_inside(place: Path, cases: Sequence[ConformanceCase]) -> None:
                 os.unlink(place / entry)
         for entry in moved_out:
             with suppress(OSError):
-                os.rename(old / entry, place / entry)
+                os.rename(made[1] / entry, place / entry)
         raise
     finally:
-        shutil.rmtree(building, ignore_errors=True)
-        shutil.rmtree(old, ignore_errors=True)
+        for folder in made:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _write_cases(folder: Path, cases: Sequence[ConformanceCase]) -> None:

@@ -543,6 +543,8 @@ class _Worker:
         self.log.seek(0)
         said = [line.strip() for line in self.log.read().decode(errors="replace").splitlines()]
         panic = next((line for line in said if "panicked" in line or "Error" in line), "")
+        # Rust names the panicking thread by its id, which differs from run to run.
+        panic = re.sub(r"^(thread '[^']*') \(\d+\)", r"\1", panic)
         how = f"signal {-code}" if code < 0 else f"exit code {code}"
         return f"the runtime crashed ({how})" + (f": {panic[:200]}" if panic else "")
 

@@ -34,7 +34,7 @@ removed, nor the initializer of one: the inputs a caller feeds stay exactly as t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -43,8 +43,10 @@ import numpy as np
 from onnx import (
     FunctionProto,
     GraphProto,
+    ModelProto,
     NodeProto,
     TensorProto,
+    ValueInfoProto,
     helper,
     numpy_helper,
 )
@@ -52,12 +54,15 @@ from onnx import (
 from ...core import SplitSource, opset_rule, read_sizes
 from ._node import DEFAULT_DOMAINS, SplitNode
 from ._view import ModelView, Node, Scope, Value
-from ._walk import ScopeKey
+from ._walk import ScopeKey, model_graphs
 
 __all__ = [
     "ModelEdits",
     "given_sizes",
+    "name_nodes",
     "remove_where",
+    "renamed_copy",
+    "route_outputs",
     "write_split_sizes",
 ]
 
@@ -82,6 +87,16 @@ class ModelEdits:
     _shifts: dict[ScopeKey, list[tuple[int, int]]] = field(default_factory=dict)
     #: The main graph's shared int64 constants, by their values (:meth:`shared_int64`).
     _shared: dict[tuple[int, ...], str] = field(default_factory=dict)
+    #: The nodes that keep their place but read and write other values (:meth:`reconnect`),
+    #: and the subgraphs given other inputs and outputs (:meth:`interface`).
+    _reconnected: dict[ScopeKey, dict[int, tuple[list[str], list[str]]]] = field(
+        default_factory=dict
+    )
+    _interfaces: dict[ScopeKey, tuple[list[ValueInfoProto], list[ValueInfoProto]]] = field(
+        default_factory=dict
+    )
+    #: Nodes placed before a node that stays (:meth:`insert_before`).
+    _before: dict[ScopeKey, dict[int, list[NodeProto]]] = field(default_factory=dict)
 
     def replace(self, node: Node, nodes: Sequence[NodeProto]) -> None:
         """Put ``nodes`` (none to remove it) in the place of ``node``."""
@@ -90,6 +105,28 @@ class ModelEdits:
 
     def is_replaced(self, node: Node) -> bool:
         return node.index in self._replaced.get(node.scope.key, {})
+
+    def reconnect(self, node: Node, inputs: Sequence[str], outputs: Sequence[str]) -> None:
+        """``node`` keeps its place, operator and attributes (the graphs it holds, with their
+        own edits) but reads ``inputs`` and writes ``outputs``: a Loop that carries other
+        values. A node replaced (:meth:`replace`) is not reconnected."""
+        self._scopes[node.scope.key] = node.scope
+        self._reconnected.setdefault(node.scope.key, {})[node.index] = (list(inputs), list(outputs))
+
+    def insert_before(self, node: Node, nodes: Sequence[NodeProto]) -> None:
+        """Place ``nodes`` just before ``node``, which stays (or is reconnected)."""
+        if nodes:
+            self._scopes[node.scope.key] = node.scope
+            self._before.setdefault(node.scope.key, {}).setdefault(node.index, []).extend(nodes)
+
+    def interface(
+        self, scope: Scope, inputs: Sequence[ValueInfoProto], outputs: Sequence[ValueInfoProto]
+    ) -> None:
+        """The subgraph ``scope`` takes ``inputs`` and gives ``outputs`` (a Loop's body that
+        carries other values)."""
+        assert scope.key[1], "a subgraph's interface, never the main graph's"
+        self._scopes[scope.key] = scope
+        self._interfaces[scope.key] = (list(inputs), list(outputs))
 
     def int64_constant(self, scope: Scope, name: str, values: Iterable[int]) -> list[NodeProto]:
         """A constant 1-d int64 tensor ``name``: an initializer in a graph (returns no node),
@@ -128,6 +165,15 @@ class ModelEdits:
         self._initializers.setdefault(scope.key, []).append(tensor)
         return []
 
+    def copied_constant(self, value: Value, scope: Scope, name: str) -> list[NodeProto]:
+        """The initializer of ``value`` (a subgraph's own constant) as the constant ``name``
+        of ``scope`` (see :meth:`tensor_constant`): a Loop's body unrolled into its parent."""
+        assert value.initializer is not None
+        tensor = TensorProto()
+        tensor.CopyFrom(value.initializer)
+        tensor.name = name
+        return self.tensor_constant(scope, tensor)
+
     def drop(self, value: Value | None) -> None:
         """Remove the constant ``value`` (an initializer or a Constant node) if nothing reads
         it once the edits are made; a graph input, or what is no constant, stays."""
@@ -153,13 +199,27 @@ class ModelEdits:
         for key in sorted(self._scopes, key=lambda k: -len(k[1])):
             proto = self._scopes[key].proto
             replaced = self._replaced.get(key, {})
-            if replaced:
+            reconnected = self._reconnected.get(key, {})
+            before = self._before.get(key, {})
+            if replaced or reconnected or before:
                 nodes: list[NodeProto] = []
                 for index, node in enumerate(proto.node):
+                    nodes.extend(before.get(index, ()))
+                    if index in reconnected and index not in replaced:
+                        node = _copy(node)
+                        inputs, outputs = reconnected[index]
+                        del node.input[:], node.output[:]
+                        node.input.extend(inputs)
+                        node.output.extend(outputs)
                     nodes.extend(replaced.get(index, (node,)))
                 kept = [_copy(node) for node in nodes]
                 del proto.node[:]
                 proto.node.extend(kept)
+            interface = self._interfaces.get(key)
+            if interface is not None and isinstance(proto, GraphProto):
+                for entries, given in zip((proto.input, proto.output), interface, strict=True):
+                    del entries[:]
+                    entries.extend(given)
             if isinstance(proto, GraphProto):
                 names = gone.get(key, set())
                 remove_where(proto.initializer, partial(_named, names))
@@ -187,6 +247,9 @@ class ModelEdits:
             if shifts is None:
                 replaced = self._replaced.get((root, path[:-1]), {})
                 shifts = sorted((at, len(nodes) - 1) for at, nodes in replaced.items())
+                # Nodes placed before a node move it too: as if placed after the one before.
+                before = self._before.get((root, path[:-1]), {})
+                shifts += [(at - 1, len(nodes)) for at, nodes in before.items()]
                 self._shifts[(root, path[:-1])] = shifts
             shift = sum(by for at, by in shifts if at < index)
             found = root, (*parent_path, (index + shift, name, k))
@@ -226,6 +289,123 @@ class ModelEdits:
                 self.replace(producer, [])
                 self._forgotten.append(value)
         self._dropped = []
+
+
+def name_nodes(model: ModelProto) -> int:
+    """Give every node of ``model`` (its graphs at any depth, its functions' bodies) without a
+    name, or with one an earlier node has, a name no other node has: what it computes (its
+    first output's name), else its operator numbered. Returns how many it named.
+
+    onnx2torch keys the modules it converts by node name, and fails on two nodes named
+    alike (an empty name included); ONNX asks names unique in a graph.
+
+    >>> graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"]),
+    ...     helper.make_node("Neg", ["y"], ["z"], name="y")], "g", [], [])
+    >>> model = helper.make_model(graph)
+    >>> name_nodes(model), [node.name for node in model.graph.node]
+    (1, ['y_1', 'y'])
+    """
+    graphs = list(model_graphs(model))
+    taken: dict[str, int] = {}
+    for graph in graphs:
+        for node in graph.node:
+            if node.name:
+                taken[node.name] = taken.get(node.name, 0) + 1
+    used = set(taken)
+    named = 0
+    for graph in graphs:
+        for node in graph.node:
+            if node.name and taken.get(node.name, 0) == 1:
+                continue
+            if node.name:
+                taken[node.name] -= 1  # the last of a repeated name keeps it
+                if taken[node.name] == 0:
+                    continue
+            base = next((name for name in node.output if name), "") or node.op_type or "node"
+            name, index = base, 0
+            while name in used:
+                index += 1
+                name = f"{base}_{index}"
+            used.add(name)
+            node.name = name
+            named += 1
+    return named
+
+
+def route_outputs(
+    model: ModelProto,
+    renamed: Mapping[str, str],
+    passing: Callable[[str, str], Sequence[NodeProto]],
+) -> int:
+    """Each main graph output named in ``renamed`` written by its node under its new name,
+    then by the nodes ``passing(new, output)`` gives, placed right after that node (so that
+    what reads the output still reads it after it is written). Returns how many.
+
+    >>> graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "g", [],
+    ...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    >>> model = helper.make_model(graph)
+    >>> route_outputs(model, {"y": "y0"}, lambda a, b: [helper.make_node("Identity", [a], [b])])
+    1
+    >>> [(n.op_type, list(n.input), list(n.output)) for n in model.graph.node]
+    [('Neg', ['x'], ['y0']), ('Identity', ['y0'], ['y'])]
+    """
+    if not renamed:
+        return 0
+    nodes: list[NodeProto] = []
+    for node in model.graph.node:
+        nodes.append(node)
+        for index, name in enumerate(node.output):
+            if name in renamed:
+                node.output[index] = renamed[name]
+                nodes.extend(passing(renamed[name], name))
+    kept = [_copy(node) for node in nodes]
+    del model.graph.node[:]
+    model.graph.node.extend(kept)
+    return len(renamed)
+
+
+def renamed_copy(
+    node: NodeProto, inputs: Mapping[str, str], outputs: Mapping[str, str]
+) -> NodeProto:
+    """A copy of ``node`` that reads ``inputs[name]`` for each name it reads that ``inputs``
+    maps, also where a graph it holds reads that name from outside (not where the graph
+    defines a name of its own), and writes ``outputs[name]`` for each output ``outputs``
+    maps: a body copied once per iteration of an unrolled Loop.
+
+    >>> body = helper.make_graph([helper.make_node("Neg", ["v"], ["w"])], "b", [],
+    ...     [helper.make_tensor_value_info("w", TensorProto.FLOAT, None)])
+    >>> node = helper.make_node("If", ["c"], ["y"], then_branch=body, else_branch=body)
+    >>> copy = renamed_copy(node, {"c": "c1", "v": "v1"}, {"y": "y1"})
+    >>> list(copy.input), list(copy.output), list(copy.attribute[0].g.node[0].input)
+    (['c1'], ['y1'], ['v1'])
+    """
+    copy = _copy(node)
+    for index, name in enumerate(copy.input):
+        copy.input[index] = inputs.get(name, name)
+    for index, name in enumerate(copy.output):
+        copy.output[index] = outputs.get(name, name)
+    for attribute in copy.attribute:
+        for graph in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+            _rename_free(graph, inputs)
+    return copy
+
+
+def _rename_free(graph: GraphProto, mapping: Mapping[str, str]) -> None:
+    """Rename, in place, the names ``graph`` reads from outside (those it does not define)."""
+    own = {entry.name for entry in graph.input}
+    own.update(tensor.name for tensor in graph.initializer)
+    own.update(name for node in graph.node for name in node.output)
+    free = {name: new for name, new in mapping.items() if name not in own}
+    if not free:
+        return
+    for node in graph.node:
+        for index, name in enumerate(node.input):
+            node.input[index] = free.get(name, name)
+        for attribute in node.attribute:
+            for held in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                _rename_free(held, free)
+    for entry in graph.output:
+        entry.name = free.get(entry.name, entry.name)
 
 
 def _copy(node: NodeProto) -> NodeProto:

@@ -88,6 +88,7 @@ __all__ = [
     "constant_initializers",
     "defined_names",
     "fed_inputs",
+    "interface_entries",
     "is_overridable",
     "split_nodes",
 ]
@@ -263,10 +264,6 @@ class Node:
         if self._attributes is None:
             self._attributes = _Attributes(self)
         return self._attributes
-
-    def attribute(self, name: str, default: Any = None) -> Any:
-        """The value of its attribute ``name`` (see :attr:`attributes`), or ``default``."""
-        return self.attributes.get(name, default)
 
     @property
     def held(self) -> list[Scope]:
@@ -856,6 +853,23 @@ class ModelView:
         if self._typed_protos is None:
             self._typed_protos = GraphsAt(typed)
         return self._typed_protos(scope.key)
+
+
+def interface_entries(scope: Scope) -> tuple[list[ValueInfoProto], list[ValueInfoProto]]:
+    """Copies of a graph's inputs and outputs as it declares them (for a rewrite that gives
+    a subgraph others: :meth:`~splitops.onnx.model.ModelEdits.interface`)."""
+    proto = scope.proto
+    assert isinstance(proto, GraphProto), "a graph's interface, not a function body's"
+
+    def copied(entries: Iterable[ValueInfoProto]) -> list[ValueInfoProto]:
+        found = []
+        for entry in entries:
+            copy = ValueInfoProto()
+            copy.CopyFrom(entry)
+            found.append(copy)
+        return found
+
+    return copied(proto.input), copied(proto.output)
 
 
 def split_nodes(model: ModelProto) -> Iterator[tuple[Scope, NodeProto]]:

@@ -89,7 +89,7 @@ the nodes; every body is rebuilt once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import InitVar, asdict, dataclass, field, replace
 from typing import Any, Literal
 
@@ -115,12 +115,14 @@ from ..model import (
     function_id,
     links_attributes,
     location,
+    model_graphs,
     node_label,
     types_only,
 )
 from ._contract import RewriteError
-from ._declared import downstream, loosen_declared, restore_agreeing
+from ._declared import downstream, loosen_declared, restore_agreeing, unbound_readers
 from ._graph_sizes import PART_CHECK_TYPES, CheckForm, GraphBuilder
+from ._outputs import int64_outputs, one_node_per_output
 from ._rewrite import Rewrite
 from ._sequence_forms import (
     KEPT_FOR_ONNXRUNTIME,
@@ -132,7 +134,13 @@ from ._sequence_forms import (
     sequence_forms,
     sequence_readers,
 )
-from ._sequence_loops import LOOP_OF_INSERTS_UNROLLED, LoopForm, sequence_loops
+from ._sequence_lists import LISTS_ACCUMULATED
+from ._sequence_loops import (
+    INSERTED_INTO_EMPTY,
+    LOOP_OF_INSERTS_UNROLLED,
+    LoopForm,
+    sequence_loops,
+)
 from ._split_forms import (
     FOLD_STATIC_SIZES,
     RUNTIME_SIZES_AS_CHECKED_SLICES,
@@ -155,6 +163,7 @@ from ._split_forms import (
     name_base,
     slices_per_part,
 )
+from ._unroll import Unroll
 
 __all__ = [
     "SEQUENCE_OPS",
@@ -189,9 +198,11 @@ class Forms:
     #: (:mod:`~splitops.onnx.rewrite._sequence_forms`); none given: the shared forms, ending
     #: in the sequence kept or refused as ``sequences`` says.
     sequence: tuple[SequenceForm, ...] = ()
-    #: The forms of a Loop that builds a sequence (torch's ``tensor_split`` by indices);
-    #: none given: unrolled where the target has no sequences
-    #: (:mod:`~splitops.onnx.rewrite._sequence_loops`).
+    #: The forms of a Loop that builds a sequence; none given: where the target has no
+    #: sequences, torch's ``tensor_split`` by indices unrolled
+    #: (:mod:`~splitops.onnx.rewrite._sequence_loops`), then a list built by appends joined
+    #: by ConcatFromSequence a tensor carried through the Loop
+    #: (:mod:`~splitops.onnx.rewrite._sequence_lists`).
     loops: tuple[LoopForm, ...] | None = None
     #: Whether the runtime runs a Split at opset 18 or later; where not, a sequence removed
     #: at such an opset becomes a Slice per part instead of one Split.
@@ -202,13 +213,20 @@ class Forms:
     #: Whether the runtime runs control flow (If, Loop, Scan) and calls of model-local
     #: functions; where not, a model holding them is refused.
     control_flow: bool = True
+    #: Whether a Loop whose trip count is known before it runs is unrolled first
+    #: (:mod:`~splitops.onnx.rewrite._unroll`): for runtimes that run no Loop.
+    unrolls: bool = False
+    #: How the runtime's own API hands the graph's outputs over, where it needs them in
+    #: another form (:mod:`~splitops.onnx.rewrite._outputs`): each written by a node of
+    #: its own (onnx2torch), or an int64 computed from a shape as data (tract).
+    outputs: tuple[Callable[[ModelProto], int], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.sequence:
             object.__setattr__(self, "sequence", sequence_forms(kept=self.sequences))
         if self.loops is None:
-            unrolled = () if self.sequences else (LOOP_OF_INSERTS_UNROLLED,)
-            object.__setattr__(self, "loops", unrolled)
+            removed = () if self.sequences else _REMOVED_LISTS
+            object.__setattr__(self, "loops", removed)
 
     @property
     def runtime_sizes_cut(self) -> SizesCut | None:
@@ -323,9 +341,16 @@ _PORTABLE = _split_forms(
     num_outputs=(slices_per_part("num_outputs", scalars=True),),
     equal=(slices_per_part("equal", scalars=True),),
 )
+#: The forms of the nodes that build sequences, for a target without sequences: torch's Loop
+#: of SequenceInsert of Slices unrolled, a list built in a Loop a carried tensor, what an
+#: unrolled Loop left of one (SequenceInserts into a SequenceEmpty) given its parts.
+_REMOVED_LISTS = (LOOP_OF_INSERTS_UNROLLED, LISTS_ACCUMULATED, INSERTED_INTO_EMPTY)
 FORMS: dict[Target, Forms] = {
-    "portable": Forms(_PORTABLE, "part"),
-    "no-sequences": Forms(_PORTABLE, "part", sequences=False),
+    # OpenVINO's own import of a list built in a Loop joins values of unequal lengths wrong:
+    # portable carries a tensor instead. tract and TVM run no Loop: portable unrolls those
+    # of a trip count known before they run.
+    "portable": Forms(_PORTABLE, "part", loops=_REMOVED_LISTS, unrolls=True),
+    "no-sequences": Forms(_PORTABLE, "part", sequences=False, unrolls=True),
     "onnxruntime": Forms(
         _split_forms(
             split1_slices=True,
@@ -357,6 +382,8 @@ FORMS: dict[Target, Forms] = {
         "none",
         sequences=False,
         sequence=sequence_forms(kept=False, position=by_position(end_by_min=True, counts=False)),
+        unrolls=True,
+        outputs=(int64_outputs,),
     ),
     "tvm": Forms(
         _split_forms(
@@ -372,6 +399,7 @@ FORMS: dict[Target, Forms] = {
             KEPT_OUTPUT_FOR_TVM,
             REFUSED,
         ),
+        unrolls=True,
     ),
     "tinygrad": Forms(
         _split_forms(
@@ -381,6 +409,7 @@ FORMS: dict[Target, Forms] = {
         ),
         "reshape",
         sequences=False,
+        unrolls=True,
     ),
     "onnx2torch": Forms(
         (
@@ -396,6 +425,8 @@ FORMS: dict[Target, Forms] = {
         split18=False,
         reduce_min18=False,
         control_flow=False,
+        unrolls=True,
+        outputs=(one_node_per_output,),
     ),
 }
 TARGETS: tuple[Target, ...] = tuple(FORMS)
@@ -534,6 +565,32 @@ class Lower(Rewrite):
         self._squeezed: list[Value] = []
         self._edits: ModelEdits | None = None
 
+    def __call__(self, model: ModelProto) -> ModelProto:
+        """The lowered copy of ``model``: for a target that unrolls Loops, unrolled first
+        (each pass unrolls the Loops outside others; a Loop inside one, in the next), then
+        lowered; :attr:`report` lists the unrolled Loops first."""
+        unrolled: list[Lowering] = []
+        for _ in range(_UNROLL_PASSES if self._forms.unrolls and _holds_loops(model) else 0):
+            unroll = Unroll()
+            result = unroll(model)
+            if not unroll.unrolled:
+                break
+            model = result
+            unrolled += [
+                Lowering(
+                    row.graph,
+                    row.node,
+                    "Loop",
+                    row.opset,
+                    "unrolled",
+                    f"{row.trips} iteration(s): its trip count is known before it runs",
+                )
+                for row in unroll.unrolled
+            ]
+        lowered = super().__call__(model)
+        self.report = [*unrolled, *self.report]
+        return lowered
+
     def types(self, model: ModelProto) -> ModelProto:
         # Types only: the weights stay out of the inferred copy.
         inferred, records = infer_model_and_nodes(types_only(model))
@@ -560,6 +617,8 @@ class Lower(Rewrite):
             _refuse_sequences(model, self.target, self._kept)
         if not self._forms.control_flow:
             _refuse_control_flow(model, self.target)
+        for rewrite_outputs in self._forms.outputs:
+            rewrite_outputs(model)
         if self._squeezed and self._edits is not None:
             loosened = loosen_declared(model, self._edits, self._squeezed)
             changed = restore_agreeing(model, loosened)
@@ -574,6 +633,16 @@ class Lower(Rewrite):
                     replace(row, detail=row.detail + said) if row.squeezed else row
                     for row in self.report
                 ]
+
+
+#: The most passes of unrolling: a Loop inside an unrolled body is unrolled in the next.
+_UNROLL_PASSES = 4
+
+
+def _holds_loops(model: ModelProto) -> bool:
+    """Whether any graph of ``model`` holds a Loop (a model without one needs no unrolling,
+    nor its inference)."""
+    return any(node.op_type == "Loop" for graph in model_graphs(model) for node in graph.node)
 
 
 #: The operators that make, read or hold sequences.
@@ -804,12 +873,34 @@ class Plan:
                 if site.drops_axis and site.spec.split_input is not None and sequence:
                     self.squeezed.append(sequence)
                     self.report[-1] = replace(self.report[-1], squeezed=True)
+                    self._unbound_readers(site, sequence)
                 if done.outcome == "kept":
                     self.kept_sequences.add((site.scope.key, site.proto.output[0]))
                 return
         raise RewriteError(  # every target's last form applies to any node
             f"{site.where}: no SplitToSequence form of target {self.target!r} applies."
         )
+
+    def _unbound_readers(self, site: SplitSite[Scope], sequence: Value) -> None:
+        """The nodes reading the parts of an unbind whose axes torch's exporter wrote with
+        the axis kept: rewritten for the parts' rank (:func:`unbound_readers`), the row
+        saying so, and what is left."""
+        if site.rank is None:
+            return
+        rewritten, left = unbound_readers(sequence, site.axis, site.rank)
+        for node, new in rewritten:
+            self.edits.replace(node, [new])
+        said = ""
+        if rewritten:
+            names = ", ".join(f"{node.op_type} {node.label!r}" for node, _ in rewritten)
+            said += (
+                f"; the axes of {names} rewritten for the parts' rank (the model has them "
+                "for the axis kept)"
+            )
+        if left:
+            said += f"; left: {'; '.join(left)}"
+        if said:
+            self.report[-1] = replace(self.report[-1], detail=self.report[-1].detail + said)
 
     def lower_loop(self, node: Node) -> None:
         """The first of the target's Loop forms that applies to ``node``, if any (else the

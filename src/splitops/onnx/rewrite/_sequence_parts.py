@@ -140,20 +140,33 @@ class RuntimeParts:
             step.add("Size", [self._value("sizes")], "count", output=out)
 
     def _gathered(self) -> bool:
-        """Whether a part is one Gather of the input: chunks of 1 that lose the axis. Not of
-        strings: onnxruntime's Gather copies only the first string of each row."""
+        """Whether a part is one Gather of the input (and an Unsqueeze where the axis stays):
+        chunks of 1, whose parts a runtime then knows are of length 1 along the axis (from a
+        Slice of bounds known at run time, it does not). Not of strings: onnxruntime's
+        Gather copies only the first string of each row."""
         return (
             self.kind == "chunks"
-            and self.squeeze is True
+            and self.squeeze is not None
             and self.site.chunk == 1
             and self.site.element not in (None, TensorProto.STRING)
         )
 
+    def _gather(self, step: GraphBuilder, position: str, out: str) -> None:
+        """The part at the 0-d ``position`` by a Gather, which fails past the parts as
+        SequenceAt does (negative counts from the back)."""
+        if self.squeeze:
+            step.add("Gather", [self.x, position], "part", output=out, axis=self.axis)
+            return
+        part = step.add("Gather", [self.x, position], "row", axis=self.axis)
+        if step.opset >= 13:
+            step.add("Unsqueeze", [part, step.ints([self.axis])], "part", output=out)
+        else:
+            step.add("Unsqueeze", [part], "part", output=out, axes=[self.axis])
+
     def part(self, step: GraphBuilder, position: int, out: str) -> None:
         """SequenceAt at a constant ``position`` (negative counts from the back)."""
         if self._gathered():
-            # Gather fails past the parts, as SequenceAt does (negative counts from the back).
-            step.add("Gather", [self.x, step.scalar(position)], "part", output=out, axis=self.axis)
+            self._gather(step, step.scalar(position), out)
             return
         if self.kind == "sizes":
             start, end = self._size_bounds(step, step.ints([position]))
@@ -174,7 +187,7 @@ class RuntimeParts:
         """SequenceAt at ``position``, a 0-d int64 value known at run time (a Loop's
         iteration number, never negative); ``inside``: known to lie inside the parts."""
         if self._gathered():
-            step.add("Gather", [self.x, position], "part", output=out, axis=self.axis)
+            self._gather(step, position, out)
             return
         where = step.unsqueeze(position, 0)
         if self.kind == "sizes":

@@ -8,8 +8,9 @@ runs as a whole process, as a user runs it, its peak memory read from the kernel
 with ``full_check=True`` and ``infer_shapes`` in one process. Rounds alternate the peer
 and each command; a cell is the median time, a ratio the median of the per-round ratios.
 
-Written to ``benchmarks/results/scale.md`` and ``scale.json`` (``--out`` names another
-folder; ``--quick``: depth 10, one round).
+Written to ``benchmarks/results/latest/scale.md`` and ``scale.json`` (``--out`` names
+another folder, ``--out benchmarks/results`` the committed one; ``--quick``: depth 10, one
+round).
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from typing import Any
 import onnx
 from onnx import TensorProto, helper
 
+from .folders import default_out
 from .machine import collect, describe
 
-RESULTS = Path(__file__).resolve().parent / "results"
 FLOAT = TensorProto.FLOAT
 
 #: The peer: onnx's own load, full check and inference of the file, in one process.
@@ -124,7 +125,13 @@ def measure(model: Path, rounds: int, folder: Path) -> dict[str, dict[str, float
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="depth 10 only, one round")
-    parser.add_argument("--out", type=Path, default=None, help="results folder")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="results folder (default: benchmarks/results/latest, not kept in git; "
+        "--out benchmarks/results replaces the committed results)",
+    )
     parser.add_argument("--rounds", type=int, default=3)
     options = parser.parse_args(argv)
     depths = (10,) if options.quick else (14, 16)
@@ -174,8 +181,8 @@ def write_results(
 ) -> None:
     """Write ``out/NAME.md`` (``title``, the machine of ``document``, ``note``, ``table``)
     and ``out/NAME.json`` (``document``); print the table. ``out`` defaults to
-    ``benchmarks/results``, or its ``quick`` folder for a quick run."""
-    folder = out or (RESULTS / "quick" if quick else RESULTS)
+    ``benchmarks/results/latest``, or ``benchmarks/results/quick`` for a quick run."""
+    folder = out or default_out(quick=quick)
     folder.mkdir(parents=True, exist_ok=True)
     lines = [f"# {title}", "", describe(document["machine"]), "", note, "", *table]
     (folder / f"{name}.md").write_text("\n".join(lines) + "\n")

@@ -315,6 +315,7 @@ def test_run_on_onnxruntime_without_it_says_how_to_install_it(error_line: ErrorL
     )
     assert done.returncode == 2
     assert "pip install onnxruntime" in error_line(done)
+    assert done.stdout == ""  # said before the model is described, not after
 
 
 def test_the_parser_and_the_command_table_list_every_lowering_target() -> None:

@@ -53,9 +53,11 @@ from ._fields import (
     value_info_entry,
 )
 from ._io import (
+    MAX_MODEL_BYTES,
     check_model_size,
     check_node_count,
     load_model,
+    load_value,
     save_model,
 )
 from ._memory import (
@@ -142,6 +144,7 @@ from ._weights import rewrite_file
 
 __all__ = [
     "DEFAULT_DOMAINS",
+    "MAX_MODEL_BYTES",
     "SMALL_TENSOR",
     "SPLIT_OPS",
     "FunctionId",
@@ -219,6 +222,7 @@ __all__ = [
     "links_attributes",
     "links_only",
     "load_model",
+    "load_value",
     "location",
     "model_graphs",
     "name_nodes",

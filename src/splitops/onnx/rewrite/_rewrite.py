@@ -23,6 +23,7 @@ from abc import ABC, abstractmethod
 
 from onnx import ModelProto
 
+from ...core import report_progress
 from ..model import ModelEdits, ModelView, ScopeKey, check_model_size, copy_model, name_nodes
 from ._contract import check_rewrite
 
@@ -67,14 +68,19 @@ class Rewrite(ABC):
 
     def __call__(self, model: ModelProto) -> ModelProto:
         self.corrected = set()
+        report_progress(f"{self.what}: checking the model against the limits")
         self.requires(model)
+        report_progress(f"{self.what}: inferring the types")
         typed = self.types(model)
         result = copy_model(model)
         view = ModelView.read(result, types=typed)
         edits = ModelEdits(view)
+        report_progress(f"{self.what}: planning the edits")
         self.plan(view, edits)
+        report_progress(f"{self.what}: applying the edits")
         edits.apply()
         self.finish(result)
         name_nodes(result)
+        report_progress(f"{self.what}: checking the result (onnx's full check and inference)")
         self.ensures(model, result, view, edits)
         return result

@@ -1,6 +1,7 @@
-"""Every node a rewrite writes has a name of its own: onnx2torch keys the modules it converts
-by node name (two nodes named alike, or unnamed, fail it with a KeyError), and ONNX asks
-names unique in a graph."""
+"""Every node a rewrite places has a name no other node has, and the model's own nodes keep
+the names they came with (a rewrite touches only what is its own); the onnx2torch target
+names every node, for onnx2torch keys the modules it converts by node name (two nodes
+named alike, or unnamed, fail it with a KeyError)."""
 
 from __future__ import annotations
 
@@ -62,12 +63,35 @@ def _model(length: int | str = "N", *, branches: bool = True) -> ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
+def _placed(original: ModelProto, rewritten: ModelProto) -> list[str]:
+    """The names of the nodes of ``rewritten`` that ``original`` has no node for: those
+    whose outputs ``original``'s nodes do not write."""
+    written = {tuple(node.output) for graph in model_graphs(original) for node in graph.node}
+    return [
+        node.name
+        for graph in model_graphs(rewritten)
+        for node in graph.node
+        if tuple(node.output) not in written
+    ]
+
+
 @pytest.mark.parametrize("target", [t for t in TARGETS if t != "onnx2torch"])
-def test_every_node_a_lowering_writes_has_a_name_of_its_own(target: str) -> None:
+def test_every_node_a_lowering_places_has_a_name_of_its_own(target: str) -> None:
+    model = _model()
     try:
-        lowered = splitops.lower_model(_model(), target=target)  # type: ignore[arg-type]
+        lowered = splitops.lower_model(model, target=target)  # type: ignore[arg-type]
     except splitops.SplitError:  # a target without sequences keeps none in a branch
         return
+    placed = _placed(model, lowered)
+    assert placed
+    assert all(placed)
+    names = Counter(_names(lowered))
+    assert all(names[name] == 1 for name in placed)
+    assert names["twice"] == 2  # the model's own names, repeated or not, stay as they came
+
+
+def test_the_onnx2torch_target_names_every_node_once() -> None:
+    lowered = splitops.lower_model(_model(branches=False), target="onnx2torch")
     names = _names(lowered)
     assert all(names)
     assert not [name for name, count in Counter(names).items() if count > 1]
@@ -75,7 +99,7 @@ def test_every_node_a_lowering_writes_has_a_name_of_its_own(target: str) -> None
 
 
 @pytest.mark.parametrize("opset", [13, 18])
-def test_every_node_a_conversion_writes_has_a_name_of_its_own(opset: int) -> None:
+def test_the_split_a_conversion_writes_has_a_name_of_its_own(opset: int) -> None:
     nodes = [
         helper.make_node("Split", ["x"], ["a", "b", "c"], axis=1, split=[2, 2, 2]),
         helper.make_node("Relu", ["a"], ["ra"], name="twice"),
@@ -94,7 +118,11 @@ def test_every_node_a_conversion_writes_has_a_name_of_its_own(opset: int) -> Non
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
     converted = splitops.convert_model(model, opset)
-    names = _names(converted)
-    assert all(names)
-    assert len(set(names)) == len(names)
+    names = Counter(_names(converted))
+    # The Split is splitops' own to write; other operators are onnx.version_converter's,
+    # named as it names them.
+    (split,) = [node.name for node in converted.graph.node if node.op_type == "Split"]
+    assert split
+    assert names[split] == 1
+    assert names["twice"] == 2
     assert {node.op_type for node in converted.graph.node} >= {"Split", "Unsqueeze"}

@@ -196,11 +196,23 @@ class ModelEdits:
         gone: dict[ScopeKey, set[str]] = {}
         for value in self._forgotten:
             gone.setdefault(value.scope.key, set()).add(value.name)
+        # A node placed in the place of another may keep its name; no other node may.
+        used = {
+            node.proto.name
+            for scope in self.view.scopes
+            for node in scope.nodes
+            if not self.is_replaced(node)
+        }
         for key in sorted(self._scopes, key=lambda k: -len(k[1])):
             proto = self._scopes[key].proto
             replaced = self._replaced.get(key, {})
             reconnected = self._reconnected.get(key, {})
             before = self._before.get(key, {})
+            for placed in (*replaced.values(), *before.values()):
+                for node in placed:
+                    if not node.name or node.name in used:
+                        node.name = _fresh_name(node, used)
+                    used.add(node.name)
             if replaced or reconnected or before:
                 nodes: list[NodeProto] = []
                 for index, node in enumerate(proto.node):
@@ -297,7 +309,9 @@ def name_nodes(model: ModelProto) -> int:
     first output's name), else its operator numbered. Returns how many it named.
 
     onnx2torch keys the modules it converts by node name, and fails on two nodes named
-    alike (an empty name included); ONNX asks names unique in a graph.
+    alike (an empty name included); its target runs this on the whole lowered model. Every
+    other rewrite names only the nodes it places (:meth:`ModelEdits.apply`) and leaves the
+    model's own as they came.
 
     >>> graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"]),
     ...     helper.make_node("Neg", ["y"], ["z"], name="y")], "g", [], [])
@@ -321,15 +335,21 @@ def name_nodes(model: ModelProto) -> int:
                 taken[node.name] -= 1  # the last of a repeated name keeps it
                 if taken[node.name] == 0:
                     continue
-            base = next((name for name in node.output if name), "") or node.op_type or "node"
-            name, index = base, 0
-            while name in used:
-                index += 1
-                name = f"{base}_{index}"
-            used.add(name)
-            node.name = name
+            node.name = _fresh_name(node, used)
+            used.add(node.name)
             named += 1
     return named
+
+
+def _fresh_name(node: NodeProto, used: set[str]) -> str:
+    """A name for ``node`` not in ``used``: its first output's name, else its operator,
+    numbered when taken."""
+    base = next((name for name in node.output if name), "") or node.op_type or "node"
+    name, index = base, 0
+    while name in used:
+        index += 1
+        name = f"{base}_{index}"
+    return name
 
 
 def route_outputs(
@@ -339,7 +359,8 @@ def route_outputs(
 ) -> int:
     """Each main graph output named in ``renamed`` written by its node under its new name,
     then by the nodes ``passing(new, output)`` gives, placed right after that node (so that
-    what reads the output still reads it after it is written). Returns how many.
+    what reads the output still reads it after it is written) under names no other node has.
+    Returns how many.
 
     >>> graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "g", [],
     ...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
@@ -351,13 +372,18 @@ def route_outputs(
     """
     if not renamed:
         return 0
+    used = {node.name for graph in model_graphs(model) for node in graph.node}
     nodes: list[NodeProto] = []
     for node in model.graph.node:
         nodes.append(node)
         for index, name in enumerate(node.output):
             if name in renamed:
                 node.output[index] = renamed[name]
-                nodes.extend(passing(renamed[name], name))
+                for placed in passing(renamed[name], name):
+                    if not placed.name or placed.name in used:
+                        placed.name = _fresh_name(placed, used)
+                    used.add(placed.name)
+                    nodes.append(placed)
     kept = [_copy(node) for node in nodes]
     del model.graph.node[:]
     model.graph.node.extend(kept)

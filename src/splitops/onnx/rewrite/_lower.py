@@ -109,6 +109,7 @@ from ..model import (
     Node,
     Scope,
     ScopeKey,
+    SequenceType,
     SplitNode,
     SplitSite,
     Value,
@@ -116,6 +117,7 @@ from ..model import (
     links_attributes,
     location,
     model_graphs,
+    name_nodes,
     node_label,
     types_only,
 )
@@ -141,6 +143,7 @@ from ._sequence_loops import (
     LoopForm,
     sequence_loops,
 )
+from ._sequence_recomputed import LIST_RECOMPUTED
 from ._split_forms import (
     FOLD_STATIC_SIZES,
     RUNTIME_SIZES_AS_CHECKED_SLICES,
@@ -163,7 +166,7 @@ from ._split_forms import (
     name_base,
     slices_per_part,
 )
-from ._unroll import Unroll
+from ._unroll import MAX_UNROLLED_NODES, Unroll
 
 __all__ = [
     "SEQUENCE_OPS",
@@ -216,6 +219,11 @@ class Forms:
     #: Whether a Loop whose trip count is known before it runs is unrolled first
     #: (:mod:`~splitops.onnx.rewrite._unroll`): for runtimes that run no Loop.
     unrolls: bool = False
+    #: Whether the runtime runs a Loop; where not, a Loop left after unrolling (its trip
+    #: count known only at run time) is refused before anything is lowered, with that
+    #: reason: tract 0.23 ("Unimplemented(Loop)"), TVM's Relax frontend and tinygrad have
+    #: no Loop, onnx2torch no converter for one.
+    runs_loops: bool = True
     #: How the runtime's own API hands the graph's outputs over, where it needs them in
     #: another form (:mod:`~splitops.onnx.rewrite._outputs`): each written by a node of
     #: its own (onnx2torch), or an int64 computed from a shape as data (tract).
@@ -344,7 +352,12 @@ _PORTABLE = _split_forms(
 #: The forms of the nodes that build sequences, for a target without sequences: torch's Loop
 #: of SequenceInsert of Slices unrolled, a list built in a Loop a carried tensor, what an
 #: unrolled Loop left of one (SequenceInserts into a SequenceEmpty) given its parts.
-_REMOVED_LISTS = (LOOP_OF_INSERTS_UNROLLED, LISTS_ACCUMULATED, INSERTED_INTO_EMPTY)
+_REMOVED_LISTS = (
+    LOOP_OF_INSERTS_UNROLLED,
+    LIST_RECOMPUTED,
+    LISTS_ACCUMULATED,
+    INSERTED_INTO_EMPTY,
+)
 FORMS: dict[Target, Forms] = {
     # OpenVINO's own import of a list built in a Loop joins values of unequal lengths wrong:
     # portable carries a tensor instead. tract and TVM run no Loop: portable unrolls those
@@ -383,6 +396,7 @@ FORMS: dict[Target, Forms] = {
         sequences=False,
         sequence=sequence_forms(kept=False, position=by_position(end_by_min=True, counts=False)),
         unrolls=True,
+        runs_loops=False,
         outputs=(int64_outputs,),
     ),
     "tvm": Forms(
@@ -400,6 +414,7 @@ FORMS: dict[Target, Forms] = {
             REFUSED,
         ),
         unrolls=True,
+        runs_loops=False,
     ),
     "tinygrad": Forms(
         _split_forms(
@@ -410,6 +425,7 @@ FORMS: dict[Target, Forms] = {
         "reshape",
         sequences=False,
         unrolls=True,
+        runs_loops=False,
     ),
     "onnx2torch": Forms(
         (
@@ -426,7 +442,8 @@ FORMS: dict[Target, Forms] = {
         reduce_min18=False,
         control_flow=False,
         unrolls=True,
-        outputs=(one_node_per_output,),
+        runs_loops=False,
+        outputs=(one_node_per_output, name_nodes),
     ),
 }
 TARGETS: tuple[Target, ...] = tuple(FORMS)
@@ -602,6 +619,16 @@ class Lower(Rewrite):
 
     def plan(self, view: ModelView, edits: ModelEdits) -> None:
         plan = Plan(view, self.target, edits, self.release)
+        if not self._forms.runs_loops:
+            removing = [form for form in self._forms.loops or () if form.removes_loop]
+            _refuse_loops(
+                view,
+                self.target,
+                lambda node: any(
+                    node.scope.opset is not None and form.check(plan, node) is None
+                    for form in removing
+                ),
+            )
         for node in list(view.split_nodes()):
             plan.lower(node)
         for node in sequence_loops(view.scopes) if self._forms.loops else ():
@@ -666,21 +693,38 @@ def _refuse_sequences(model: ModelProto, target: str, kept: set[tuple[ScopeKey, 
     without sequences (those another operator, such as torch's Loop of SequenceInsert,
     made; lowering removes only SplitToSequence's), but for the SplitToSequence nodes a form
     of the target ``kept`` (by scope and sequence: their identity, where labels may repeat)."""
+    view = ModelView.read(model)
     left = [
         f"{op} {node_label(node.proto)!r} in {scope.label}"
-        for scope in ModelView.read(model).scopes
+        for scope in view.scopes
         for node in scope.nodes
         if (op := node.op_type) in SEQUENCE_OPS and node.proto.domain in DEFAULT_DOMAINS
         if not (op == "SplitToSequence" and (scope.key, node.proto.output[0]) in kept)
     ]
-    if left:
-        shown = "; ".join(left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
+    if not left:
+        return
+    shown = "; ".join(left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
+    returned = [
+        name
+        for name in view.main.output_names()
+        if isinstance(view.main.type_of(name), SequenceType)
+        and not any(name == out for key, out in kept if key == view.main.key)
+    ]
+    if returned:
+        # The list is the model's interface: which tensors stand for it is its author's call.
         raise SplitError(
-            f"the model still holds sequences, which target {target!r} cannot run: {shown}.",
+            f"the model returns a sequence ({', '.join(map(repr, returned))}: a list the "
+            f"exported function returns), which target {target!r} cannot return: {shown}.",
             rule=Rule.CONVERSION,
-            hint="Export the model without sequences (for torch: split by sizes rather than "
-            "tensor_split by indices), or lower with target 'portable'",
+            hint="Return a tuple of tensors, or torch.stack the list, before exporting; or "
+            "lower with target 'portable'",
         )
+    raise SplitError(
+        f"the model still holds sequences, which target {target!r} cannot run: {shown}.",
+        rule=Rule.CONVERSION,
+        hint="Export the model without sequences (for torch: split by sizes rather than "
+        "tensor_split by indices), or lower with target 'portable'",
+    )
 
 
 #: The operators that hold subgraphs.
@@ -713,6 +757,30 @@ def _refuse_control_flow(model: ModelProto, target: str) -> None:
             rule=Rule.CONVERSION,
             hint="Inline its functions (onnx.inliner.inline_local_functions) and export it "
             "without control flow, or lower with target 'portable'",
+        )
+
+
+def _refuse_loops(view: ModelView, target: str, removed: Callable[[Node], bool]) -> None:
+    """A SplitError naming the Loops of a model lowered for a target whose runtime runs no
+    Loop, once those of a trip count known before they run are unrolled, but for those a
+    form of the target ``removed``."""
+    left = [
+        f"{node_label(node.proto)!r} in {scope.label}"
+        for scope in view.scopes
+        for node in scope.nodes
+        if node.op_type == "Loop" and node.proto.domain in DEFAULT_DOMAINS
+        if not removed(node)
+    ]
+    if left:
+        shown = "; ".join(left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
+        raise SplitError(
+            f"target {target!r} runs no Loop, and the model holds Loops that lowering cannot "
+            f"unroll (a trip count known only at run time, a condition the body computes, or "
+            f"more than {MAX_UNROLLED_NODES} nodes once unrolled): {shown}.",
+            rule=Rule.CONVERSION,
+            hint="Export with the loop's count fixed (trace the module, or give the input "
+            "the axis the loop runs over a static length), or lower for a runtime that runs "
+            "Loop (target 'onnxruntime' or 'openvino')",
         )
 
 

@@ -7,9 +7,8 @@
 3. :meth:`Rewrite.plan`: edits planned on the view of a copy of the model, never on the
    protobuf itself;
 4. the edits applied at once (:meth:`~splitops.onnx.model.ModelEdits.apply`), then
-   :meth:`Rewrite.finish` for what the rewrite does to the whole copy, then every node given
-   a name of its own (:func:`~splitops.onnx.model.name_nodes`: onnx2torch keys modules by
-   node name);
+   :meth:`Rewrite.finish` for what the rewrite does to the whole copy; each node the edits
+   place has a name no other node has, the model's own nodes keep theirs;
 5. :meth:`Rewrite.ensures`: the contract (:func:`~splitops.onnx.rewrite._contract.check_rewrite`)
    on the result, before anyone sees it.
 
@@ -24,7 +23,7 @@ from abc import ABC, abstractmethod
 from onnx import ModelProto
 
 from ...core import report_progress
-from ..model import ModelEdits, ModelView, ScopeKey, check_model_size, copy_model, name_nodes
+from ..model import ModelEdits, ModelView, ScopeKey, check_model_size, copy_model
 from ._contract import check_rewrite
 
 __all__ = ["Rewrite"]
@@ -80,7 +79,6 @@ class Rewrite(ABC):
         report_progress(f"{self.what}: applying the edits")
         edits.apply()
         self.finish(result)
-        name_nodes(result)
         report_progress(f"{self.what}: checking the result (onnx's full check and inference)")
         self.ensures(model, result, view, edits)
         return result

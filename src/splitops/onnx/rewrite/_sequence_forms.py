@@ -501,7 +501,8 @@ class _ByPosition(SequenceForm):
         why = _why_kept(plan, site)
         if why is not None:
             return why
-        chunks = site.spec.split_input is None or site.split_rank == 0
+        # Chunks of 1 (torch's unbind) end one past their start: no Min, no clamp.
+        chunks = (site.spec.split_input is None or site.split_rank == 0) and site.chunk != 1
         if self.end_by_min and chunks and site.length is None and (site.scope.opset or 0) < 12:
             return (
                 "the ends of its chunks of an axis known only at run time need Min, which takes "

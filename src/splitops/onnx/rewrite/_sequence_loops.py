@@ -46,6 +46,7 @@ __all__ = [
     "INSERTED_INTO_EMPTY",
     "LOOP_OF_INSERTS_UNROLLED",
     "LoopForm",
+    "always_true",
     "loop_of_inserts",
     "sequence_loops",
 ]
@@ -56,6 +57,8 @@ class LoopForm:
     :meth:`rewrite` makes its edits."""
 
     name = ""
+    #: Whether the form leaves no Loop where the node was (a runtime without Loop runs it).
+    removes_loop = False
 
     def check(self, plan: Plan, node: Node) -> str | None:
         raise NotImplementedError
@@ -126,7 +129,7 @@ def _pattern(node: Node) -> _Pattern | str:
             return f"its body's {inner.op_type} {node_label(inner)!r} is not one it copies"
         if carried in inner.input or inner.op_type in ("Split", "SplitToSequence"):
             return f"its body's {inner.op_type} {node_label(inner)!r} is not one it copies"
-    if not _always_true(cond_out, condition, produced, scope):
+    if not always_true(cond_out, condition, produced, scope):
         return "its body's condition is not always true"
     part = produced.get(insert.input[1])
     if part is None or part.op_type != "Slice":
@@ -167,7 +170,7 @@ def _declared_wrong(scope: Scope, found: _Pattern, trip: int, reader: Node) -> s
     )
 
 
-def _always_true(name: str, given: str, produced: dict[str, NodeProto], scope: Scope) -> bool:
+def always_true(name: str, given: str, produced: dict[str, NodeProto], scope: Scope) -> bool:
     """Whether the body's condition ``name`` is the condition it was given (a constant true)
     or a constant true, through Identity nodes."""
     while name != given:
@@ -246,6 +249,8 @@ class _LoopOfInsertsUnrolled(LoopForm):
     reader given its part (see the module's documentation)."""
 
     name = "loop-of-inserts-unrolled"
+
+    removes_loop = True
 
     def check(self, plan: Plan, node: Node) -> str | None:
         found = _pattern(node)

@@ -236,6 +236,8 @@ class RuntimeParts:
         end past the axis; tract's does not)."""
         length = self._value("length")
         end = step.add("Add", [start, self._value("chunk")], "end")
+        if self.site.chunk == 1:  # a start inside the axis ends inside it, or at its end
+            return end
         if self.end_by_min:
             return step.add("Min", [end, length], "end")
         inside = step.add("Less", [end, length], "inside")  # Min takes int64 from opset 12

@@ -183,9 +183,20 @@ def test_a_list_built_in_a_loop_leaves_no_sequence(target: str) -> None:
     np.testing.assert_array_equal(got, np.concatenate([x, x]))
 
 
-@pytest.mark.parametrize(
-    "target", ["no-sequences", "openvino", "tract", "tvm", "tinygrad", "onnx2torch"]
-)
+def test_tvm_keeps_the_sequence_a_model_returns() -> None:
+    """TVM hands a returned sequence over as a tuple: its target keeps what builds one."""
+    model = _loop_of_sequence_inserts()
+    del model.graph.node[-1]
+    del model.graph.output[:]
+    model.graph.output.append(helper.make_tensor_sequence_value_info("parts", F, None))
+    lowered = splitops.lower_model(model, target="tvm")
+    ops = [node.op_type for node in lowered.graph.node]
+    assert "Loop" not in ops  # unrolled: TVM runs no Loop
+    assert ops.count("SequenceInsert") == 2
+    assert [o.name for o in lowered.graph.output] == ["parts"]
+
+
+@pytest.mark.parametrize("target", ["no-sequences", "openvino", "tract", "tinygrad", "onnx2torch"])
 def test_a_target_without_sequences_names_every_sequence_left(target: str) -> None:
     """A list built in a Loop that is a graph output stays a sequence: such a target
     refuses it, naming the output and each sequence operator left."""

@@ -81,6 +81,8 @@ class ModelEdits:
     _replaced: dict[ScopeKey, dict[int, list[NodeProto]]] = field(default_factory=dict)
     _initializers: dict[ScopeKey, list[TensorProto]] = field(default_factory=dict)
     _dropped: list[Value] = field(default_factory=list)
+    #: The dropped values whose computing nodes go too (by identity).
+    _computed: set[int] = field(default_factory=set)
     _forgotten: list[Value] = field(default_factory=list)
     #: What :meth:`key_after` found, and the shifts of each edited scope's nodes.
     _moved: dict[ScopeKey, ScopeKey] = field(default_factory=dict)
@@ -174,11 +176,16 @@ class ModelEdits:
         tensor.name = name
         return self.tensor_constant(scope, tensor)
 
-    def drop(self, value: Value | None) -> None:
+    def drop(self, value: Value | None, *, computed: bool = False) -> None:
         """Remove the constant ``value`` (an initializer or a Constant node) if nothing reads
-        it once the edits are made; a graph input, or what is no constant, stays."""
+        it once the edits are made; a graph input, or what is no constant, stays. With
+        ``computed``, so does a value that nodes compute (of the default domain, holding no
+        graph), with what they read that nothing else does: a Loop's trip count once the
+        Loop is gone."""
         if value is not None:
             self._dropped.append(value)
+            if computed:
+                self._computed.add(id(value))
 
     def forget(self, value: Value) -> None:
         """``value`` is gone from the model: drop its ``value_info``."""
@@ -270,9 +277,38 @@ class ModelEdits:
 
     def _drop_unread(self) -> None:
         """Mark each value given to :meth:`drop` that nothing reads after the edits: its
-        Constant node is removed, its initializer forgotten."""
-        if not self._dropped:
-            return
+        Constant node is removed, its initializer forgotten; a computed one's node removed
+        too, and what that node read given to :meth:`drop` in turn, round by round."""
+        while self._dropped:
+            read = self._read_values()
+            dropped, self._dropped = self._dropped, []
+            for value in dropped:
+                if id(value) in read or value.is_input or value.output_of:
+                    continue
+                producer = value.producer
+                if value.initializer is not None:
+                    self._forgotten.append(value)
+                elif (
+                    producer is not None
+                    and producer.proto.domain in DEFAULT_DOMAINS
+                    and not self.is_replaced(producer)
+                    and (producer.op_type == "Constant" or id(value) in self._computed)
+                    and not producer.held
+                    and all(
+                        out is None or (id(out) not in read and not out.output_of)
+                        for out in producer.outputs
+                    )
+                ):
+                    self.replace(producer, [])
+                    self._forgotten.extend(out for out in producer.outputs if out is not None)
+                    if id(value) in self._computed:
+                        for given in producer.inputs:
+                            if given is not None:
+                                self.drop(given, computed=True)
+
+    def _read_values(self) -> set[int]:
+        """The values (by identity) that some node reads, or a graph gives, once the edits
+        are made."""
         read: set[int] = set()
         for scope in self.view.scopes:
             replaced = self._replaced.get(scope.key, {})
@@ -286,21 +322,7 @@ class ModelEdits:
                 found = scope.value(name) if name else None
                 if found is not None:
                     read.add(id(found))
-        for value in self._dropped:
-            if id(value) in read or value.is_input:
-                continue
-            producer = value.producer
-            if value.initializer is not None:
-                self._forgotten.append(value)
-            elif (
-                producer is not None
-                and producer.op_type == "Constant"
-                and producer.proto.domain in DEFAULT_DOMAINS
-                and not self.is_replaced(producer)
-            ):
-                self.replace(producer, [])
-                self._forgotten.append(value)
-        self._dropped = []
+        return read
 
 
 def name_nodes(model: ModelProto) -> int:

@@ -219,6 +219,9 @@ class Forms:
     #: Whether a Loop whose trip count is known before it runs is unrolled first
     #: (:mod:`~splitops.onnx.rewrite._unroll`): for runtimes that run no Loop.
     unrolls: bool = False
+    #: Whether the runtime returns a graph output that is a sequence (TVM hands it over as a
+    #: tuple): the sequence operators that build one stay.
+    returns_sequences: bool = False
     #: Whether the runtime runs a Loop; where not, a Loop left after unrolling (its trip
     #: count known only at run time) is refused before anything is lowered, with that
     #: reason: tract 0.23 ("Unimplemented(Loop)"), TVM's Relax frontend and tinygrad have
@@ -415,6 +418,7 @@ FORMS: dict[Target, Forms] = {
         ),
         unrolls=True,
         runs_loops=False,
+        returns_sequences=True,
     ),
     "tinygrad": Forms(
         _split_forms(
@@ -641,7 +645,7 @@ class Lower(Rewrite):
 
     def finish(self, model: ModelProto) -> None:
         if not self._forms.sequences:
-            _refuse_sequences(model, self.target, self._kept)
+            _refuse_sequences(model, self.target, self._kept, self._forms.returns_sequences)
         if not self._forms.control_flow:
             _refuse_control_flow(model, self.target)
         for rewrite_outputs in self._forms.outputs:
@@ -688,18 +692,35 @@ SEQUENCE_OPS = frozenset(
 )
 
 
-def _refuse_sequences(model: ModelProto, target: str, kept: set[tuple[ScopeKey, str]]) -> None:
+def _refuse_sequences(
+    model: ModelProto, target: str, kept: set[tuple[ScopeKey, str]], returns: bool
+) -> None:
     """A SplitError naming the sequence operators still in a model lowered for a target
     without sequences (those another operator, such as torch's Loop of SequenceInsert,
     made; lowering removes only SplitToSequence's), but for the SplitToSequence nodes a form
-    of the target ``kept`` (by scope and sequence: their identity, where labels may repeat)."""
+    of the target ``kept`` (by scope and sequence: their identity, where labels may repeat)
+    and, where the runtime ``returns`` sequences, those that build a returned one."""
     view = ModelView.read(model)
+    building: set[int] = set()
+    if returns:
+        stack = [view.main.value(name) for name in view.main.output_names()]
+        while stack:
+            value = stack.pop()
+            producer = None if value is None else value.producer
+            if (
+                producer is not None
+                and producer.op_type in _BUILDING
+                and id(producer) not in building
+            ):
+                building.add(id(producer))
+                stack.extend(producer.inputs[:1])
     left = [
         f"{op} {node_label(node.proto)!r} in {scope.label}"
         for scope in view.scopes
         for node in scope.nodes
         if (op := node.op_type) in SEQUENCE_OPS and node.proto.domain in DEFAULT_DOMAINS
         if not (op == "SplitToSequence" and (scope.key, node.proto.output[0]) in kept)
+        if id(node) not in building
     ]
     if not left:
         return
@@ -726,6 +747,9 @@ def _refuse_sequences(model: ModelProto, target: str, kept: set[tuple[ScopeKey, 
         "tensor_split by indices), or lower with target 'portable'",
     )
 
+
+#: The operators that build a sequence from the one they read first (or from nothing).
+_BUILDING = frozenset({"SequenceEmpty", "SequenceInsert", "SequenceConstruct"})
 
 #: The operators that hold subgraphs.
 _CONTROL_FLOW_OPS = frozenset({"If", "Loop", "Scan"})

@@ -295,23 +295,31 @@ class RuntimeParts:
         assert self.squeeze is not None  # the forms keep such a sequence (``_why_kept``)
         layout = concatenated(rank, self.at, node_axis, new_axis, squeezed=self.squeeze)
         total = rank
+        # The dims of what is reshaped, worked out from the input's own (TVM follows no
+        # Shape of a tensor a Reshape to computed dims made: "Slice requires a statically
+        # known input rank").
+        shape = step.add("Shape", [self.x], "shape")
         if layout.split_axis:
             # Chunks of c: the axis as (count, c); where c does not divide the axis, the
             # Reshape fails, as joining unequal parts does. One chunk is the whole axis.
             given = self._value("chunk")
-            shorter = step.add("Less", [given, length], "shorter")
-            chunk = step.add("Where", [shorter, given, length], "chunk")
-            before, count, after = self._dims(
-                step, x, rank, self.at, self.at + 1, self._value("chunk_count")
-            )
-            dims = step.add("Concat", [before, count, chunk, after], "dims", axis=0)
-            x = _reshape(step, x, dims, "chunks")
+            if step.opset >= 12:  # Min takes int64 from opset 12; TVM follows no Where
+                chunk = step.add("Min", [given, length], "chunk")
+            else:
+                shorter = step.add("Less", [given, length], "shorter")
+                chunk = step.add("Where", [shorter, given, length], "chunk")
+            before, _, after = self._dims(step, shape, rank, self.at, self.at + 1)
+            count = self._value("chunk_count")
+            shape = step.add("Concat", [before, count, chunk, after], "dims", axis=0)
+            x = _reshape(step, x, shape, "chunks")
             total += 1
         if layout.perm is not None:
             x = step.add("Transpose", [x], "moved", perm=list(layout.perm))
+            order = step.ints(list(layout.perm))
+            shape = step.add("Gather", [shape, order], "moved_dims", axis=0)
         if layout.merge is not None:
             at = layout.merge
-            before, pair, after = self._dims(step, x, total, at, at + 2, None)
+            before, pair, after = self._dims(step, shape, total, at, at + 2)
             first = step.add("Gather", [pair, step.ints([0])], "first", axis=0)
             second = step.add("Gather", [pair, step.ints([1])], "second", axis=0)
             merged = step.add("Mul", [first, second], "merged")
@@ -321,17 +329,14 @@ class RuntimeParts:
         return ""
 
     @staticmethod
-    def _dims(
-        step: GraphBuilder, x: str, rank: int, start: int, end: int, middle: str | None
-    ) -> list[str]:
-        """The dims of ``x`` (of ``rank``) before ``start``, from ``start`` to ``end`` (or
-        ``middle`` instead), and from ``end`` on: three 1-d int64 values."""
-        shape = step.add("Shape", [x], "shape")
+    def _dims(step: GraphBuilder, shape: str, rank: int, start: int, end: int) -> list[str]:
+        """The dims in ``shape`` (of a tensor of ``rank``) before ``start``, from ``start`` to
+        ``end``, and from ``end`` on: three 1-d int64 values."""
 
         def cut(a: int, b: int) -> str:
             return step.add("Slice", [shape, step.ints([a]), step.ints([b])], "dims")
 
-        return [cut(0, start), middle or cut(start, end), cut(end, rank)]
+        return [cut(0, start), cut(start, end), cut(end, rank)]
 
 
 def not_joinable(site: SplitSite[Scope], node_axis: int, new_axis: bool) -> str | None:

@@ -334,5 +334,5 @@ def _unroll(view: ModelView, edits: ModelEdits, loop: Node, trips: int) -> None:
                     nodes.append(helper.make_node("Unsqueeze", [value], [raised[-1]], axes=[0]))
             nodes.append(helper.make_node("Concat", raised, [output], axis=0))
     edits.replace(loop, nodes)
-    for position in (0, 1):
-        edits.drop(loop.input_value(position))
+    for position in (0, 1):  # what computed the trip count goes with the Loop
+        edits.drop(loop.input_value(position), computed=True)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from onnx import GraphProto, NodeProto, TensorProto, helper
 
-from ..model import DEFAULT_DOMAINS, Node, Scope, Value, renamed_copy
+from ..model import DEFAULT_DOMAINS, Node, Scope, Value, has_graphs, renamed_copy
 from ._graph_sizes import PART_CHECK_TYPES, CheckForm, GraphBuilder
 from ._sequence_forms import SequenceRewritten
 from ._sequence_loops import LoopForm, always_true
@@ -136,7 +136,7 @@ def _computation(
             continue
         if maker.domain not in DEFAULT_DOMAINS or maker.op_type.startswith("Sequence"):
             return f"its body computes the appended value by {maker.op_type}"
-        if any(attribute.type == attribute.GRAPH for attribute in maker.attribute):
+        if has_graphs(maker):
             return f"its body computes the appended value by {maker.op_type} of a subgraph"
         needed.add(id(maker))
         stack.extend(name for name in maker.input if name)

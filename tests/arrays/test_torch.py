@@ -55,16 +55,30 @@ def test_copy_true_gives_contiguous_tensors_in_their_own_storage() -> None:
     assert torch.equal(parts[0], x[:, :2])
 
 
-def test_a_copy_grown_by_out_never_writes_into_another_copy() -> None:
-    # Copies are clones, each on a storage of its own: torch may grow one (resizing an out=
-    # argument), and writing into it leaves every other part alone.
-    a, b = split(torch.zeros(2, 1 << 10, dtype=torch.float64), num_outputs=2, copy=True)
-    b.fill_(5.0)
-    with pytest.warns(UserWarning, match="resized"):
-        torch.add(torch.ones(2, 1 << 10, dtype=torch.float64), 1, out=a)
-    assert a.shape == (2, 1 << 10)
-    a.zero_()
-    assert torch.equal(b, torch.full((1, 1 << 10), 5.0, dtype=torch.float64))
+@pytest.mark.parametrize(
+    ("shape", "axis", "sizes"),
+    [
+        ((4, 6), 0, [1, 3]),
+        ((4, 6), 1, [2, 2, 2]),
+        ((4, 7), 1, [3, 3, 1]),
+        ((2, 9, 3), 1, [4, 0, 5]),
+    ],
+    ids=["first_axis", "equal_run", "run_and_rest", "uneven"],
+)
+def test_copies_are_one_new_storage_whose_parts_share_no_bytes(
+    shape: tuple[int, ...], axis: int, sizes: list[int]
+) -> None:
+    x = torch.arange(float(np.prod(shape))).reshape(shape)
+    parts = split(x, sizes, axis=axis, copy=True)
+    assert {_storage(part) for part in parts} == {_storage(parts[0])} != {_storage(x)}
+    assert parts[0].untyped_storage().nbytes() == x.untyped_storage().nbytes()  # one allocation
+    for i, part in enumerate(parts):
+        assert part.is_contiguous()
+        part.fill_(-1.0 - i)  # writing into one part leaves every other one alone
+    for i, (part, size) in enumerate(zip(parts, sizes, strict=True)):
+        assert torch.equal(part, torch.full(part.shape, -1.0 - i))
+        assert part.shape[axis] == size
+    assert torch.equal(x, torch.arange(float(np.prod(shape))).reshape(shape))
 
 
 def test_parts_of_a_meta_tensor_stay_on_the_meta_device() -> None:

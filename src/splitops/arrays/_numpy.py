@@ -162,10 +162,6 @@ class NumpyLike(Strided):
         return base.reshape(-1)[offset : offset + (position - first) // dtype.itemsize]
 
     def overlaps(self, a: Any, b: Any) -> bool:
-        owner = a if a.base is None else a.base
-        other = b if b.base is None else b.base
-        if type(owner) is _NDARRAY and owner.flags.owndata and owner is not other:
-            return False  # memory numpy allocated, and b no view of it
         return bool(np.may_share_memory(a, b))
 
     def check_array(self, x: Any, array: Any, i: int, name: str) -> None:

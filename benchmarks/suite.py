@@ -216,7 +216,7 @@ def _plan(args: argparse.Namespace) -> Measured:
         case.id: [
             peer
             for peer in (cpu_peers if case.device == "cpu" else gpu_peers)
-            if peer.applies(case)
+            if peer.applies(case) and (not case.only or peer.name in case.only)
         ]
         for case in cases
     }

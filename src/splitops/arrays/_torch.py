@@ -110,33 +110,35 @@ class Torch(Strided):
         return start, start + (reach + 1) * a.element_size()
 
     def tiled(self, out: Sequence[Any], x: Any, shapes: Sequence[tuple[int, ...]]) -> Any:
-        # The parts of one copy=True call: views of one contiguous tensor, in order.
+        # The parts of one copy=True call: views of one contiguous tensor, in order. This runs
+        # once per tensor of out: the fewest reads of torch's attributes, the cheapest first.
+        dtype = x.dtype
         base = out[0]._base if type(out[0]) is _TENSOR else None
         if (
             base is None
-            or base.dtype != x.dtype
+            or base.dtype is not dtype
+            or base.requires_grad
+            or not base.is_contiguous()
             or base.device != x.device
             or base.device.type == "meta"
-            or not base.is_contiguous()
-            or base.requires_grad
             or _tracked(x)
             or (base.is_inference() and not torch.is_inference_mode_enabled())
         ):
             return None
-        position = first = None
+        first = position = None
         for array, shape in zip(out, shapes, strict=True):
             if type(array) is not _TENSOR or array._base is not base or array.shape != shape:
                 return None
-            if array.dtype != x.dtype or array.requires_grad or not array.is_contiguous():
+            if array.dtype is not dtype or array.requires_grad or not array.is_contiguous():
                 return None
-            if not array.numel():
-                continue
             address = array.data_ptr()
-            if position is not None and address != position:
-                return None
-            if first is None:
+            if address != position:
+                if not array.numel():  # empty: anywhere will do
+                    continue
+                if position is not None:
+                    return None
                 first = address
-            position = address + array.numel() * array.element_size()
+            position = address + array.nbytes
         if first is None or position is None:
             return None
         itemsize = x.element_size()

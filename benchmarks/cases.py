@@ -8,7 +8,7 @@
 >>> [(case.id, case.chunk, case.parts) for case in cpu_cases(quick=True) if case.group == "parts"]
 [('parts-2', 500, 2), ('parts-100', 10, 100)]
 >>> [case.describe() for case in cpu_cases(quick=False) if case.id == "copies-axis1-64"]
-['Split of (256, 1024, 16) float32 (16 MiB) on axis 1 into 64 parts, copies']
+['Split of (256, 1024, 16) float32 (16MiB) on axis 1 into 64 parts, copies']
 """
 
 from __future__ import annotations

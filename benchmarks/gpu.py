@@ -267,41 +267,44 @@ def _attempt(call: Callable[[], object], sync: Callable[[], None]) -> tuple[floa
         return None, str(error).splitlines()[0][:80]
 
 
-def _torch_modes(x: Any, parts: int, axis: int, out: list[Any], bound: float) -> Modes:
-    import torch
-
+def _modes(library: str, x: Any, parts: int, axis: int, out: list[Any], bound: float) -> Modes:
+    """splitops' views, copies and out= on ``x``, each beside its library's own way: torch's
+    split, a clone of each part and its (fused on CUDA) split_with_sizes_copy; cupy's split,
+    a copy of each part and a copyto of each."""
     import splitops
 
-    sizes = [x.shape[axis] // parts] * parts
+    own_split: Callable[[], Sequence[Any]]
+    own_out: Callable[[], object]
+    if library == "torch":
+        import torch
+
+        sizes = [x.shape[axis] // parts] * parts
+
+        def own_split() -> Sequence[Any]:
+            return torch.split(x, sizes, dim=axis)
+
+        def own_out() -> object:
+            torch.split_with_sizes_copy(x, sizes, dim=axis, out=out)
+            return out
+
+        names, copy_name = ("torch.split", "clone of each part", "split_with_sizes_copy"), "clone"
+    else:
+        import cupy
+
+        def own_split() -> Sequence[Any]:
+            return cupy.split(x, parts, axis=axis)  # type: ignore[no-any-return]
+
+        def own_out() -> object:
+            return [cupy.copyto(array, part) for array, part in zip(out, own_split(), strict=True)]
+
+        names, copy_name = ("cupy.split", "copy of each part", "copyto of each part"), "copy"
     return [
-        ("views", lambda: splitops.split(x, num_outputs=parts, axis=axis),
-         lambda: torch.split(x, sizes, dim=axis), "torch.split", None),
+        ("views", lambda: splitops.split(x, num_outputs=parts, axis=axis), own_split,
+         names[0], None),
         ("copy=True", lambda: splitops.split(x, num_outputs=parts, axis=axis, copy=True),
-         lambda: [p.clone() for p in torch.split(x, sizes, dim=axis)], "clone of each part",
-         bound),
-        ("out=", lambda: splitops.split(x, num_outputs=parts, axis=axis, out=out),
-         lambda: torch.split_with_sizes_copy(x, sizes, dim=axis, out=out),
-         "split_with_sizes_copy", bound),
-    ]  # fmt: skip
-
-
-def _cupy_modes(x: Any, parts: int, axis: int, out: list[Any], bound: float) -> Modes:
-    import cupy
-
-    import splitops
-
-    def copy_each() -> None:
-        for array, part in zip(out, cupy.split(x, parts, axis=axis), strict=True):
-            cupy.copyto(array, part)
-
-    return [
-        ("views", lambda: splitops.split(x, num_outputs=parts, axis=axis),
-         lambda: cupy.split(x, parts, axis=axis), "cupy.split", None),
-        ("copy=True", lambda: splitops.split(x, num_outputs=parts, axis=axis, copy=True),
-         lambda: [p.copy() for p in cupy.split(x, parts, axis=axis)], "copy of each part",
-         bound),
-        ("out=", lambda: splitops.split(x, num_outputs=parts, axis=axis, out=out),
-         copy_each, "copyto of each part", bound),
+         lambda: [getattr(part, copy_name)() for part in own_split()], names[1], bound),
+        ("out=", lambda: splitops.split(x, num_outputs=parts, axis=axis, out=out), own_out,
+         names[2], bound),
     ]  # fmt: skip
 
 
@@ -318,7 +321,6 @@ def _library_rows(
         x = torch.arange(math.prod(shape), dtype=torch.float32, device=device).reshape(shape)
         whole = torch.empty_like(x)
         bound = _clock(lambda: whole.copy_(x), sync)
-        modes = _torch_modes
     else:
         import cupy
 
@@ -326,11 +328,10 @@ def _library_rows(
         x = cupy.arange(math.prod(shape), dtype=cupy.float32).reshape(shape)
         whole = cupy.empty_like(x)
         bound = _clock(lambda: cupy.copyto(whole, x), sync)
-        modes = _cupy_modes
     rows = []
     for parts in counts:
         out = list(splitops.split(x, num_outputs=parts, axis=axis, copy=True))
-        for mode, ours, theirs, name, limit in modes(x, parts, axis, out, bound):
+        for mode, ours, theirs, name, limit in _modes(library, x, parts, axis, out, bound):
             mine, why_not = _attempt(ours, sync)
             peer, why = _attempt(theirs, sync)
             note = "; ".join(filter(None, [why_not, why]))

@@ -288,24 +288,25 @@ SPLITOPS_TORCH = Peer(
     torch_parts,
 )
 
-# What copy=True must do at least: one copy of the whole input, then views of the copy
-# (splitops' own views, so that the ratio measures the copying alone).
-COPY_THEN_VIEWS = Peer(
-    "copy, then views",
-    "numpy",
-    _on_cpu_copies,
-    lambda case: splitops_statement(dataclasses.replace(case, copy=False), "x.copy()"),
-    _with_splitops,
-    as_list,
-)
 
-CLONE_THEN_VIEWS = Peer(
-    "clone, then views",
-    "torch",
-    _on_cpu_copies,
-    lambda case: splitops_statement(dataclasses.replace(case, copy=False), "t.clone()"),
-    _with_splitops_torch,
-    torch_parts,
+def _whole_then_views(name: str, library: str, copy: str, prepare: Prepare, parts: Parts) -> Peer:
+    """What copy=True must do at least: one copy of the whole input (``copy``, an expression),
+    then views of it, splitops' own, so that the ratio measures the copying alone."""
+    return Peer(
+        name,
+        library,
+        _on_cpu_copies,
+        lambda case: splitops_statement(dataclasses.replace(case, copy=False), copy),
+        prepare,
+        parts,
+    )
+
+
+COPY_THEN_VIEWS = _whole_then_views(
+    "copy, then views", "numpy", "x.copy()", _with_splitops, as_list
+)
+CLONE_THEN_VIEWS = _whole_then_views(
+    "clone, then views", "torch", "t.clone()", _with_splitops_torch, torch_parts
 )
 
 

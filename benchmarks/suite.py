@@ -282,7 +282,7 @@ def main(argv: Sequence[str]) -> int:
     print("Counting: the plan cache, memory given back, threads; timing start-up ...")
     checks = {
         "plan_cache": checks_module.plan_cache_check(),
-        "memory": checks_module.memory_check(QUICK_MEMORY_BYTES if quick else MEMORY_BYTES),
+        "memory": checks_module.memory_checks(QUICK_MEMORY_BYTES if quick else MEMORY_BYTES),
         "threads": checks_module.threads_check(calls=QUICK_THREAD_CALLS if quick else THREAD_CALLS),
         "startup": checks_module.startup_check(runs=3 if quick else 7),
     }

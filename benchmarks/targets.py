@@ -101,7 +101,13 @@ def pairs(measured: Measured) -> list[Pair]:
 _COPY_TARGETS = (
     ("9", "copies-axis0-", ">= 0.85", ">= 0.85", "along axis 0 into {parts:,} parts"),
     ("10", "copies-axis1-", ">= 0.7", ">= 0.7", "along axis 1 into {parts:,} parts"),
-    ("10", "copies-innermost-", ">= 0.45", ">= 0.6", "along an innermost axis of {dim} into {parts} parts"),
+    (
+        "10",
+        "copies-innermost-",
+        ">= 0.45",
+        ">= 0.6",
+        "along an innermost axis of {dim} into {parts} parts",
+    ),
 )
 
 
@@ -118,7 +124,7 @@ def _copy_pairs(measured: Measured) -> list[Pair]:
             pairs += [
                 Pair(f"{number}{next(letters)}", f"copy=True {cut}, numpy: one copy then views "
                      "/ splitops", on_numpy, (case.id, "copy, then views"), (case.id, "splitops")),
-                Pair(f"{number}{next(letters)}", f"the same on torch: one clone then views / "
+                Pair(f"{number}{next(letters)}", "the same on torch: one clone then views / "
                      "splitops", on_torch, (case.id, "clone, then views"),
                      (case.id, "splitops on torch")),
             ]  # fmt: skip
@@ -210,9 +216,14 @@ def _status(ok: bool | None) -> str:
 
 
 def _memory_detail(memory: dict[str, Any]) -> str:
+    found = memory.get("by_library") or {memory.get("library", "numpy"): memory}
+    return "; ".join(_memory_line(library, result) for library, result in found.items())
+
+
+def _memory_line(library: str, memory: dict[str, Any]) -> str:
     mib = {key: memory[key] / 2**20 for key in ("rss_before", "rss_with_parts", "rss_after_del")}
     return (
-        f"copy=True of {memory['nbytes'] >> 20} MiB in a fresh process: resident memory "
-        f"{mib['rss_before']:.0f} MiB before, {mib['rss_with_parts']:.0f} MiB with the parts, "
-        f"{mib['rss_after_del']:.0f} MiB after del"
+        f"{library} copy=True of {memory['nbytes'] >> 20} MiB in a fresh process: resident "
+        f"memory {mib['rss_before']:.0f} MiB before, {mib['rss_with_parts']:.0f} MiB with the "
+        f"parts, {mib['rss_after_del']:.0f} MiB after del"
     )

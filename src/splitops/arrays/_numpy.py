@@ -125,41 +125,32 @@ class NumpyLike(Strided):
         low, high = np.lib.array_utils.byte_bounds(a)
         return int(low), int(high)
 
-    def tiled(self, out: Sequence[Any], x: Any, shapes: Sequence[tuple[int, ...]]) -> Any:
-        # The parts of one copy=True call: views of one C-contiguous array, in order. This
-        # runs once per array of out: each attribute is read once, the cheapest checks first.
-        array_type, dtype, address_of = self.array_type, x.dtype, self.address
-        base: Any = out[0].base if type(out[0]) is array_type else None
-        if type(base) is not array_type or base.dtype != dtype or not base.flags.c_contiguous:
+    def owner(self, first: Any, x: Any) -> Any:
+        base: Any = first.base if type(first) is self.array_type else None
+        if type(base) is self.array_type and base.dtype == x.dtype and base.flags.c_contiguous:
+            return base
+        return None
+
+    def piece(self, array: Any, owner: Any, shape: tuple[int, ...]) -> int | None:
+        if array.base is not owner or array.shape != shape or type(array) is not self.array_type:
             return None
-        first: int | None = None
-        position: int | None = None
-        for array, shape in zip(out, shapes, strict=True):
-            if array.base is not base or array.shape != shape or type(array) is not array_type:
-                return None
-            if array.dtype is not dtype and array.dtype != dtype:
-                return None
-            address = address_of(array)
-            if address is None:  # empty (anywhere will do), strided, or read-only
-                if array.size or not self.writeable(array):
-                    return None
-                continue
-            if address != position:
-                if position is not None:
-                    return None
-                first = address
-            position = address + array.nbytes
-        if first is None or position is None:
+        if array.dtype is not owner.dtype and array.dtype != owner.dtype:
             return None
-        if position - first == base.nbytes:  # all of base: no need to find where it lies
-            return base.reshape(-1)
-        start = address_of(base)
-        if start is None:
+        address = self.address(array)
+        if address is None:  # empty (anywhere will do), strided, or read-only
+            return -1 if not array.size and self.writeable(array) else None
+        return address
+
+    def flat(self, owner: Any, start: int, stop: int) -> Any:
+        if stop - start == owner.nbytes:  # all of it: no need to find where it lies
+            return owner.reshape(-1)
+        origin = self.address(owner)
+        if origin is None:
             return None
-        offset, rest = divmod(first - start, dtype.itemsize)
-        if rest:
-            return None
-        return base.reshape(-1)[offset : offset + (position - first) // dtype.itemsize]
+        offset, rest = divmod(start - origin, owner.itemsize)
+        return (
+            None if rest else owner.reshape(-1)[offset : offset + (stop - start) // owner.itemsize]
+        )
 
     def overlaps(self, a: Any, b: Any) -> bool:
         return bool(np.may_share_memory(a, b))

@@ -58,11 +58,49 @@ class Strided:
         """The bytes ``a`` may touch, or ``None`` (empty, or memory nobody can tell)."""
         raise NotImplementedError
 
+    def owner(self, first: Any, x: Any) -> Any:
+        """The contiguous array of ``x``'s dtype, writeable where ``x``'s parts may be
+        written, that ``first`` (an array of ``out``) is a view of; else ``None``."""
+        raise NotImplementedError
+
+    def piece(self, array: Any, owner: Any, shape: tuple[int, ...]) -> int | None:
+        """Where ``array`` starts when it is a C-contiguous, writeable view of ``owner`` of
+        ``shape`` and ``owner``'s dtype (-1 when it is empty: anywhere will do); else
+        ``None``."""
+        raise NotImplementedError
+
+    def flat(self, owner: Any, start: int, stop: int) -> Any:
+        """The flat view of ``owner`` over its bytes ``[start, stop)`` (addresses), or
+        ``None`` when no view of its elements lies there."""
+        raise NotImplementedError
+
     def tiled(self, out: Sequence[Any], x: Any, shapes: Sequence[tuple[int, ...]]) -> Any:
         """The flat array that the arrays of ``out`` fill one after the other, in order,
-        each C-contiguous, of ``x``'s dtype, of its part's shape and writeable as its
-        library allows (so that no check of :func:`check_array` can fail); else ``None``."""
-        raise NotImplementedError
+        each a C-contiguous view of one array, of ``x``'s dtype, of its part's shape and
+        writeable as its library allows (so that no check of :meth:`check_array` could
+        fail); else ``None``. The parts of one ``copy=True`` call are such arrays.
+
+        It runs once per array of ``out``: each step reads as little as it can.
+        """
+        owner = self.owner(out[0], x)
+        if owner is None:
+            return None
+        first: int | None = None
+        position: int | None = None
+        for array, shape in zip(out, shapes, strict=True):
+            address = self.piece(array, owner, shape)
+            if address is None:
+                return None
+            if address < 0:
+                continue
+            if address != position:
+                if position is not None:
+                    return None
+                first = address
+            position = address + array.nbytes
+        if first is None or position is None:
+            return None
+        return self.flat(owner, first, position)
 
     def overlaps(self, a: Any, b: Any) -> bool:
         """Whether ``a`` and ``b`` may share memory."""

@@ -109,14 +109,11 @@ class Torch(Strided):
         reach = sum((n - 1) * stride for n, stride in zip(a.shape, a.stride(), strict=True))
         return start, start + (reach + 1) * a.element_size()
 
-    def tiled(self, out: Sequence[Any], x: Any, shapes: Sequence[tuple[int, ...]]) -> Any:
-        # The parts of one copy=True call: views of one contiguous tensor, in order. This runs
-        # once per tensor of out: the fewest reads of torch's attributes, the cheapest first.
-        dtype = x.dtype
-        base = out[0]._base if type(out[0]) is _TENSOR else None
+    def owner(self, first: Any, x: Any) -> Any:
+        base: Any = first._base if type(first) is _TENSOR else None
         if (
             base is None
-            or base.dtype is not dtype
+            or base.dtype is not x.dtype
             or base.requires_grad
             or not base.is_contiguous()
             or base.device != x.device
@@ -125,27 +122,20 @@ class Torch(Strided):
             or (base.is_inference() and not torch.is_inference_mode_enabled())
         ):
             return None
-        first = position = None
-        for array, shape in zip(out, shapes, strict=True):
-            if type(array) is not _TENSOR or array._base is not base or array.shape != shape:
-                return None
-            if array.dtype is not dtype or array.requires_grad or not array.is_contiguous():
-                return None
-            address = array.data_ptr()
-            if address != position:
-                if not array.numel():  # empty: anywhere will do
-                    continue
-                if position is not None:
-                    return None
-                first = address
-            position = address + array.nbytes
-        if first is None or position is None:
+        return base
+
+    def piece(self, array: Any, owner: Any, shape: tuple[int, ...]) -> int | None:
+        dtype = owner.dtype
+        if type(array) is not _TENSOR or array._base is not owner or array.shape != shape:
             return None
-        itemsize = x.element_size()
-        offset, rest = divmod(first - base.data_ptr(), itemsize)
-        if rest:
+        if array.dtype is not dtype or array.requires_grad or not array.is_contiguous():
             return None
-        return base.view(-1)[offset : offset + (position - first) // itemsize]
+        return int(array.data_ptr()) if array.numel() else -1
+
+    def flat(self, owner: Any, start: int, stop: int) -> Any:
+        itemsize = owner.element_size()
+        offset, rest = divmod(start - owner.data_ptr(), itemsize)
+        return None if rest else owner.view(-1)[offset : offset + (stop - start) // itemsize]
 
     def check_array(self, x: Any, array: Any, i: int, name: str) -> None:
         problem = None

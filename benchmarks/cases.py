@@ -8,7 +8,7 @@
 >>> [(case.id, case.chunk, case.parts) for case in cpu_cases(quick=True) if case.group == "parts"]
 [('parts-2', 500, 2), ('parts-100', 10, 100)]
 >>> [case.describe() for case in cpu_cases(quick=False) if case.id == "copies-axis1-64"]
-['Split of (256, 1024, 16) float32 (16MiB) on axis 1 into 64 parts, copies']
+['Split of (1024, 1024, 16) float32 (64MiB) on axis 1 into 64 parts, copies']
 """
 
 from __future__ import annotations
@@ -162,22 +162,35 @@ _COPY_PEERS = ("splitops", "copy, then views", "splitops on torch", "clone, then
 def _copy_cases(*, quick: bool, rows: int) -> list[Case]:
     """copy=True along axis 0 (part counts up to 65,536), along axis 1 into 64 parts, along an
     innermost axis of 32, out= into 1,024 parts, and SplitToSequence's copies of ``rows``
-    parts (its views are the case many-parts). 16 MiB inputs (out=: 256 MiB, the largest
-    of the size sweep), a few KiB in a quick run."""
-    scale = 64 if quick else 1
-    first = 65_536 // scale
-    counts = [2, 1024 // scale, first]
+    parts (its views are the case many-parts); a few KiB each in a quick run.
+
+    The copies' inputs are 64 MiB, above glibc's largest mmap threshold (32 MiB): each new
+    buffer, on either side of a ratio, is mapped and faulted in afresh. At 16 MiB glibc
+    sometimes hands a freed buffer to the next call whole, and a ratio swung from 0.41 to 0.74
+    with which side got it. out= takes 256 MiB, the largest input of the size sweep: it
+    checks each of its 1,024 arrays on the host, about a microsecond each."""
+    scale = 256 if quick else 1
+    counts = [2, 1024 // min(scale, 64), 65_536 // min(scale, 64)]
     cases = [
-        Case(f"copies-axis0-{n}", "copies", "Split", (first, 64), 0, n, copy=True, only=_COPY_PEERS)
+        Case(
+            f"copies-axis0-{n}",
+            "copies",
+            "Split",
+            (262_144 // scale, 64),
+            0,
+            n,
+            copy=True,
+            only=_COPY_PEERS,
+        )
         for n in counts
     ]
     cases += [
-        Case("copies-axis1-64", "copies", "Split", (256 // scale, 1024, 16), 1, 64, copy=True,
+        Case("copies-axis1-64", "copies", "Split", (1024 // scale, 1024, 16), 1, 64, copy=True,
              only=_COPY_PEERS),
-        Case("copies-innermost-2", "copies", "Split", (131_072 // scale, 32), 1, 2, copy=True,
+        Case("copies-innermost-2", "copies", "Split", (524_288 // scale, 32), 1, 2, copy=True,
              only=_COPY_PEERS),
-        Case("copies-out-1024", "copies", "Split", (65_536 // scale, 1024), 0, 1024, copy=True,
-             only=("splitops out=", "np.copyto")),
+        Case("copies-out-1024", "copies", "Split", (65_536 // min(scale, 64), 1024), 0, 1024,
+             copy=True, only=("splitops out=", "np.copyto")),
         Case("many-parts-copies", "copies", "SplitToSequence", (rows, 16), 0, copy=True,
              only=("splitops", "splitops on torch")),
     ]  # fmt: skip

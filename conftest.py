@@ -1,8 +1,8 @@
 """Collection settings for the whole repository (the doctests in src/ and the tests in tests/).
 
-The doctests of the torch modules import torch, and those of the onnx-ir pass onnx-ir: where
-the library is not installed they are left out, and the run's header says so (the tests
-themselves skip with a reason).
+The doctests of the torch, jax and cupy kernels import their library, and those of the onnx-ir
+pass onnx-ir: where the library is not installed they are left out, and the run's header says
+so (the tests themselves skip with a reason).
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import pytest
 #: The modules that import an optional library, by the library.
 OPTIONAL_MODULES = {
     "torch": ["src/splitops/arrays/_torch.py", "src/splitops/arrays/_torch_compile.py"],
+    "jax": ["src/splitops/arrays/_jax.py"],
+    "cupy": ["src/splitops/arrays/_cupy.py"],
     "onnx_ir": ["src/splitops/onnx/rewrite/_ir_pass.py"],
 }
 MISSING = [name for name in OPTIONAL_MODULES if importlib.util.find_spec(name) is None]

@@ -220,7 +220,7 @@ def _plan(args: argparse.Namespace) -> Measured:
         case.id: [
             peer
             for peer in (cpu_peers if case.device == "cpu" else gpu_peers)
-            if peer.applies(case)
+            if peer.applies(case) and (not case.only or peer.name in case.only)
         ]
         for case in cases
     }
@@ -286,7 +286,7 @@ def main(argv: Sequence[str]) -> int:
     print("Counting: the plan cache, memory given back, threads; timing start-up ...")
     checks = {
         "plan_cache": checks_module.plan_cache_check(),
-        "memory": checks_module.memory_check(QUICK_MEMORY_BYTES if quick else MEMORY_BYTES),
+        "memory": checks_module.memory_checks(QUICK_MEMORY_BYTES if quick else MEMORY_BYTES),
         "threads": checks_module.threads_check(calls=QUICK_THREAD_CALLS if quick else THREAD_CALLS),
         "startup": checks_module.startup_check(runs=3 if quick else 7),
     }

@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -78,17 +76,32 @@ def if_tree(depth: int) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
+#: Runs the command given as its arguments and prints its seconds, peak resident bytes and
+#: exit status. Linux counts in a child's peak the resident memory of the process that
+#: started it (the parent's memory high-water mark passes to the child at ``exec``), so a
+#: command started by a large process (pytest after a thousand tests: 1 GB) reads as large:
+#: the command is started by this small process instead.
+LAUNCHER = (
+    "import os, subprocess, sys, time\n"
+    "started = time.perf_counter()\n"
+    "child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, "
+    "stderr=subprocess.DEVNULL)\n"
+    "_, status, usage = os.wait4(child.pid, 0)\n"
+    "seconds = time.perf_counter() - started\n"
+    "print(seconds, usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status))\n"
+)
+
+
 def run(command: Sequence[str], env: dict[str, str] | None = None) -> tuple[float, int, int]:
     """Seconds, peak resident bytes and exit status of ``command`` as a whole process (in
-    ``env``, default: this one's environment)."""
-    started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.stderr is not None:
-        process.stderr.close()
-    return seconds, usage.ru_maxrss * 1024, process.returncode
+    ``env``, default: this one's environment), started by a small process of its own
+    (:data:`LAUNCHER`), so that the peak is the command's whatever this process holds."""
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, *command],
+        capture_output=True, text=True, env=env, check=True,
+    )  # fmt: skip
+    seconds, peak, status = done.stdout.split()
+    return float(seconds), int(peak), int(status)
 
 
 def measure(model: Path, rounds: int, folder: Path) -> dict[str, dict[str, float]]:

@@ -257,6 +257,21 @@ def test_tract_runs_its_targets_chunks_of_a_length_computed_at_run_time(length: 
     _assert_exact(got, model, length)
 
 
+def test_tract_refuses_the_last_part_of_a_run_time_count_which_it_cannot_compute() -> None:
+    """Position -1 of chunks of ceil(N / 2) starts at ``chunk * (count - 1)``, the count a Div
+    of two lengths known only at run time, or at ``N - (N mod chunk or chunk)``: tract fails
+    both (a Div or a Mod of two symbolic lengths), so the tract target refuses, saying why,
+    and the form that other runtimes run fails on tract."""
+    tract = _runtime("tract")
+    model = computed_chunk_model(["at-1"])("N")
+    with pytest.raises(splitops.SplitError, match="which tract cannot compute"):
+        splitops.lower_model(model, target="tract")
+    portable = splitops.lower_model(model, target="no-sequences")
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        with pytest.raises(RuntimeRunError, match="Div"):
+            workers.run(tract, portable.SerializeToString(), _feeds(7))
+
+
 def test_tract_refuses_a_number_of_parts_known_only_at_run_time_with_its_reason() -> None:
     model = computed_chunk_model(["at0", "len"])("N")
     with pytest.raises(splitops.SplitError, match="tract cannot compute") as refused:

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .cases import Case
+from .folders import LATEST
 from .peers import (
     Peer,
     copied,
@@ -39,8 +40,6 @@ from .peers import (
 from .units import format_time, human_bytes
 
 __all__ = ["GPU_PEERS", "SweepRow", "cuda_available", "main", "sweep", "sweep_markdown"]
-
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def _torch_cuda() -> bool:
@@ -189,8 +188,9 @@ def cuda_available() -> bool:
 # middle axis and the innermost axis into 2 to 100,000 parts; views, copy=True and out=; on
 # torch and cupy, each against its library's own way and against the device's own copy of
 # the whole input (the bound of every copy). It writes a Markdown table with the date and the
-# device (benchmarks/results/gpu.md), which docs/performance.md links. ``--device cpu`` runs
-# the same sweep on torch's CPU tensors with small inputs: the tests check the script so.
+# device (into benchmarks/results/latest; ``--out benchmarks/results/gpu.md`` is the table
+# docs/performance.md links). ``--device cpu`` runs the same sweep on torch's CPU tensors
+# with small inputs: the tests check the script so.
 
 #: The parts of each layout; every count divides the split axis (102,400).
 GPU_PARTS = (2, 64, 1024, 102_400)
@@ -405,7 +405,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the sweep and write its table; exit status 2 without a device to run it on."""
     parser = argparse.ArgumentParser(description="splitops on the GPU: the sweep of copies")
     parser.add_argument("--device", default="cuda", help="torch device (cpu: a smoke run)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "gpu.md", help="the table")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=LATEST / "gpu.md",
+        help=f"the table (default: {LATEST / 'gpu.md'}; benchmarks/results/gpu.md is the one "
+        "docs/performance.md links)",
+    )
     args = parser.parse_args(argv)
     torch = pinned_torch()
     on_cuda = args.device.startswith("cuda")

@@ -110,6 +110,20 @@ def test_a_pack_holding_a_link_is_not_replaced(pack: Path, tmp_path: Path, capsy
     assert _tree(tmp_path) == before
 
 
+def test_a_case_s_model_replaced_by_a_link_is_named_once(
+    pack: Path, tmp_path: Path, capsys: Any
+) -> None:
+    model = pack / SPLIT / "model.onnx"
+    model.unlink()
+    os.symlink("/dev/zero", model)
+    assert main(["conformance", "write", str(pack)]) == ExitCode.BAD_INPUT
+    assert capsys.readouterr().err == (
+        f"splitops: error: cannot write {pack}: {model} is no plain file; name a new or "
+        "empty folder, or a pack's\n"
+    )
+    assert model.is_symlink()
+
+
 def test_a_cases_json_beside_other_files_is_no_pack(tmp_path: Path, capsys: Any) -> None:
     (tmp_path / "cases.json").write_text('{"cases": []}')
     (tmp_path / "thesis.tex").write_text("mine")

@@ -274,15 +274,15 @@ def _foreign(folder: Path, expected: dict[str, Any]) -> str | None:
                 return f"it holds {entry.path}, which is no pack's"
             layout = expected[key]
             if layout is None:
-                problem = None if entry.is_file(follow_symlinks=False) else "no plain file"
-            elif not entry.is_dir(follow_symlinks=False):
-                problem = "no plain folder"
-            elif layout == "values":
-                problem = _foreign_values(Path(entry.path))
-            else:
-                problem = _foreign(Path(entry.path), layout)
+                if not entry.is_file(follow_symlinks=False):
+                    return f"{entry.path} is no plain file"
+                continue
+            if not entry.is_dir(follow_symlinks=False):
+                return f"{entry.path} is no plain folder"
+            below = Path(entry.path)
+            problem = _foreign_values(below) if layout == "values" else _foreign(below, layout)
             if problem is not None:
-                return problem if problem.startswith("it holds") else f"{entry.path} is {problem}"
+                return problem
     return None
 
 

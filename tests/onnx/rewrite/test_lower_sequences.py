@@ -267,9 +267,8 @@ def test_tract_refuses_the_last_part_of_a_run_time_count_which_it_cannot_compute
     with pytest.raises(splitops.SplitError, match="which tract cannot compute"):
         splitops.lower_model(model, target="tract")
     portable = splitops.lower_model(model, target="no-sequences")
-    with RuntimeWorkers(GUARD_SECONDS) as workers:
-        with pytest.raises(RuntimeRunError, match="Div"):
-            workers.run(tract, portable.SerializeToString(), _feeds(7))
+    with RuntimeWorkers(GUARD_SECONDS) as workers, pytest.raises(RuntimeRunError, match="Div"):
+        workers.run(tract, portable.SerializeToString(), _feeds(7))
 
 
 def test_tract_refuses_a_number_of_parts_known_only_at_run_time_with_its_reason() -> None:
@@ -520,3 +519,54 @@ def test_an_unread_sequence_of_chunks_of_one_of_unknown_rank_keeps_its_checks() 
             workers.run(onnxruntime, lowered.SerializeToString(), {"x": np.zeros(3, np.float32)})
         got = workers.run(onnxruntime, lowered.SerializeToString(), _feeds(2))
     np.testing.assert_array_equal(np.asarray(got[0]), _feeds(2)["x"])
+
+
+def _join_in_a_branch_model(sizes: list[int], axis: int, new_axis: int) -> ModelProto:
+    """An If whose then-branch joins the parts of ``x`` [2, 6] cut by ``sizes`` on axis 1 by
+    ConcatFromSequence(``axis``, ``new_axis``); its else-branch passes ``x`` on."""
+    then = helper.make_graph(
+        [
+            helper.make_node("SplitToSequence", ["x", "sizes"], ["s"], axis=1),
+            helper.make_node(
+                "ConcatFromSequence", ["s"], ["t"], "join", axis=axis, new_axis=new_axis
+            ),
+        ],
+        "then", [], [helper.make_tensor_value_info("t", F, None)],
+    )  # fmt: skip
+    passed = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["e"])],
+        "else", [], [helper.make_tensor_value_info("e", F, None)],
+    )  # fmt: skip
+    graph = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=passed)],
+        "g",
+        [helper.make_tensor_value_info("x", F, [2, 6]),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", F, None)],
+        [numpy_helper.from_array(np.array(sizes, np.int64), "sizes")],
+    )  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize(("axis", "new_axis"), [(1, 1), (0, 0)])
+def test_parts_of_unequal_lengths_joined_on_another_axis_are_kept_where_the_model_fails(
+    axis: int, new_axis: int
+) -> None:
+    """Joining parts of 1, 2 and 3 along another axis fails at run time, in a branch the
+    model may never take: the sequence is kept, so the lowered model loads and runs on
+    onnxruntime as the original does (a Concat of those parts fails to load there: "Can't
+    merge shape info"), and a target without sequences refuses it, saying why."""
+    ort = pytest.importorskip("onnxruntime")
+    model = _join_in_a_branch_model([1, 2, 3], axis, new_axis)
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    for target in ("portable", "onnxruntime"):
+        lowered = splitops.lower_model(model, target=target)
+        session = ort.InferenceSession(lowered.SerializeToString())
+        (got,) = session.run(None, {"x": x, "c": np.array(False)})
+        np.testing.assert_array_equal(got, x, strict=True)
+    with pytest.raises(
+        splitops.SplitError, match=r"joins parts of unequal lengths \(\[1, 2, 3\]\)"
+    ):
+        splitops.lower_model(model, target="openvino")
+    equal = _join_in_a_branch_model([3, 3], axis, new_axis)
+    assert "SplitToSequence" not in str(splitops.lower_model(equal, target="openvino").graph)

@@ -316,6 +316,11 @@ def _why_kept(plan: Plan, site: SplitSite[Scope]) -> str | None:
                 return "ConcatFromSequence of its empty sequence fails at run time"
         if count == 0 and concat:
             return "ConcatFromSequence of its empty sequence fails at run time"
+        sizes = _sizes(site)
+        for reader in concat if sizes is not None else []:
+            why = _unequal_join(site, reader, sizes)
+            if why is not None:
+                return why
         return None
     if site.spec.split_input is not None and site.split_rank is None:
         return "the rank of its split is not known"
@@ -332,6 +337,30 @@ def _why_kept(plan: Plan, site: SplitSite[Scope]) -> str | None:
         if why is not None:
             return why
     return None
+
+
+def _unequal_join(
+    site: SplitSite[Scope], reader: SequenceReader, sizes: tuple[int, ...] | None
+) -> str | None:
+    """Why ConcatFromSequence ``reader`` fails at run time: it joins parts of unequal lengths
+    along another axis than theirs (or stacks them), which no static form can write (Concat
+    of such parts fails to load: "Can't merge shape info"); ``None`` where it can be."""
+    if sizes is None or site.drops_axis or site.rank is None:
+        return None
+    attributes = reader.node.attributes
+    axis, new_axis = int(attributes.get("axis", 0)), bool(attributes.get("new_axis", 0))
+    if not new_axis and axis % site.rank == site.axis:
+        return None
+    parts = list(sizes)
+    if reader.erase is not None:
+        del parts[-1 if reader.erased is None else reader.erased]
+    if len(set(parts)) <= 1:
+        return None
+    name = node_label(reader.node.proto)
+    return (
+        f"{name!r} joins parts of unequal lengths ({parts}) along another axis than the "
+        "split's: the model fails there at run time"
+    )
 
 
 def _read(plan: Plan, site: SplitSite[Scope]) -> list[SequenceReader]:

@@ -248,23 +248,23 @@ class _Written:
     alike share their outcome, and parts of one size their type)."""
 
     def __init__(self) -> None:
-        # By the outcome's id, with the outcome, which keeps the id its own.
-        self._outputs: dict[int, tuple[Outcome, tuple[tuple[str, TypeProto], ...]]] = {}
+        # By the type's id, with the type, which keeps the id its own: the outcomes of nodes
+        # alike hold the same types.
+        self._types: dict[int, tuple[ValueType, TypeProto]] = {}
 
     def record(self, site: Site, outcome: Outcome) -> SplitNodeInference:
-        known = self._outputs.get(id(outcome))
-        if known is None:
-            types: dict[ValueType, TypeProto] = {}
-            for _, found in outcome.outputs:
-                if found not in types:
-                    types[found] = found.proto()
-            outputs = tuple((name, types[found]) for name, found in outcome.outputs)
-            known = self._outputs[id(outcome)] = (outcome, outputs)
+        outputs = []
+        types = self._types
+        for name, found in outcome.outputs:
+            known = types.get(id(found))
+            if known is None:
+                known = types[id(found)] = (found, found.proto())
+            outputs.append((name, known[1]))
         return SplitNodeInference(
             site.label,
             site.node,
             site.opset or 0,
-            known[1],
+            tuple(outputs),
             outcome.problems,
             site.in_branch,
             site.key,

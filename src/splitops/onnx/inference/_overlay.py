@@ -118,7 +118,7 @@ class _Overlay:
     #: the overlays of the graphs its nodes hold (by the node's index, in order).
     outcomes: list[tuple[int, Outcome]] = field(default_factory=list)
     children: list[tuple[int, list[_Overlay]]] = field(default_factory=list)
-    #: The graph walked whose results this one shares, being alike (:meth:`_Pass._alike`):
+    #: The graph walked whose results this one shares, being alike (:meth:`_Pass._subgraph`):
     #: its outcomes and the graphs its nodes hold are that graph's, at this graph's place.
     like: _Overlay | None = None
 
@@ -134,9 +134,15 @@ class _Overlay:
     def key(self) -> ScopeKey:
         return self.scope.key
 
+    def __post_init__(self) -> None:
+        #: The values its scope defines, by name (the view's; asked for every name looked up).
+        self.defined = self.scope.values
+
     def _defining(self, name: str) -> _Overlay | None:
         """The overlay of the scope that defines ``name`` here, by the view's scoping."""
-        found = self.scope.value(name)
+        if name in self.defined:
+            return self
+        found = self.scope.value(name)  # an ancestor's, or none
         return None if found is None else self.at.get(found.scope)
 
     def type_of(self, name: str) -> ValueType | None:
@@ -151,8 +157,7 @@ class _Overlay:
     def onnx_type(self, name: str) -> ValueType | None:
         """onnx's type of ``name``, a value of this scope, its placeholders named where
         splitops found what they stand for."""
-        found = self.scope.values.get(name)
-        typed = None if found is None else found.type
+        typed = self.scope.own_type(name) if name in self.defined else None
         return typed if typed is None else renamed(typed, self.names)
 
     def changed(self, name: str) -> bool:
@@ -275,7 +280,7 @@ class _Pass:
     def _subgraph(self, scope: Scope, parent: _Overlay) -> _Overlay:
         """A graph that a node of ``parent`` holds, walked; or, where a graph alike (the same
         graph as onnx typed it, reading the same outer types and values) was walked
-        already, one that shares its results (:meth:`_alike`)."""
+        already, one that shares its results (an overlay ``like`` the one walked)."""
         digest = scope.digest()
         key = None
         # Only a graph of the same digest can be alike: the names it reads outside, which
@@ -388,7 +393,7 @@ class _Pass:
             if held:
                 subgraphs = [self._subgraph(scope, graph) for scope in held]
                 graph.children.append((node.index, subgraphs))
-        function = self.functions.get(node.function_id)
+        function = self.functions.get(node.function_id) if self.functions else None
         if function is not None:
             self._call(graph, node, function)
             return
@@ -489,8 +494,7 @@ class _Pass:
         placeholder is named for the whole model: onnx wrote the same placeholder only
         where it found the dims equal, so the nodes whose types differ only by it keep
         onnx's types, renamed, and need not be inferred again."""
-        value = graph.scope.values.get(name)
-        base = None if value is None else value.type
+        base = graph.scope.own_type(name) if name in graph.defined else None
         if found == base:
             return
         trusted = trust_base or authority
@@ -583,16 +587,20 @@ def _node_key(node: Node, graph: _Overlay) -> tuple[Any, ...]:
     a node with subgraphs gets no key for): its attributes, which inputs and outputs it
     lists, and the types and values of its inputs."""
     inputs = node.input_names
-    values = [graph.value_of(name) if name else None for name in inputs]
+    types, values = [], []
+    for name in inputs:
+        value = graph.value_of(name) if name else None
+        types.append(graph.type_of(name) if name else None)
+        values.append(None if value is None else value.key)
     return (
         node.op_type,
         node.domain,
         graph.opset,
         attribute_key(node.proto),
-        tuple(bool(name) for name in inputs),
-        tuple(bool(name) for name in node.output_names),
-        tuple(graph.type_of(name) if name else None for name in inputs),
-        tuple(None if v is None else v.key for v in values),
+        tuple(map(bool, inputs)),
+        tuple(map(bool, node.output_names)),
+        tuple(types),
+        tuple(values),
     )
 
 

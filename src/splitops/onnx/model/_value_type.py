@@ -293,10 +293,14 @@ def renamed(found: ValueType, names: Mapping[str, Dim]) -> ValueType:
     if isinstance(found, SequenceType):
         inner = renamed(found.element, names)
         return found if inner is found.element else SequenceType(inner)
-    dims = found.dims if isinstance(found, TensorType) else None
-    if dims is None or not any(type(d) is str and d in names for d in dims):
+    if not isinstance(found, TensorType) or found.dims is None:
         return found
-    assert isinstance(found, TensorType)
+    dims = found.dims
+    for dim in dims:  # a loop, not any() of a generator: asked of every value inferred
+        if type(dim) is str and dim in names:
+            break
+    else:
+        return found
     return TensorType(found.element, tuple(names.get(d, d) if type(d) is str else d for d in dims))
 
 

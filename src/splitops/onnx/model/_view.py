@@ -63,7 +63,7 @@ from onnx import (
 
 from ...core import require_argument
 from ._fields import declared_entries
-from ._node import DEFAULT_DOMAINS, is_split_node, node_label
+from ._node import DEFAULT_DOMAINS, SPLIT_OPS, is_split_node, node_label
 from ._types import dim_params
 from ._value_type import TensorType, ValueType, value_type
 from ._walk import (
@@ -189,6 +189,8 @@ class Node:
     index: int
     proto: NodeProto
     _attributes: Mapping[str, Any] | None = None
+    _input_names: tuple[str, ...] | None = None
+    _output_names: tuple[str, ...] | None = None
 
     @classmethod
     def alone(cls, proto: NodeProto) -> Node:
@@ -247,17 +249,24 @@ class Node:
     @property
     def is_split(self) -> bool:
         """Whether it is a Split or SplitToSequence of the default domain."""
-        return is_split_node(self.proto)
+        proto = self.proto
+        return proto.op_type in SPLIT_OPS and proto.domain in DEFAULT_DOMAINS
 
     @property
     def input_names(self) -> tuple[str, ...]:
-        """The names it reads, as given (``""`` for an input left out)."""
-        return tuple(self.proto.input)
+        """The names it reads, as given (``""`` for an input left out); read once."""
+        names = self._input_names
+        if names is None:
+            names = self._input_names = tuple(self.proto.input)
+        return names
 
     @property
     def output_names(self) -> tuple[str, ...]:
-        """The names it writes, as given (``""`` for an output left out)."""
-        return tuple(self.proto.output)
+        """The names it writes, as given (``""`` for an output left out); read once."""
+        names = self._output_names
+        if names is None:
+            names = self._output_names = tuple(self.proto.output)
+        return names
 
     @property
     def inputs(self) -> tuple[Value | None, ...]:
@@ -441,7 +450,7 @@ class Value:
     @property
     def type(self) -> ValueType | None:
         """Its type: inferred where the view was read with types, else declared."""
-        return self.scope._own_type(self.name)
+        return self.scope.own_type(self.name)
 
     @property
     def is_graph_output(self) -> bool:
@@ -563,14 +572,16 @@ class Scope:
             self._types = self.view._types_of(self)
         return self._types
 
-    def _own_type(self, name: str) -> ValueType | None:
-        """The type this scope itself gives ``name`` (see :meth:`type_of`), read once."""
+    def own_type(self, name: str) -> ValueType | None:
+        """The type this scope itself gives ``name``, not an ancestor's (see
+        :meth:`type_of`); read once."""
         read = self._read_types
         if read is None:
             read = self._read_types = {}
-        if name not in read:
-            read[name] = value_type(self._type_protos().get(name))
-        return read[name]
+        elif name in read:
+            return read[name]
+        found = read[name] = self.view._type_value(self._type_protos().get(name))
+        return found
 
     def declared(self, name: str) -> ValueType | None:
         """The type the model itself declares for ``name`` in this scope (in its
@@ -767,7 +778,7 @@ class Scope:
         """The type ``name`` has here (a frozen :class:`~splitops.onnx.model.TensorType`,
         :class:`~splitops.onnx.model.SequenceType` or other): this scope's own, else an
         ancestor's; inferred where the view was read with types, else declared."""
-        found = self._own_type(name)
+        found = self.own_type(name)
         if found is not None or self._parent is None:
             return found
         outer: ValueType | None = self.view._outer(self, name, types=True)
@@ -858,6 +869,8 @@ class ModelView:
     _free_by_digest: dict[bytes, list[str]] = field(default_factory=dict)
     #: Whether a scope read its types, a digest or its typed graph (:meth:`take_types`).
     _types_read: bool = False
+    #: The frozen types read, by the bytes of their message (:meth:`_type_value`).
+    _type_values: dict[bytes, ValueType | None] = field(default_factory=dict)
     #: What a name means (its value, or its type) from a scope where the scope itself does
     #: not define it, by scope, once looked up: each scope of a deep nest looks no further
     #: than its parent for a name its siblings looked up already.
@@ -1030,7 +1043,7 @@ class ModelView:
             if key in found:
                 meaning = found[key]
                 break
-            meaning = around._own_type(name) if types else around.values.get(name)
+            meaning = around.own_type(name) if types else around.values.get(name)
             if meaning is not None:
                 break
             passed.append(key)
@@ -1038,6 +1051,18 @@ class ModelView:
         for key in passed:
             found[key] = meaning
         return meaning
+
+    def _type_value(self, message: TypeProto | None) -> ValueType | None:
+        """``message`` read as a frozen type (:func:`value_type`), once per type of its bytes:
+        the values of a model share a few types, which need not be read again."""
+        if message is None:
+            return None
+        key = message.SerializeToString()
+        known = self._type_values
+        found = known.get(key, _UNREAD)
+        if isinstance(found, _Unread):
+            found = known[key] = value_type(message)
+        return found
 
     def _types_of(self, scope: Scope) -> dict[str, TypeProto]:
         """The types ``scope`` gives its values: those of its body in the typed model where

@@ -399,7 +399,11 @@ def declared_types(
                 types[tensor.name] = helper.make_tensor_type_proto(tensor.data_type, dims)
             entries = [*proto.input, *entries]
         entries += proto.output
-    types.update((e.name, e.type) for e in entries if untyped or has_type(e.type))
+    # A loop, not a generator: every scope read with its types asks this.
+    for entry in entries:
+        found = entry.type
+        if untyped or has_type(found):
+            types[entry.name] = found
     return types
 
 

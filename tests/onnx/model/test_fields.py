@@ -70,9 +70,8 @@ def _is_proto_annotation(annotation: ast.expr | None) -> bool:
     if annotation is None:
         return False
     return any(
-        isinstance(n, (ast.Name, ast.Attribute)) and (getattr(n, "id", None) or n.attr).endswith(
-            "Proto"
-        )
+        isinstance(n, (ast.Name, ast.Attribute))
+        and (getattr(n, "id", None) or n.attr).endswith("Proto")
         if isinstance(n, (ast.Name, ast.Attribute))
         else isinstance(n, ast.Constant) and isinstance(n.value, str) and "Proto" in n.value
         for n in ast.walk(annotation)
@@ -294,7 +293,8 @@ def test_protobuf_only_names_are_defined_by_no_class_of_splitops() -> None:
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         plain = not any(
-                            getattr(d, "id", getattr(d, "attr", "")) in ("property", "cached_property")
+                            getattr(d, "id", getattr(d, "attr", ""))
+                            in ("property", "cached_property")
                             for d in item.decorator_list
                         )
                         (methods if plain else defined).add(item.name)
@@ -302,9 +302,13 @@ def test_protobuf_only_names_are_defined_by_no_class_of_splitops() -> None:
                         defined.add(item.target.id)
                     elif isinstance(item, ast.Assign):
                         defined.update(t.id for t in item.targets if isinstance(t, ast.Name))
-            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-                if isinstance(node.value, ast.Name) and node.value.id == "self":
-                    defined.add(node.attr)
+            elif (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Store)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+            ):
+                defined.add(node.attr)
     assert defined & PROTOBUF_ONLY == set()
     assert methods & PROTOBUF_ONLY == {"attribute", "tensor_type"}  # fields of protobuf
     assert {"op_type", "domain", "shape"} <= defined  # why those are shared
@@ -314,14 +318,17 @@ def test_protobuf_only_names_are_defined_by_no_class_of_splitops() -> None:
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("def f(n: NodeProto):\n    return n.op_type, n.input[0]", [(2, "op_type", "read"), (2, "input", "read")]),
+        ("def f(n: NodeProto):\n    return n.op_type, n.input[0]",
+         [(2, "op_type", "read"), (2, "input", "read")]),
         ("def f(m: ModelProto):\n    for node in m.graph.node:\n        node.domain = ''",
          [(2, "graph", "read"), (2, "node", "read"), (3, "domain", "write")]),
         ("def f(g):\n    g.proto.output.append(x)\n    del g.proto.value_info[:]",
          [(2, "output", "write"), (3, "value_info", "write")]),
         ("def f(t):\n    u = TypeProto()\n    u.CopyFrom(t)\n    return u.tensor_type.shape.dim",
-         [(3, "CopyFrom", "write"), (4, "dim", "read"), (4, "shape", "read"), (4, "tensor_type", "read")]),
-        ("def f(node, array):\n    return node.op_type, node.domain, array.shape, node.output(0)", []),
+         [(3, "CopyFrom", "write"), (4, "dim", "read"), (4, "shape", "read"),
+          (4, "tensor_type", "read")]),
+        ("def f(node, array):\n    return node.op_type, node.domain, array.shape, node.output(0)",
+         []),
         ("def f(n: Node):\n    return [v.name for v in n.inputs if v]", []),
         ("def f(n: NodeProto):\n    return [e.name for e in n.attribute if e.HasField('g')]",
          [(2, "HasField", "read"), (2, "attribute", "read"), (2, "name", "read")]),
@@ -339,7 +346,9 @@ def test_the_counter_sees_the_model_layer_s_own_field_uses() -> None:
     for name in ("_fields.py", "_walk.py", "_value_type.py", "_view.py", "_edits.py"):
         found = field_uses((MODEL_LAYER / name).read_text())
         assert {kind for _, _, kind in found} >= {"read"}, name
-    assert any(kind == "write" for _, _, kind in field_uses((MODEL_LAYER / "_fields.py").read_text()))
+    assert any(
+        kind == "write" for _, _, kind in field_uses((MODEL_LAYER / "_fields.py").read_text())
+    )
 
 
 def test_attributes_read_as_python_values_and_written_in_place() -> None:

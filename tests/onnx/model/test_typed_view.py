@@ -23,17 +23,16 @@ from splitops.onnx.model import (
     call_model,
     call_output,
     check_node_count,
-    declares_negative_dims,
     infer_call_outputs,
     infer_node,
     inline_call,
     named_placeholders,
+    onnx_takes,
     rename_all,
     renamed,
     typed_copy,
     unnamed_placeholders,
     with_functions,
-    without_negative_dims,
     write_types,
 )
 from splitops.onnx.model._types import shape_text
@@ -218,43 +217,67 @@ def test_the_view_s_functions_opsets_and_declared_dim_names() -> None:
     assert view.dim_names() == {"N", "K", "T", "M"}
 
 
-def test_the_node_count_on_the_view_is_the_count_on_the_protobuf() -> None:
+def test_the_node_count_counts_each_call_as_its_body() -> None:
     from tests.malformed_models import _calling_twice
 
+    # The main graph calls F6 once, each Fk calls F(k-1) twice, F0 holds 2 nodes: 2^7 - 1
+    # calls at the 7 levels above F0's bodies, and 2^6 bodies of 2 nodes.
     model = _calling_twice(6)
-    view = ModelView.read(model)
-    by_view = expanded_node_count(
-        model, cap=10**6, bodies=lambda key: (
-            s.proto for s in (view.main if key is None else view.functions[key]).below()
-        ),
-    )  # fmt: skip
-    assert by_view == expanded_node_count(model, cap=10**6) > len(model.graph.node)
-    with limits(max_nodes=by_view - 1), pytest.raises(SplitError, match="max_nodes"):
-        check_node_count(view)
-    with limits(max_nodes=by_view):
-        check_node_count(view)
+    count = 2**7 - 1 + 2**6 * 2
+    assert expanded_node_count(model, cap=10**6) == count
+    assert expanded_node_count(model, cap=100) == 100
+    with limits(max_nodes=count - 1), pytest.raises(SplitError, match="max_nodes"):
+        check_node_count(model)
+    with limits(max_nodes=count):
+        check_node_count(model)
 
 
-def test_hidden_nodes_are_out_of_onnx_s_pass_and_back_in_its_copy() -> None:
-    """A node onnx must not see is moved to a domain it does not know for its pass: it
-    gets no types, and the typed copy holds it as it was, with no opset of that domain."""
-    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["y"])]
+@pytest.mark.parametrize(
+    ("listed", "attributes", "takes"),
+    [
+        (3, {"num_outputs": 3}, True),
+        (3, {}, True),  # sizes from an input, or Split-13
+        (3, {"num_outputs": 2}, False),  # more outputs than num_outputs: onnx aborts
+        (2, {"num_outputs": 4096}, True),
+        (2, {"num_outputs": 4097}, False),  # onnx allocates num_outputs sizes
+        (5000, {"num_outputs": 5000}, True),
+    ],
+)
+def test_onnx_takes_every_split_but_one_it_aborts_on_or_allocates_for(
+    listed: int, attributes: dict[str, int], takes: bool
+) -> None:
+    outputs = [f"o{i}" for i in range(listed)]
+    assert onnx_takes(Node.alone(helper.make_node("Split", ["x"], outputs, **attributes))) is takes
+    other = helper.make_node("Split", ["x"], outputs, domain="elsewhere", **attributes)
+    assert onnx_takes(Node.alone(other))  # not onnx's Split
+
+
+def test_hidden_calls_are_out_of_onnx_s_pass_and_back_in_its_copy() -> None:
+    """A call of a function named is moved to a domain onnx does not know for its pass: its
+    outputs get no types, and the typed copy holds it as it was, with no opset of that
+    domain."""
+    body = [helper.make_node("Relu", ["x"], ["y"])]
+    function = helper.make_function("d", "F", ["x"], ["y"], body, _OPSETS)
+    nodes = [helper.make_node("F", ["x"], ["r"], domain="d"), helper.make_node("Neg", ["r"], ["y"])]
     graph = helper.make_graph(
         nodes, "g", [helper.make_tensor_value_info("x", F, [2])],
         [helper.make_value_info("y", TypeProto())],
     )  # fmt: skip
-    view = ModelView.read(helper.make_model(graph, opset_imports=_OPSETS))
-    typed = typed_copy(view, [((None, ()), 0)])
-    assert [(n.op_type, n.domain) for n in typed.graph.node] == [("Relu", ""), ("Neg", "")]
-    assert [o.domain for o in typed.opset_import] == [""]
+    opsets = [*_OPSETS, helper.make_opsetid("d", 1)]
+    model = helper.make_model(graph, opset_imports=opsets, functions=[function])
+    given, typed = typed_copy(model, [("d", "F", "")])
+    assert given is model  # nothing to drop: onnx was given the model itself
+    assert [(n.op_type, n.domain) for n in typed.graph.node] == [("F", "d"), ("Neg", "")]
+    assert sorted(o.domain for o in typed.opset_import) == ["", "d"]
+    view = ModelView.read(given)
     view.take_types(typed)
     assert view.main.type_of("r") is None
     assert view.main.type_of("y") is None
-    view.take_types(typed_copy(view, []))
+    view.take_types(typed_copy(model)[1])
     assert view.main.type_of("y") == TensorType(F, (2,))
 
 
-def test_value_info_of_negative_dims_is_dropped_from_a_copy() -> None:
+def test_value_info_of_negative_dims_is_dropped_from_the_model_onnx_is_given() -> None:
     graph = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["r"])], "g",
         [helper.make_tensor_value_info("x", F, [2])], [],
@@ -262,12 +285,10 @@ def test_value_info_of_negative_dims_is_dropped_from_a_copy() -> None:
                     helper.make_tensor_value_info("s", F, [3])],
     )  # fmt: skip
     model = helper.make_model(graph, opset_imports=_OPSETS)
-    view = ModelView.read(model)
-    assert declares_negative_dims(view.main)
-    copy = without_negative_dims(view, [view.main.key])
-    assert [e.name for e in copy.graph.value_info] == ["s"]
+    given, typed = typed_copy(model)
+    assert [e.name for e in given.graph.value_info] == ["s"]
     assert [e.name for e in model.graph.value_info] == ["r", "s"]  # the model is left as it is
-    assert not declares_negative_dims(ModelView.read(copy).main)
+    assert {e.name: shape_text(e.type) for e in typed.graph.value_info}["r"] == "[2]"
 
 
 def test_onnx_s_inference_of_one_node_from_types_and_values_given() -> None:
@@ -361,7 +382,7 @@ def test_written_types_merge_into_declarations_and_name_placeholders() -> None:
     )  # fmt: skip
     model = helper.make_model(graph, opset_imports=_OPSETS)
     view = ModelView.read(model)
-    typed = typed_copy(view, [])
+    typed = typed_copy(model)[1]
     view.take_types(typed)
     write_types(
         view.main,
@@ -381,8 +402,9 @@ def test_a_type_written_as_none_leaves_only_what_the_model_declared() -> None:
         [helper.make_node("Relu", ["x"], ["r"])], "g",
         [helper.make_tensor_value_info("x", F, [2])], [],
     )  # fmt: skip
-    view = ModelView.read(helper.make_model(graph, opset_imports=_OPSETS))
-    typed = typed_copy(view, [])
+    model = helper.make_model(graph, opset_imports=_OPSETS)
+    view = ModelView.read(model)
+    typed = typed_copy(model)[1]
     assert [e.name for e in typed.graph.value_info] == ["r"]
     view.take_types(typed)
     write_types(view.main, {"r": None}, {})

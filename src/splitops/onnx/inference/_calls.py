@@ -81,10 +81,10 @@ def add_call(inferred: Inferred, function: Scope, call: Inferred, *, nested: boo
         # The inliner renamed the values; a node keeps its place in the body.
         body = view.scope((key, site.where))
         assert body is not None  # a place of the body, inlined
-        names = dict(zip(site.output_names, body.nodes[site.index].output_names, strict=True))
+        names = dict(zip(site.output_names, body.nodes[site.position].output_names, strict=True))
         outputs = tuple((names[name], t) for name, t in outcome.outputs)
         renamed_outcome = replace(outcome, outputs=outputs)
-        at_place = found.setdefault((site.where, site.index), {})
+        at_place = found.setdefault((site.where, site.position), {})
         at_place.setdefault(outcome_key(renamed_outcome), renamed_outcome)
     if not nested:
         return
@@ -120,6 +120,6 @@ def infer_uncalled(
         kept: list[Any] = []
         for site, outcome in found.own:
             body = view.scope((key, site.where))
-            if body is not None and links_only(body.nodes[site.index].proto, defaults):
+            if body is not None and links_only(body.nodes[site.position].proto, defaults):
                 kept.append((site, outcome))
         add_call(inferred, function, replace(found, own=kept), nested=False)

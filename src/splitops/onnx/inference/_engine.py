@@ -188,8 +188,8 @@ def _infer_model(model: ModelProto, *, write: bool) -> tuple[Inferred, list[Spli
     """One inference of the user's ``model`` (see the module's docstring), its size first
     checked against the limits; ``write``: the types go into the returned model. What was
     found, and the record of every node."""
+    check_node_count(model)
     view = ModelView.read(model)
-    check_node_count(view)
     params = DimParams(view.dim_names)
     calls = Calls(_infer_inlined)
     holders = split_holders(view)
@@ -268,6 +268,6 @@ class _Written:
             outcome.problems,
             site.in_branch,
             site.key,
-            site.index,
+            site.position,
             site.op_type,
         )

@@ -77,13 +77,12 @@ from ._typed import (
     NodeKey,
     call_model,
     call_output,
-    declares_negative_dims,
     infer_call_outputs,
     infer_node,
     inline_call,
+    onnx_takes,
     typed_copy,
     with_functions,
-    without_negative_dims,
     write_types,
 )
 from ._types import (
@@ -201,7 +200,6 @@ __all__ = [
     "declared_entries",
     "declared_type",
     "declared_types",
-    "declares_negative_dims",
     "default_opset",
     "defined_names",
     "describe_array",
@@ -248,6 +246,7 @@ __all__ = [
     "node_error",
     "node_label",
     "numpy_dtype",
+    "onnx_takes",
     "operator_schema",
     "parts_drop_axis",
     "read_node",
@@ -278,7 +277,6 @@ __all__ = [
     "widened",
     "with_functions",
     "without_large_weights",
-    "without_negative_dims",
     "write_split_sizes",
     "write_types",
 ]

@@ -72,7 +72,6 @@ from ._node import is_split_node, node_label
 from ._types import element_name, stored_bytes, tensor_problem
 from ._view import ModelView
 from ._walk import (
-    FunctionId,
     copy_without,
     expanded_node_count,
     graph_attributes,
@@ -342,22 +341,11 @@ def check_model_size(model: ModelProto) -> None:
     _Survey.of(model).check_size(model)
 
 
-def check_node_count(model: ModelProto | ModelView) -> None:
+def check_node_count(model: ModelProto) -> None:
     """SplitError (rule ``limit``) for a model of more nodes than ``max_nodes``, each call of
-    a local function counting the nodes of its body, at any depth. Given the model's view,
-    its graphs are its scopes: a tool that walks them next finds them read."""
+    a local function counting the nodes of its body, at any depth."""
     limit = current_limits().max_nodes
-    if isinstance(model, ModelView):
-        view = model
-
-        def bodies(key: FunctionId | None) -> Iterator[GraphProto | FunctionProto]:
-            top = view.main if key is None else view.functions[key]
-            return (scope.proto for scope in top.below())
-
-        count = expanded_node_count(view.model, cap=limit + 1, bodies=bodies)
-    else:
-        count = expanded_node_count(model, cap=limit + 1)
-    _check_node_total(count, limit)
+    _check_node_total(expanded_node_count(model, cap=limit + 1), limit)
 
 
 def _check_node_total(count: int, limit: int) -> None:

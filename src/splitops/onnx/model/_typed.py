@@ -13,8 +13,10 @@ walk of a second protobuf.
 >>> graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r")], "g",
 ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
 ...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
->>> view = ModelView.read(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
->>> view.take_types(typed_copy(view, []))
+>>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+>>> given, typed = typed_copy(model)
+>>> view = ModelView.read(given)
+>>> view.take_types(typed)
 >>> view.main.type_of("y")
 TensorType(element=1, dims=('N',))
 >>> from splitops.onnx.model import TensorType
@@ -52,23 +54,32 @@ from ._fields import (
     replace_initializers,
     value_info_entry,
 )
+from ._node import DEFAULT_DOMAINS
 from ._types import declared_type, has_negative_dim, has_type, rename_all
 from ._value_type import Dim, ValueType, renamed, value_type
 from ._view import ModelView, Node, Scope
-from ._walk import GraphsAt, ScopeKey, declared_types, operator_schema, without_large_weights
+from ._walk import (
+    FunctionId,
+    GraphsAt,
+    ScopeKey,
+    Step,
+    declared_types,
+    graph_attributes,
+    operator_schema,
+    without_large_weights,
+)
 
 __all__ = [
     "InputFacts",
     "NodeKey",
     "call_model",
     "call_output",
-    "declares_negative_dims",
     "infer_call_outputs",
     "infer_node",
     "inline_call",
+    "onnx_takes",
     "typed_copy",
     "with_functions",
-    "without_negative_dims",
     "write_types",
 ]
 
@@ -77,6 +88,8 @@ NodeKey = tuple[ScopeKey, int]
 
 #: The domain prefix that hides a node from onnx's pass.
 _HIDDEN = "splitops.masked."
+#: The most parts onnx's pass is left to infer for a Split-18 that lists fewer outputs.
+_ONNX_MOST_PARTS = 4096
 
 #: The errors onnx's own inference of a node or a call raises where it cannot infer it.
 _ONNX_ERRORS = (InferenceError, ValidationError, RuntimeError, ValueError, TypeError)
@@ -85,39 +98,72 @@ _ONNX_ERRORS = (InferenceError, ValidationError, RuntimeError, ValueError, TypeE
 # --- onnx's pass over a whole model --------------------------------------------------------
 
 
-def declares_negative_dims(scope: Scope) -> bool:
-    """Whether the ``value_info`` of ``scope``'s graph holds a negative dim, which no tensor
-    has (an earlier pass of onnx writes them for invalid nodes)."""
-    entries = scope.proto.value_info
-    return bool(entries) and any(has_negative_dim(entry.type) for entry in entries)
+def onnx_takes(node: Node) -> bool:
+    """Whether onnx's own inference of a node is safe to run: every node but a Split whose
+    ``num_outputs`` is below the outputs it lists (onnx 1.23 aborts the process), or far
+    above them (it allocates ``num_outputs`` sizes whatever the node lists: ``2**31 - 1``
+    exhausts the memory).
+
+    >>> from onnx import helper
+    >>> onnx_takes(Node.alone(helper.make_node("Split", ["x"], ["a", "b", "c"], num_outputs=2)))
+    False
+    """
+    if node.op_type != "Split" or node.domain not in DEFAULT_DOMAINS:
+        return True
+    count = node.attribute("num_outputs")
+    if not isinstance(count, int):
+        return True
+    listed = len(node.output_names)
+    return bool(listed <= count <= max(listed, _ONNX_MOST_PARTS))
 
 
-def without_negative_dims(view: ModelView, keys: Collection[ScopeKey]) -> ModelProto:
-    """A copy of the view's model without the ``value_info`` entries that hold a negative
-    dim in the graphs of the scopes ``keys`` (see :func:`declares_negative_dims`)."""
-    copy = ModelProto()
-    copy.CopyFrom(view.model)
-    graphs = GraphsAt(copy)
-    for key in keys:
-        graph = graphs(key)
-        assert graph is not None  # a key of the model copied
-        drop_value_info(graph, has_negative_dim)
-    return copy
+def typed_copy(
+    model: ModelProto, calls: Collection[FunctionId] = ()
+) -> tuple[ModelProto, ModelProto]:
+    """onnx's own inference of ``model`` (without its data propagation): the model onnx was
+    given, and the typed copy it returned.
 
-
-def typed_copy(view: ModelView, hidden: Collection[NodeKey]) -> ModelProto:
-    """onnx's own inference of the view's model (without its data propagation), the nodes
-    ``hidden`` left out of it: moved to a domain onnx does not know for its pass, and back
-    in the copy it returns. Its failure (on another operator: those hidden are splitops')
-    is an :class:`~splitops.OtherOperatorError`."""
-    model = view.model
+    The nodes onnx cannot take (:func:`onnx_takes`) and the calls of the local functions
+    ``calls`` are hidden from its pass: moved to a domain onnx does not know, and back in the
+    copy it returns. A ``value_info`` entry with a negative dim (no tensor has one; an
+    earlier pass of onnx writes them for invalid nodes) is dropped first: the model onnx was
+    given is then a copy without them, else ``model`` itself. One walk of the protobufs of
+    the main graph and the graphs below it finds both, before any scope is read. A failure
+    of onnx's pass (on another operator: those hidden are splitops') is an
+    :class:`~splitops.OtherOperatorError`.
+    """
+    hidden: list[NodeKey] = []
+    negative: list[ScopeKey] = []
+    stack: list[tuple[tuple[Step, ...], GraphProto]] = [((), model.graph)]
+    while stack:
+        path, graph = stack.pop()
+        entries = graph.value_info
+        if entries and any(has_negative_dim(entry.type) for entry in entries):
+            negative.append((None, path))
+        for index, node in enumerate(graph.node):
+            domain = node.domain
+            if domain in DEFAULT_DOMAINS:
+                if node.op_type == "Split" and not onnx_takes(Node.alone(node)):
+                    hidden.append(((None, path), index))
+            elif calls and (domain, node.op_type, node.overload) in calls:
+                hidden.append(((None, path), index))
+            for name, k, held in graph_attributes(node):
+                stack.append(((*path, (index, name, k)), held))
+    given = model
+    if negative:
+        given = ModelProto()
+        given.CopyFrom(model)
+        graphs = GraphsAt(given)
+        for key in negative:
+            found = graphs(key)
+            assert found is not None  # a key of the model copied
+            drop_value_info(found, has_negative_dim)
     if not hidden:
-        return _onnx_infers(model)
+        return given, _onnx_infers(given)
     masked = ModelProto()
-    masked.CopyFrom(model)
-    nodes = _nodes_at(masked, hidden)
+    masked.CopyFrom(given)
     domains = set()
-    for node in nodes:
+    for node in _nodes_at(masked, hidden):
         node.domain = _HIDDEN + node.domain
         domains.add(node.domain)
     masked.opset_import.extend(helper.make_opsetid(d, 1) for d in sorted(domains))
@@ -127,7 +173,7 @@ def typed_copy(view: ModelView, hidden: Collection[NodeKey]) -> ModelProto:
     kept = [o for o in base.opset_import if not o.domain.startswith(_HIDDEN)]
     del base.opset_import[:]
     base.opset_import.extend(kept)
-    return base
+    return given, base
 
 
 def _nodes_at(model: ModelProto, keys: Collection[NodeKey]) -> list[NodeProto]:

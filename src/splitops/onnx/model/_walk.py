@@ -17,7 +17,7 @@ to it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -270,17 +270,11 @@ def held_graph(node: NodeProto, name: str, k: int) -> GraphProto | None:
     return graph
 
 
-def expanded_node_count(
-    model: ModelProto,
-    cap: int,
-    bodies: Callable[[FunctionId | None], Iterable[GraphProto | FunctionProto]] | None = None,
-) -> int:
+def expanded_node_count(model: ModelProto, cap: int) -> int:
     """How many nodes ``model`` holds with every call of a local function counted as the
     nodes of its body, at any depth, as onnxruntime inlines them (and as inference and
     onnx.reference go through them): the main graph's, and those of each function no other
     function calls. Subgraphs count as they are stored. Counts above ``cap`` are ``cap``.
-    ``bodies`` gives the graphs of the main graph (``None``) or of a function, the graphs
-    below it included (by default :func:`graphs_below`; a view gives its scopes').
 
     Functions calling one another twice per level hold 2^k calls in a few hundred bytes;
     this count is linear in the file, whatever it comes to.
@@ -295,14 +289,10 @@ def expanded_node_count(
     5
     """
     functions = {(f.domain, f.name, f.overload): f for f in model.functions}
-    if bodies is None:
 
-        def bodies(key: FunctionId | None) -> Iterable[GraphProto | FunctionProto]:
-            return graphs_below(model.graph if key is None else functions[key])
-
-    def own(key: FunctionId | None) -> tuple[int, list[FunctionId]]:
+    def own(proto: GraphProto | FunctionProto) -> tuple[int, list[FunctionId]]:
         nodes, calls = 0, []
-        for graph in bodies(key):
+        for graph in graphs_below(proto):
             nodes += len(graph.node)
             if functions:  # a model without functions calls none: its nodes need no look
                 for node in graph.node:
@@ -311,7 +301,7 @@ def expanded_node_count(
                         calls.append(key)
         return nodes, calls
 
-    parts = {key: own(key) for key in functions}
+    parts = {key: own(f) for key, f in functions.items()}
     sizes: dict[FunctionId, int] = {}
     started: set[FunctionId] = set()
     # Depth first without recursion (a chain of functions may be long); a function calling
@@ -328,7 +318,7 @@ def expanded_node_count(
             pending.extend((c, False) for c in calls if c not in sizes and c not in started)
             continue
         sizes[key] = min(cap, nodes + sum(sizes.get(c, 0) for c in calls))
-    main_nodes, main_calls = own(None)
+    main_nodes, main_calls = own(model.graph)
     called = set(main_calls) | {c for _, calls in parts.values() for c in calls}
     roots = [key for key in functions if key not in called]
     total = main_nodes + sum(sizes[c] for c in main_calls) + sum(sizes[k] for k in roots)

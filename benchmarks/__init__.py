@@ -23,3 +23,7 @@ for _variable in (
     "VECLIB_MAXIMUM_THREADS",
 ):
     os.environ[_variable] = "1"
+# jax (XLA's CPU client): one thread for its own computations.
+os.environ.setdefault(
+    "XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+)

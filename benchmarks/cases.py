@@ -7,6 +7,8 @@
 ((2, 6), (3, 3))
 >>> [(case.id, case.chunk, case.parts) for case in cpu_cases(quick=True) if case.group == "parts"]
 [('parts-2', 500, 2), ('parts-100', 10, 100)]
+>>> [case.describe() for case in cpu_cases(quick=False) if case.id == "copies-axis1-64"]
+['Split of (1024, 1024, 16) float32 (64MiB) on axis 1 into 64 parts, copies']
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ GROUPS = (
     "size-views",
     "size-copies",
     "parts",
+    "copies",
     "gpu-size-views",
     "gpu-size-copies",
 )
@@ -53,6 +56,7 @@ class Case:
     chunk: int | None = None  # SplitToSequence's scalar split; None: parts of length 1
     copy: bool = False
     device: str = "cpu"
+    only: tuple[str, ...] = ()  # the peers measured on this case; () for every one that applies
 
     @property
     def dim(self) -> int:
@@ -96,6 +100,7 @@ class Case:
             "chunk": self.chunk,
             "copy": self.copy,
             "device": self.device,
+            "only": list(self.only),
             "nbytes": self.nbytes,
         }
 
@@ -129,7 +134,8 @@ def _size_cases(sizes: list[int], *, device: str = "cpu") -> list[Case]:
 
 
 def cpu_cases(*, quick: bool) -> list[Case]:
-    """Every CPU case: the two target cases, then the size and part-count sweeps.
+    """Every CPU case: the two target cases, the size and part-count sweeps, then the cases
+    of the copy targets.
 
     ``quick`` keeps the structure with small inputs, for the smoke run.
     """
@@ -146,6 +152,48 @@ def cpu_cases(*, quick: bool) -> list[Case]:
         Case(f"parts-{n}", "parts", "SplitToSequence", (rows, 16), 0, chunk=_equal_part(rows, n))
         for n in counts
     ]
+    return cases + _copy_cases(quick=quick, rows=rows)
+
+
+#: The peers of a copy target: splitops and one whole copy then views, on numpy and torch.
+_COPY_PEERS = ("splitops", "copy, then views", "splitops on torch", "clone, then views")
+
+
+def _copy_cases(*, quick: bool, rows: int) -> list[Case]:
+    """copy=True along axis 0 (part counts up to 65,536), along axis 1 into 64 parts, along an
+    innermost axis of 32, out= into 1,024 parts, and SplitToSequence's copies of ``rows``
+    parts (its views are the case many-parts); a few KiB each in a quick run.
+
+    The copies' inputs are 64 MiB, above glibc's largest mmap threshold (32 MiB): each new
+    buffer, on either side of a ratio, is mapped and faulted in afresh. At 16 MiB glibc
+    sometimes hands a freed buffer to the next call whole, and a ratio swung from 0.41 to 0.74
+    with which side got it. out= takes 256 MiB, the largest input of the size sweep: it
+    checks each of its 1,024 arrays on the host, about a microsecond each."""
+    scale = 256 if quick else 1
+    counts = [2, 1024 // min(scale, 64), 65_536 // min(scale, 64)]
+    cases = [
+        Case(
+            f"copies-axis0-{n}",
+            "copies",
+            "Split",
+            (262_144 // scale, 64),
+            0,
+            n,
+            copy=True,
+            only=_COPY_PEERS,
+        )
+        for n in counts
+    ]
+    cases += [
+        Case("copies-axis1-64", "copies", "Split", (1024 // scale, 1024, 16), 1, 64, copy=True,
+             only=_COPY_PEERS),
+        Case("copies-innermost-2", "copies", "Split", (524_288 // scale, 32), 1, 2, copy=True,
+             only=_COPY_PEERS),
+        Case("copies-out-1024", "copies", "Split", (65_536 // min(scale, 64), 1024), 0, 1024,
+             copy=True, only=("splitops out=", "np.copyto")),
+        Case("many-parts-copies", "copies", "SplitToSequence", (rows, 16), 0, copy=True,
+             only=("splitops", "splitops on torch")),
+    ]  # fmt: skip
     return cases
 
 

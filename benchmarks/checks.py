@@ -24,7 +24,14 @@ import numpy as np
 import splitops
 from splitops.core import plan_cache_clear, plan_cache_info
 
-__all__ = ["memory_check", "mixed_calls", "plan_cache_check", "startup_check", "threads_check"]
+__all__ = [
+    "memory_check",
+    "memory_checks",
+    "mixed_calls",
+    "plan_cache_check",
+    "startup_check",
+    "threads_check",
+]
 
 #: Start-up commands, timed as whole processes: what a user waits for.
 STARTUP_COMMANDS = {
@@ -58,14 +65,14 @@ def plan_cache_check(calls: int = 100) -> dict[str, Any]:
 _MEMORY_PROBE = """
 import gc, sys
 import numpy as np, splitops
-
+{imports}
 def rss():
     with open("/proc/self/status") as status:
         for line in status:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
 
-x = np.ones(({elements},), np.float32)
+x = {make}
 before = rss()
 parts = splitops.split(x, num_outputs=2, copy=True)
 during = rss()
@@ -76,18 +83,27 @@ print(before, during, after)
 """
 
 
-def memory_check(nbytes: int = 512 << 20) -> dict[str, Any]:
-    """``copy=True`` of ``nbytes`` in two in a fresh process; after ``del parts`` its resident
-    memory must be back within :data:`MEMORY_SLACK` of where it was. Linux only (it reads
-    ``/proc/self/status``)."""
+#: How the memory probe makes its input, per library: (imports, the input of ``n`` floats).
+_PROBE_INPUTS = {
+    "numpy": ("", "np.ones(({n},), np.float32)"),
+    "torch": ("import torch\n", "torch.ones({n}, dtype=torch.float32)"),
+}
+
+
+def memory_check(nbytes: int = 512 << 20, library: str = "numpy") -> dict[str, Any]:
+    """``copy=True`` of ``nbytes`` of ``library`` (numpy or torch) in two in a fresh process;
+    after ``del parts`` its resident memory must be back within :data:`MEMORY_SLACK` of where
+    it was. Linux only (it reads ``/proc/self/status``)."""
     if not Path("/proc/self/status").exists():
         return {"ok": None, "why": "needs /proc/self/status (Linux)"}
-    code = _MEMORY_PROBE.format(elements=nbytes // 4)
+    imports, make = _PROBE_INPUTS[library]
+    code = _MEMORY_PROBE.format(imports=imports, make=make.format(n=nbytes // 4))
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600
     )
     before, during, after = map(int, done.stdout.split())
     return {
+        "library": library,
         "nbytes": nbytes,
         "rss_before": before,
         "rss_with_parts": during,
@@ -95,6 +111,17 @@ def memory_check(nbytes: int = 512 << 20) -> dict[str, Any]:
         "kept": after - before,
         "ok": after - before <= MEMORY_SLACK and during - before >= nbytes // 2,
     }
+
+
+def memory_checks(nbytes: int) -> dict[str, Any]:
+    """:func:`memory_check` on numpy, and on torch where it is installed: the worst of them
+    (the most memory kept), with each one's figures under ``by_library``."""
+    libraries = ["numpy"] + (["torch"] if importlib.util.find_spec("torch") else [])
+    found = {library: memory_check(nbytes, library) for library in libraries}
+    worst = max(found.values(), key=lambda result: result.get("kept", 0))
+    oks = [result["ok"] for result in found.values()]
+    ok = None if None in oks else all(oks)
+    return {**worst, "ok": ok, "by_library": found}
 
 
 def mixed_calls(seed: int, calls: int, torch: Any) -> list[str]:

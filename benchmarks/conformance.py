@@ -1,15 +1,20 @@
 """``python -m benchmarks.conformance``: the conformance pack run on every installed runtime,
-and ``docs/conformance.md`` written from what they did.
+and ``conformance.md`` written from what they did (into ``benchmarks/results/latest/``;
+``--out docs`` replaces the committed ``docs/conformance.md``).
 
 The pack is written to a temporary folder (as ``splitops conformance write`` writes it) and
 each runtime of :data:`splitops.onnx.RUNTIMES` that is installed runs every case in a worker
-process (as ``splitops conformance run`` runs them). A result is:
+process (as ``splitops conformance run`` runs them). A result is its
+:class:`~splitops.conformance.Verdict`:
 
 - **pass**: the spec's outputs (element type, shape, values), or a refusal of a case the spec
   rejects;
 - **wrong**: other outputs than the spec's;
 - **refused**: an error on a case the spec computes (a missing kernel, type, or feature);
-- **accepts**: outputs for a case the spec rejects.
+- **accepts**: outputs for a case the spec rejects;
+- **crash**: the runtime's process died (a signal, such as SIGABRT) or gave no answer: never a
+  pass, never a refusal;
+- **reading**: the case's text is read two ways, and the runtime follows one of them.
 
 The document also holds the evidence on onnx/onnx#5766 (what ``num_outputs`` means when the
 dim does not divide): the spec's text, onnx's shape inference, and each runtime's answer::
@@ -17,7 +22,7 @@ dim does not divide): the spec's text, onnx's shape inference, and each runtime'
     python -m benchmarks.conformance                 # a minute or two (TVM compiles each case)
     python -m benchmarks.conformance --runtimes onnxruntime tract --out /tmp/c
 
->>> kind_of(CaseResult("x", False, "refused: no kernel"))
+>>> kind_of(CaseResult("x", Verdict.REFUSED, "refused: no kernel"))
 'refused'
 """
 
@@ -36,12 +41,20 @@ import numpy as np
 import onnx
 
 import splitops
-from splitops.conformance import CASES, CaseResult, case_named, run_pack, summary, write_pack
-from splitops.onnx import Runtime, RuntimeRunError, RuntimeWorkers
+from splitops.conformance import (
+    CASES,
+    CaseResult,
+    Verdict,
+    case_named,
+    run_pack,
+    summary,
+    write_pack,
+)
+from splitops.onnx import Runtime, RuntimeCrashError, RuntimeRunError, RuntimeWorkers
 
 from .portability import runtimes_and_out
 
-KINDS = ("pass", "wrong", "refused", "accepts")
+KINDS = ("pass", "wrong", "refused", "accepts", "crash")
 
 #: The cases that answer onnx/onnx#5766, and the numbers they cut.
 ISSUE_5766 = (
@@ -53,12 +66,8 @@ ISSUE_5766 = (
 
 
 def kind_of(result: CaseResult) -> str:
-    """``pass``, ``wrong``, ``refused`` or ``accepts`` (see the module's documentation)."""
-    if result.passed:
-        return "pass"
-    if result.detail.startswith("refused:"):
-        return "refused"
-    return "accepts" if result.detail.startswith("must be refused") else "wrong"
+    """The verdict's name (see the module's documentation)."""
+    return result.verdict.value
 
 
 def run_all(runtimes: Sequence[Runtime], folder: Path) -> dict[str, list[CaseResult]]:
@@ -93,7 +102,8 @@ def answers_5766(runtimes: Sequence[Runtime]) -> dict[str, dict[str, str]]:
                 try:
                     outputs = workers.run(runtime, case.model().SerializeToString(), feeds)
                 except RuntimeRunError as error:
-                    table[name][runtime.name] = f"refused ({_short(str(error))})"
+                    said = "crashed" if isinstance(error, RuntimeCrashError) else "refused"
+                    table[name][runtime.name] = f"{said} ({_short(str(error))})"
                 else:
                     table[name][runtime.name] = _lengths(outputs)
     return table
@@ -136,48 +146,105 @@ def report(
 ) -> str:
     versions = ", ".join(f"{r.name} {r.version()}" for r in runtimes)
     valid = sum(case.valid for case in CASES)
+    rejected = sum(case.rejected for case in CASES)
     lines = [
         "# Conformance: every runtime against the Split and SplitToSequence pack",
         "",
         f"Written by `python -m benchmarks.conformance` in {seconds:.0f} s, with {versions}; "
         f"splitops {splitops.__version__}, onnx {importlib.metadata.version('onnx')}. The pack "
-        f"(`splitops conformance write DIR`) holds {len(CASES)} cases: {valid} valid and "
-        f"{len(CASES) - valid} that the spec rejects, which a runtime passes by refusing. "
-        "Each case is one node; its inputs are graph inputs, as in onnx's node tests. Run one "
-        "runtime with `splitops conformance run DIR --runtime NAME`; how `onnx_test_runner`, "
-        "tract's suite and onnx's own loader read the folder is in "
-        "[cli.md](cli.md#splitops-conformance).",
+        f"(`splitops conformance write DIR`) holds {len(CASES)} cases: {valid} valid, "
+        f"{rejected} that the spec rejects, which a runtime passes by refusing, and "
+        f"{len(CASES) - valid - rejected} whose text the spec says two ways. Each case is one "
+        "node; its inputs are graph inputs, as in onnx's node tests. Run one runtime with "
+        "`splitops conformance run DIR --runtime NAME`; how `onnx_test_runner`, tract's suite "
+        "and onnx's own loader read the folder is in [cli.md](cli.md#splitops-conformance).",
         "",
         "A result is **pass**; **wrong** (other outputs than the spec's); **refused** (an error "
         "on a case the spec computes: a missing kernel, type or feature); **accepts** (outputs "
-        "for a case the spec rejects). Wrong and accepts break a rule; refused is a gap.",
+        "for a case the spec rejects); **crash** (the runtime's process died, by a signal or "
+        "an exit, or gave no answer: never a pass, never a refusal, whatever the case). Wrong, "
+        "accepts and crash break a rule; refused is a gap. Where the spec's text is read two "
+        "ways, the runtime **reads** it one way (or neither: wrong), neither pass nor failure "
+        "([below](#readings-that-differ)).",
         "",
-        "| runtime | version | pass | wrong | refused | accepts |",
-        "|---|---|---|---|---|---|",
+        "| runtime | version | pass | wrong | refused | accepts | crash | read two ways |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for runtime in runtimes:
-        counts = dict.fromkeys(KINDS, 0)
+        counts = dict.fromkeys((*KINDS, "reading"), 0)
         for result in results[runtime.name]:
             counts[kind_of(result)] += 1
         lines.append(
             f"| {runtime.name} | {runtime.version()} | "
-            + " | ".join(str(counts[kind]) for kind in KINDS)
+            + " | ".join(str(counts[kind]) for kind in (*KINDS, "reading"))
             + " |"
         )
     lines += _issue_5766(runtimes, answers)
+    lines += _readings(results, runtimes)
     lines += ["", "## Every case on every runtime", ""]
     names = [runtime.name for runtime in runtimes]
     lines += ["| case | op-opset | " + " | ".join(names) + " |"]
     lines += ["|---|---|" + "---|" * len(names)]
     by_name = {name: {r.name: r for r in rs} for name, rs in results.items()}
     for case in CASES:
-        cells = [kind_of(by_name[name][case.name]) for name in names]
-        shown = [cell if cell == "pass" else f"**{cell}**" for cell in cells]
+        shown = [_cell(by_name[name][case.name]) for name in names]
         lines.append(f"| `{case.name}` | {case.op}-{case.opset} | " + " | ".join(shown) + " |")
     lines += ["", "## The rules each runtime breaks, and its gaps", ""]
     for runtime in runtimes:
         lines += _runtime_section(runtime, results[runtime.name])
     return "\n".join(lines) + "\n"
+
+
+def _cell(result: CaseResult) -> str:
+    if result.verdict is Verdict.PASS:
+        return "pass"
+    if result.verdict is Verdict.READING:
+        return f"reads: {result.reading}"
+    return f"**{result.verdict.value}**"
+
+
+def _readings(results: dict[str, list[CaseResult]], runtimes: Sequence[Runtime]) -> list[str]:
+    """The cases read two ways: each reading's reasons, and what each runtime does."""
+    lines = [
+        "",
+        "## Readings that differ",
+        "",
+        "Where the spec's own words say two things, the pack holds the case with both readings "
+        "(each with the words it rests on and the outputs it gives, in `cases.json` and "
+        "`CASE/reading_<key>/`), and says which one a runtime follows: it neither passes nor "
+        "fails. A refusal follows a reading that rejects the node only where the runtime runs "
+        "the case's control, the same node without the words read two ways (a runtime that "
+        "refuses both, for want of SplitToSequence or of a split given at run time, says "
+        "nothing of how it reads them).",
+    ]
+    by_name = {name: {r.name: r for r in rs} for name, rs in results.items()}
+    for case in CASES:
+        if not case.readings:
+            continue
+        why = case.why[0].upper() + case.why[1:]
+        lines += ["", f"### `{case.name}` ({case.op}-{case.opset})", "", f"{why}.", ""]
+        for reading in case.readings:
+            taken = (
+                " **splitops reads it so** (the project's decision)." if reading.splitops else ""
+            )
+            gives = "rejects the node" if reading.outputs is None else "computes"
+            lines.append(f"- **{reading.key}** ({gives}): {reading.why}.{taken}")
+        lines += ["", "| runtime | what it does |", "|---|---|"]
+        for runtime in runtimes:
+            result = by_name[runtime.name][case.name]
+            said = result.detail if result.verdict is not Verdict.PASS else "passed"
+            lines.append(f"| {runtime.name} | {_short(said, 24)} |")
+    lines += [
+        "",
+        "A node listing fewer outputs than `num_outputs` (`test_split_num_outputs_fewer_"
+        "outputs_listed_opset18`) is not one of these: the spec's words say one thing (a "
+        "node's trailing outputs may be left out, as any node's, and the parts are those "
+        "`num_outputs` cuts), and onnx agrees with itself there: its shape inference and its "
+        "reference both give the listed parts of the `num_outputs` plan (3, 3 for 7 into 3, 2 "
+        "listed, in the table above). onnxruntime 1.32 refuses the node, for which the spec "
+        "gives outputs: the pack keeps judging that refusal a gap, as it judges any other.",
+    ]
+    return lines
 
 
 #: What a reader of a runtime's results should know about how they were obtained.
@@ -195,7 +262,7 @@ def _runtime_section(runtime: Runtime, results: list[CaseResult]) -> list[str]:
     lines = [f"### {runtime.name} {runtime.version()}", ""]
     if runtime.name in NOTES:
         lines += [NOTES[runtime.name], ""]
-    broken = [r for r in results if kind_of(r) in ("wrong", "accepts")]
+    broken = [r for r in results if kind_of(r) in ("wrong", "accepts", "crash")]
     if broken:
         lines += ["Rules broken (the case's `why`, then what the runtime did):", ""]
         for result in broken:

@@ -1,7 +1,8 @@
 """``python -m benchmarks.exports``: real model exports on every installed runtime, original
 and lowered for every target (:mod:`harness.exports` says how they are built and judged). It
 rewrites the section "Real exports" of ``portability.md`` in the folder ``--out`` names
-(``docs`` by default; ``python -m benchmarks.portability`` keeps that section)::
+(``benchmarks/results/latest`` by default, ``docs`` for the committed document; ``python -m
+benchmarks.portability`` keeps that section)::
 
     python -m benchmarks.exports --torch-env /tmp/torch2.4 --build-only
     python -m benchmarks.exports --torch-env /tmp/torch2.4 --families scripted --build-only
@@ -55,7 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar=("FOLDER", "FILE"),
         help="copy these exports (torch-<version>/<file>.onnx) into FOLDER as test fixtures",
     )
-    ours, rest = parser.parse_known_args(argv)
+    ours, _ = parser.parse_known_args(argv)
+    # --runtimes and --out are read (and --help, listing every option, answered) before
+    # anything is exported.
+    runtimes, out = runtimes_and_out(argv, "exports", "portability.md", parents=[parser])
     python = str(ours.torch_env.absolute() / "bin" / "python") if ours.torch_env else sys.executable
     began = time.perf_counter()
     if ours.torch_env or not (ours.keep or any(ours.cache.glob("*/manifest.jsonl"))):
@@ -69,7 +73,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if ours.build_only:
         return 0
-    runtimes, out = runtimes_and_out(rest, "exports", "portability.md")
     exports = read_exports(ours.cache)
     if ours.only:
         exports = [e for e in exports if e.model in ours.only]

@@ -16,8 +16,8 @@ All peers run in this process, one after the other within each round, so that a 
 load between rounds hits them alike; a ratio is the median of the per-round ratios. The
 corpus also gets a knowledge table: every dim of every Split and SplitToSequence output, as
 each peer infers it, judged against the shapes onnxruntime executes at two input sizes
-(:func:`split_dim_verdicts`). It writes ``benchmarks/results/inference.json`` and
-``inference.md``::
+(:func:`split_dim_verdicts`). It writes ``inference.json`` and ``inference.md`` into
+``benchmarks/results/latest/`` (``--out benchmarks/results`` replaces the committed ones)::
 
     python -m benchmarks.inference                         # about a minute
     python -m benchmarks.inference --quick --out /tmp/inf  # seconds: small models, 1 round
@@ -62,6 +62,7 @@ from harness.shapes import (
 )
 from onnx import ModelProto, TensorProto, helper
 
+from .folders import default_out
 from .machine import collect, describe
 from .units import format_time
 
@@ -77,7 +78,6 @@ __all__ = [
     "wide_model",
 ]
 
-RESULTS = Path(__file__).resolve().parent / "results"
 
 #: Opset of the generated models.
 OPSET = 18
@@ -394,7 +394,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; 1 if a peer inferred a dim that execution contradicts."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.inference", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small models, one round")
-    parser.add_argument("--out", type=Path, default=None, help="results folder")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="results folder (default: benchmarks/results/latest, not kept in git; "
+        "--out benchmarks/results replaces the committed results)",
+    )
     parser.add_argument("--corpus", type=Path, default=None, help="exported corpus folder")
     options = parser.parse_args(argv)
     quick = options.quick
@@ -436,7 +442,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     check = None if largest is None else _check_seconds(largest[1], 1 if quick else 3)
     targets = evaluate(rows, check, knowledge, quick=quick)
     header, body = _table(rows, peers)
-    out = options.out or (RESULTS / "quick" if quick else RESULTS)
+    out = options.out or default_out(quick=quick)
     out.mkdir(parents=True, exist_ok=True)
     machine = collect()
     document = {

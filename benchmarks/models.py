@@ -15,7 +15,7 @@ the engine's time over onnxruntime's *in the same round*, so that load from othe
 on a shared machine falls on both sides. Before timing, every peer's outputs are compared
 with torch's (to 1e-4) and the engine's with onnxruntime's on the original model.
 
-    python -m benchmarks.models                      # every model; writes results/models.*
+    python -m benchmarks.models                      # every model; writes results/latest/models.*
     python -m benchmarks.models --only gpt2 glu      # some of them
     python -m benchmarks.models --quick --out /tmp/m # a smoke run: few rounds, no target verdicts
 """
@@ -38,12 +38,12 @@ from typing import Any
 
 import numpy as np
 
+from .folders import LATEST
 from .machine import collect, describe
 from .units import format_time
 
 __all__ = ["BOUND", "ModelResult", "main", "measure"]
 
-RESULTS = Path(__file__).resolve().parent / "results"
 
 #: The target: the onnxruntime engine at most this many times onnxruntime's time.
 BOUND = 1.2
@@ -259,7 +259,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, help="the exported corpus folder (reused)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these models only")
     parser.add_argument("--quick", action="store_true", help="a smoke run: few rounds")
-    parser.add_argument("--out", type=Path, default=RESULTS, help="where models.* go")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=LATEST,
+        help="where models.* go (default: benchmarks/results/latest, not kept in git; "
+        "--out benchmarks/results replaces the committed results)",
+    )
     options = parser.parse_args(argv)
     import torch
 

@@ -16,6 +16,7 @@ be compared with splitops'.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import itertools
 from collections.abc import Callable
@@ -287,7 +288,59 @@ SPLITOPS_TORCH = Peer(
     torch_parts,
 )
 
-#: Every CPU peer, in the order of the report's columns.
+
+def _whole_then_views(name: str, library: str, copy: str, prepare: Prepare, parts: Parts) -> Peer:
+    """What copy=True must do at least: one copy of the whole input (``copy``, an expression),
+    then views of it, splitops' own, so that the ratio measures the copying alone."""
+    return Peer(
+        name,
+        library,
+        _on_cpu_copies,
+        lambda case: splitops_statement(dataclasses.replace(case, copy=False), copy),
+        prepare,
+        parts,
+    )
+
+
+COPY_THEN_VIEWS = _whole_then_views(
+    "copy, then views", "numpy", "x.copy()", _with_splitops, as_list
+)
+CLONE_THEN_VIEWS = _whole_then_views(
+    "clone, then views", "torch", "t.clone()", _with_splitops_torch, torch_parts
+)
+
+
+def _with_jax(case: Case, x: Any) -> dict[str, Any]:
+    import jax.numpy as jnp
+
+    return {"splitops": splitops, "jnp": jnp, "j": jnp.asarray(x)}
+
+
+def _jax_small(case: Case) -> bool:
+    return case.group == "small"
+
+
+# jax dispatches asynchronously: both statements are timed to the dispatch of their arrays.
+SPLITOPS_JAX = Peer(
+    "splitops on jax",
+    "jax",
+    _jax_small,
+    lambda case: splitops_statement(case, "j"),
+    _with_jax,
+    lambda value, ns, case: [np.asarray(part) for part in value],
+)
+
+JNP_SPLIT = Peer(
+    "jnp.split",
+    "jax",
+    _jax_small,
+    lambda case: f"jnp.split(j, {case.parts}{_keywords(case, copy=False)})",
+    _with_jax,
+    lambda value, ns, case: [np.asarray(part) for part in value],
+)
+
+#: Every CPU peer, in the order of the report's columns. A case that names its peers
+#: (``Case.only``) runs those alone.
 CPU_PEERS = (
     SPLITOPS,
     ONNXRUNTIME,
@@ -296,7 +349,11 @@ CPU_PEERS = (
     SLICING,
     TORCH,
     SPLITOPS_TORCH,
+    SPLITOPS_JAX,
+    JNP_SPLIT,
     SPLITOPS_OUT,
     NP_COPYTO,
     NP_COPYTO_PARTS,
+    COPY_THEN_VIEWS,
+    CLONE_THEN_VIEWS,
 )

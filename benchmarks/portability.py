@@ -3,8 +3,9 @@ of Split and SplitToSequence, original and lowered for each target, against the 
 matrix of :mod:`harness.portability`, which defines the cases and the verdicts), with the
 cost of lowering on onnxruntime and the speed of ``check --portability``, timed here.
 
-It writes ``portability.md`` in the folder ``--out`` names (``docs`` by default), as
-``python -m benchmarks --out`` takes a folder. The section of real exports
+It writes ``portability.md`` in the folder ``--out`` names (``benchmarks/results/latest`` by
+default; ``--out docs`` replaces the committed document), as ``python -m benchmarks --out``
+takes a folder. The section of real exports
 (``python -m benchmarks.exports``) is kept as it is, or, with ``--exports``, run again on
 what the export cache holds, so that one command writes the whole document::
 
@@ -39,6 +40,8 @@ from harness.portability import (
 
 import splitops
 from splitops.onnx.run import Runtime, RuntimeRunError, RuntimeWorkers, installed_runtimes
+
+from .folders import LATEST
 
 # --- the cost of lowering, on onnxruntime ---------------------------------------------------
 
@@ -205,16 +208,18 @@ def runtimes_and_out(
 ) -> tuple[list[Runtime], Path]:
     """The options of ``python -m benchmarks.MODULE``, a benchmark that runs the installed
     runtimes and writes ``DOCUMENT`` into a folder: ``--runtimes`` (default: every one
-    installed) and ``--out`` (the folder, ``docs`` by default), beside those of ``parents``
+    installed) and ``--out`` (the folder, ``benchmarks/results/latest`` by default; ``docs``
+    for the committed documents), beside those of ``parents``
     (which the caller reads). Returns the runtimes and the document's path."""
     parser = argparse.ArgumentParser(prog=f"python -m benchmarks.{module}", parents=parents)
     parser.add_argument("--runtimes", nargs="*", help="the runtimes to run (all installed)")
     parser.add_argument(
         "--out",
         type=Path,
-        default=Path(__file__).resolve().parents[1] / "docs",
+        default=LATEST,
         help=f"the folder {document} goes in, as `python -m benchmarks --out` takes a "
-        "folder (default: docs)",
+        "folder (default: benchmarks/results/latest, not kept in git; --out docs replaces "
+        f"docs/{document})",
     )
     args = parser.parse_args(argv)
     if args.out.suffix == ".md" or (args.out.exists() and not args.out.is_dir()):

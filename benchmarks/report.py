@@ -25,6 +25,7 @@ _TITLES = {
     "size-views": "Size sweep, views: Split of a 1-d float32 array into 2 parts",
     "size-copies": "Size sweep, copies: the same with copy=True (and peers' copies)",
     "parts": "Part-count sweep: SplitToSequence of a (rows, 16) array with a scalar split",
+    "copies": "Copies: copy=True and out= against one copy of the whole input (targets 9 to 12)",
     "gpu-size-views": "GPU, views: Split of a 1-d float32 CUDA array into 2 parts",
     "gpu-size-copies": "GPU, copies: the same with copy=True",
 }

@@ -8,20 +8,19 @@ runs as a whole process, as a user runs it, its peak memory read from the kernel
 with ``full_check=True`` and ``infer_shapes`` in one process. Rounds alternate the peer
 and each command; a cell is the median time, a ratio the median of the per-round ratios.
 
-Written to ``benchmarks/results/scale.md`` and ``scale.json`` (``--out`` names another
-folder; ``--quick``: depth 10, one round).
+Written to ``benchmarks/results/latest/scale.md`` and ``scale.json`` (``--out`` names
+another folder, ``--out benchmarks/results`` the committed one; ``--quick``: depth 10, one
+round).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,9 +28,9 @@ from typing import Any
 import onnx
 from onnx import TensorProto, helper
 
+from .folders import default_out
 from .machine import collect, describe
 
-RESULTS = Path(__file__).resolve().parent / "results"
 FLOAT = TensorProto.FLOAT
 
 #: The peer: onnx's own load, full check and inference of the file, in one process.
@@ -77,17 +76,32 @@ def if_tree(depth: int) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
 
 
+#: Runs the command given as its arguments and prints its seconds, peak resident bytes and
+#: exit status. Linux counts in a child's peak the resident memory of the process that
+#: started it (the parent's memory high-water mark passes to the child at ``exec``), so a
+#: command started by a large process (pytest after a thousand tests: 1 GB) reads as large:
+#: the command is started by this small process instead.
+LAUNCHER = (
+    "import os, subprocess, sys, time\n"
+    "started = time.perf_counter()\n"
+    "child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, "
+    "stderr=subprocess.DEVNULL)\n"
+    "_, status, usage = os.wait4(child.pid, 0)\n"
+    "seconds = time.perf_counter() - started\n"
+    "print(seconds, usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status))\n"
+)
+
+
 def run(command: Sequence[str], env: dict[str, str] | None = None) -> tuple[float, int, int]:
     """Seconds, peak resident bytes and exit status of ``command`` as a whole process (in
-    ``env``, default: this one's environment)."""
-    started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.stderr is not None:
-        process.stderr.close()
-    return seconds, usage.ru_maxrss * 1024, process.returncode
+    ``env``, default: this one's environment), started by a small process of its own
+    (:data:`LAUNCHER`), so that the peak is the command's whatever this process holds."""
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, *command],
+        capture_output=True, text=True, env=env, check=True,
+    )  # fmt: skip
+    seconds, peak, status = done.stdout.split()
+    return float(seconds), int(peak), int(status)
 
 
 def measure(model: Path, rounds: int, folder: Path) -> dict[str, dict[str, float]]:
@@ -124,7 +138,13 @@ def measure(model: Path, rounds: int, folder: Path) -> dict[str, dict[str, float
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="depth 10 only, one round")
-    parser.add_argument("--out", type=Path, default=None, help="results folder")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="results folder (default: benchmarks/results/latest, not kept in git; "
+        "--out benchmarks/results replaces the committed results)",
+    )
     parser.add_argument("--rounds", type=int, default=3)
     options = parser.parse_args(argv)
     depths = (10,) if options.quick else (14, 16)
@@ -174,8 +194,8 @@ def write_results(
 ) -> None:
     """Write ``out/NAME.md`` (``title``, the machine of ``document``, ``note``, ``table``)
     and ``out/NAME.json`` (``document``); print the table. ``out`` defaults to
-    ``benchmarks/results``, or its ``quick`` folder for a quick run."""
-    folder = out or (RESULTS / "quick" if quick else RESULTS)
+    ``benchmarks/results/latest``, or ``benchmarks/results/quick`` for a quick run."""
+    folder = out or default_out(quick=quick)
     folder.mkdir(parents=True, exist_ok=True)
     lines = [f"# {title}", "", describe(document["machine"]), "", note, "", *table]
     (folder / f"{name}.md").write_text("\n".join(lines) + "\n")

@@ -28,12 +28,12 @@ import numpy as np
 from . import checks as checks_module
 from . import targets
 from .cases import Case, cpu_cases, gpu_cases, make_input
+from .folders import default_out
 from .measured import Measured
 from .peers import CPU_PEERS, SPLITOPS, Peer
 
 __all__ = ["Measured", "main"]
 
-RESULTS = Path(__file__).resolve().parent / "results"
 
 #: pyperf settings of the full run: per benchmark, one worker process that calibrates the
 #: loops, then one that takes 5 values of at least 50 ms each, after 1 warmup.
@@ -185,7 +185,11 @@ def _parser_extras(parser: argparse.ArgumentParser) -> None:
         "--quick", action="store_true", help="smoke run: tiny cases, few loops, in-process"
     )
     parser.add_argument(
-        "--out", type=Path, default=None, help="results folder (default: benchmarks/results)"
+        "--out",
+        type=Path,
+        default=None,
+        help="results folder (default: benchmarks/results/latest, not kept in git; "
+        "--out benchmarks/results replaces the committed results)",
     )
     parser.add_argument("--only", default="", help="only the cases whose id contains this text")
     parser.add_argument("--no-gpu", action="store_true", help="leave out the GPU section")
@@ -216,7 +220,7 @@ def _plan(args: argparse.Namespace) -> Measured:
         case.id: [
             peer
             for peer in (cpu_peers if case.device == "cpu" else gpu_peers)
-            if peer.applies(case)
+            if peer.applies(case) and (not case.only or peer.name in case.only)
         ]
         for case in cases
     }
@@ -282,12 +286,12 @@ def main(argv: Sequence[str]) -> int:
     print("Counting: the plan cache, memory given back, threads; timing start-up ...")
     checks = {
         "plan_cache": checks_module.plan_cache_check(),
-        "memory": checks_module.memory_check(QUICK_MEMORY_BYTES if quick else MEMORY_BYTES),
+        "memory": checks_module.memory_checks(QUICK_MEMORY_BYTES if quick else MEMORY_BYTES),
         "threads": checks_module.threads_check(calls=QUICK_THREAD_CALLS if quick else THREAD_CALLS),
         "startup": checks_module.startup_check(runs=3 if quick else 7),
     }
     results = targets.evaluate(measured, paired, checks, quick=quick)
-    out = args.out or (RESULTS / "quick" if quick else RESULTS)
+    out = args.out or default_out(quick=quick)
     summary = report.write(
         measured,
         results,

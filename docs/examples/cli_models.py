@@ -12,7 +12,10 @@
 - ``downloads/model.onnx``: a weight whose external data claims to live in
   ``../../../etc/passwd``;
 - ``weighted.onnx``: ``x`` of shape ``[1, 4096]`` times a weight of 4096 x 7 floats kept in
-  ``weighted.data``, cut by Split-18 ``num_outputs=4``.
+  ``weighted.data``, cut by Split-18 ``num_outputs=4``;
+- ``unbind.onnx``: ``x.unbind(1)[0]`` as torch's TorchScript exporter writes it, a
+  SplitToSequence of the scalar split 1 with ``keepdims=0`` read by SequenceAt at a position
+  of shape [1].
 """
 
 from __future__ import annotations
@@ -102,6 +105,18 @@ def weighted() -> ModelProto:
     return _model(nodes, [1, 4096], list("abcd"), initializer=[weight])
 
 
+def unbind() -> ModelProto:
+    nodes = [
+        helper.make_node("SplitToSequence", ["x", "one"], ["parts"], "unbind", axis=1, keepdims=0),
+        helper.make_node("SequenceAt", ["parts", "first"], ["y"], "first_part"),
+    ]
+    one = numpy_helper.from_array(np.array(1, dtype=np.int64), "one")
+    first = numpy_helper.from_array(np.array([0], dtype=np.int64), "first")
+    model = _model(nodes, ["batch", 3, 4], ["y"], initializer=[one, first])
+    model.opset_import[0].version = 11
+    return model
+
+
 def main(folder: Path) -> None:
     (folder / "downloads").mkdir(parents=True, exist_ok=True)
     for name, model in [
@@ -109,6 +124,7 @@ def main(folder: Path) -> None:
         ("halves.onnx", halves()),
         ("greedy.onnx", greedy()),
         ("chunks.onnx", chunks()),
+        ("unbind.onnx", unbind()),
         ("downloads/model.onnx", outside_data()),
     ]:
         # Written as bytes: onnx.save_model would try to resolve the external data.

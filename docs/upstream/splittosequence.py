@@ -73,11 +73,13 @@ class SplitToSequence(Base):
         )
 
     @staticmethod
-    def export_scalar_keepdims_0_ignored_opset11() -> None:
+    def export_scalar_2_keepdims_0_ignored_opset11() -> None:
         # keepdims is ignored when split is given ('If input split is specified, this
-        # attribute is ignored'): chunks of 1 keep the axis, shape (2, 1), not (2,).
-        node_input = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=np.float32)
-        split = np.array(1, dtype=np.int64)
+        # attribute is ignored'): chunks of 2 keep the axis, (2, 2), (2, 2), (2, 1).
+        node_input = np.array(
+            [[1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0]], dtype=np.float32
+        )
+        split = np.array(2, dtype=np.int64)
 
         node = onnx.helper.make_node(
             "SplitToSequence",
@@ -89,16 +91,16 @@ class SplitToSequence(Base):
 
         expected_outputs = [
             [
-                np.array([[1.0], [4.0]], dtype=np.float32),
-                np.array([[2.0], [5.0]], dtype=np.float32),
-                np.array([[3.0], [6.0]], dtype=np.float32),
+                np.array([[1.0, 2.0], [6.0, 7.0]], dtype=np.float32),
+                np.array([[3.0, 4.0], [8.0, 9.0]], dtype=np.float32),
+                np.array([[5.0], [10.0]], dtype=np.float32),
             ]
         ]
         expect(
             node,
             inputs=[node_input, split],
             outputs=expected_outputs,
-            name="test_split_to_sequence_scalar_keepdims_0_ignored_opset11",
+            name="test_split_to_sequence_scalar_2_keepdims_0_ignored_opset11",
             opset_imports=[onnx.helper.make_opsetid("", 11)],
         )
 
@@ -176,11 +178,35 @@ class SplitToSequence(Base):
         )
 
     @staticmethod
-    def export_sizes_with_zero_opset11() -> None:
-        # the spec says both 'only positive numbers' and 'all values must be >= 0'; splitops
-        # takes >= 0 for 1-d sizes (as Split does), so a size of 0 is an empty part.
-        node_input = np.array([1, 2, 3, 4, 5], dtype=np.int16)
-        split = np.array([2, 0, 3], dtype=np.int64)
+    def export_int16_sizes_opset11() -> None:
+        # int16 with 1-d sizes 3, 2 along axis 1.
+        node_input = np.array([[1, 2, 3, 4, 5], [6, 7, 8, 9, 10]], dtype=np.int16)
+        split = np.array([3, 2], dtype=np.int64)
+
+        node = onnx.helper.make_node(
+            "SplitToSequence", inputs=["input", "split"], outputs=["output_sequence"], axis=1
+        )
+
+        expected_outputs = [
+            [
+                np.array([[1, 2, 3], [6, 7, 8]], dtype=np.int16),
+                np.array([[4, 5], [9, 10]], dtype=np.int16),
+            ]
+        ]
+        expect(
+            node,
+            inputs=[node_input, split],
+            outputs=expected_outputs,
+            name="test_split_to_sequence_int16_sizes_opset11",
+            opset_imports=[onnx.helper.make_opsetid("", 11)],
+        )
+
+    @staticmethod
+    def export_sizes_without_zero_opset11() -> None:
+        # sizes 2, 1, 2 of a float input: the node of the case of a size of 0, without it (a
+        # runtime that refuses both refuses that node for another reason than the 0).
+        node_input = np.array([1.0, 2.0, 3.0, 4.0, 5.0], dtype=np.float32)
+        split = np.array([2, 1, 2], dtype=np.int64)
 
         node = onnx.helper.make_node(
             "SplitToSequence", inputs=["input", "split"], outputs=["output_sequence"]
@@ -188,16 +214,16 @@ class SplitToSequence(Base):
 
         expected_outputs = [
             [
-                np.array([1, 2], dtype=np.int16),
-                np.array([], dtype=np.int16),
-                np.array([3, 4, 5], dtype=np.int16),
+                np.array([1.0, 2.0], dtype=np.float32),
+                np.array([3.0], dtype=np.float32),
+                np.array([4.0, 5.0], dtype=np.float32),
             ]
         ]
         expect(
             node,
             inputs=[node_input, split],
             outputs=expected_outputs,
-            name="test_split_to_sequence_sizes_with_zero_opset11",
+            name="test_split_to_sequence_sizes_without_zero_opset11",
             opset_imports=[onnx.helper.make_opsetid("", 11)],
         )
 

@@ -26,7 +26,8 @@ import sys
 import textwrap
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from enum import IntEnum
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ from .core import (
     OtherOperatorError,
     PackError,
     SplitError,
+    report_progress,
 )
 
 if TYPE_CHECKING:
@@ -120,14 +122,14 @@ _COMMAND_CODES: dict[str, dict[ExitCode, str]] = {
     },
     "conformance write": {
         ExitCode.OK: "the pack was written",
-        ExitCode.BAD_INPUT: "the folder cannot be written (a file, or a folder holding other "
-        "files)",
+        ExitCode.BAD_INPUT: "the folder cannot be written (a file, a folder holding other "
+        "files, a pack beside files of yours)",
     },
     "conformance run": {
-        ExitCode.OK: "the runtime passed every case",
-        ExitCode.RULE_BROKEN: "the runtime failed a case (one line each)",
-        ExitCode.BAD_INPUT: "the folder is missing or is no pack, or the runtime is unknown or "
-        "not installed",
+        ExitCode.OK: "the runtime failed no case (a case the spec says two ways is no failure)",
+        ExitCode.RULE_BROKEN: "the runtime failed a case, or crashed on one (one line each)",
+        ExitCode.BAD_INPUT: "the folder is missing, is no pack, is unsafe to read or its data do "
+        "not fit its models, or the runtime is unknown or not installed",
     },
 }
 
@@ -138,6 +140,14 @@ class _BadInputError(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    with _interruptible():
+        try:
+            return _main(argv)
+        except _InterruptedError as stop:  # what the command had to say is moot now
+            return stop.exit()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
@@ -160,13 +170,61 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+class _InterruptedError(KeyboardInterrupt):
+    """SIGINT, SIGTERM or SIGHUP, raised where the command was, so that every ``with`` and
+    ``finally`` on the way out runs (workers stopped, temporary files and folders removed).
+    A ``KeyboardInterrupt``: code that catches ``Exception`` lets it through."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(number)
+        self.number = number
+
+    def exit(self) -> int:
+        """The one line that says so, and the exit status a shell gives a process the
+        signal ended: 128 + its number (130 for SIGINT, 143 for SIGTERM)."""
+        import signal
+
+        name = signal.Signals(self.number).name
+        print(f"splitops: error: interrupted by {name}; stopped.", file=sys.stderr)
+        return 128 + self.number
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP raise :class:`_InterruptedError` inside, once: a second
+    signal while the command cleans up is ignored, so that the cleaning ends. Outside the
+    main thread (where Python takes no signal handlers) nothing changes."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    numbers = [signal.SIGINT, signal.SIGTERM] + (
+        [signal.SIGHUP] if hasattr(signal, "SIGHUP") else []
+    )
+    raised: list[int] = []
+
+    def interrupt(number: int, frame: object) -> None:
+        if not raised:
+            raised.append(number)
+            raise _InterruptedError(number)
+
+    previous = {number: signal.signal(number, interrupt) for number in numbers}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 def _guarded(command: Callable[[argparse.Namespace], ExitCode], args: argparse.Namespace) -> int:
     """``command(args)``'s exit code, or the one its error means, said in one line."""
     from .core import Rule, limits
 
     chosen = {name: getattr(args, name) for name in _LIMIT_HELP if getattr(args, name, None)}
     try:
-        with limits(**chosen):
+        with limits(**chosen), _TerminalProgress.shown(args.parser.prog):
             return int(command(args))
     except SplitError as error:
         # A limit refused the input before anything was allocated: unsafe input, not a rule.
@@ -207,6 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="splitops",
         description="Find, fix and run ONNX Split and SplitToSequence nodes.",
         epilog=_exit_codes(EXIT_CODE_MEANINGS)
+        + "\n  130, 143  interrupted by SIGINT or SIGTERM (128 + the signal's number)"
         + "\n\nStart with `splitops run`: it runs an example model shipped with splitops.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -391,10 +450,11 @@ _EXAMPLES = {
     "conformance write": """example:
   $ splitops conformance write pack/
   A folder per case (model.onnx, test_data_set_0/input_<i>.pb, output_<i>.pb) and
-  pack/cases.json; a pack already there is replaced.""",
+  pack/cases.json; a pack already there, and nothing else, is replaced.""",
     "conformance run": """example:
   $ splitops conformance run pack/ --runtime onnx.reference
-  One line per failing case with what the runtime returned, then `N passed, M failed`.""",
+  One line per case it fails or reads one of two ways, with what the runtime returned, then
+  `N passed, M failed` (and `, K read two ways`).""",
 }
 
 
@@ -470,6 +530,86 @@ def _fail(error: object, code: ExitCode) -> int:
     return int(code)
 
 
+class _TerminalProgress:
+    """The step a command is at and the seconds it has spent, on one line of a terminal's
+    stderr, written again in place each second and at each step (:func:`report_progress`),
+    and erased before anything else is written there and when the command ends. A command
+    whose stderr is no terminal (a pipe, a file) shows none."""
+
+    #: The one shown now (the command runs in the main thread).
+    current: _TerminalProgress | None = None
+
+    def __init__(self, command: str, stream: IO[str]) -> None:
+        import threading
+        import time
+
+        self.command, self.stream = command, stream
+        self.step = "starting"
+        self.began = time.monotonic()
+        self.lock = threading.Lock()
+        self.ended = threading.Event()
+        self.shown_now = False
+        self.ticker = threading.Thread(target=self._tick, daemon=True)
+
+    @classmethod
+    @contextmanager
+    def shown(cls, command: str) -> Iterator[None]:
+        from .core import progress_listener
+
+        stream = sys.stderr
+        try:
+            terminal = stream.isatty()
+        except (AttributeError, ValueError):
+            terminal = False
+        if not terminal:
+            yield
+            return
+        progress = cls.current = cls(command, stream)
+        progress.ticker.start()
+        try:
+            with progress_listener(progress.at):
+                yield
+        finally:
+            progress.ended.set()
+            progress.erase()
+            cls.current = None
+
+    def at(self, step: str) -> None:
+        with self.lock:
+            self.step = step
+            self._draw()
+
+    def erase(self) -> None:
+        """The line erased, until the next step or second draws it again."""
+        with self.lock:
+            if self.shown_now:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+                self.shown_now = False
+
+    def _tick(self) -> None:
+        while not self.ended.wait(1.0):
+            with self.lock:
+                self._draw()
+
+    def _draw(self) -> None:
+        import shutil
+        import time
+
+        if self.ended.is_set():
+            return
+        seconds = int(time.monotonic() - self.began)
+        text = (
+            f"{self.command} ({seconds} s): {self.step}"
+            if seconds
+            else f"{self.command}: {self.step}"
+        )
+        width = shutil.get_terminal_size().columns
+        self.stream.write("\r" + text[: max(width - 1, 1)] + "\x1b[K")
+        self.stream.flush()
+        self.shown_now = True
+
+
 class _Output:
     """stdout that a reader may close early (``| head``): once it has, later lines are
     dropped and the command goes on, so that files it was asked to write are written."""
@@ -480,6 +620,8 @@ class _Output:
     def __call__(self, line: str = "", *, stream: IO[str] | None = None) -> None:
         if self.closed and stream is None:
             return
+        if _TerminalProgress.current is not None:
+            _TerminalProgress.current.erase()
         try:
             print(line, file=stream or sys.stdout, flush=True)
         except BrokenPipeError:
@@ -500,6 +642,7 @@ def _load(args: argparse.Namespace, *, weights: bool = True) -> ModelProto:
     (check and infer read shapes, not weights)."""
     from .onnx import load_model
 
+    report_progress("reading the model")
     model: ModelProto = load_model(
         args.model, trust_external_data=args.trust_external_data, load_external_data=weights
     )
@@ -513,6 +656,7 @@ def _check(args: argparse.Namespace) -> ExitCode:
         return _check_portability(args)
     say = _Output()
     model = _load(args, weights=False)
+    report_progress("checking every Split/SplitToSequence node")
     diagnostics, count = check_model_counted(model)
     if args.json:
         say(json.dumps([d.as_dict() for d in diagnostics], indent=2))
@@ -544,6 +688,7 @@ def _infer(args: argparse.Namespace) -> ExitCode:
 
     model = _load(args, weights=args.output is not None)
     # Another operator's failure is infer_shapes' OtherOperatorError; anything else is a defect.
+    report_progress("inferring the types")
     inferred = infer_shapes(model, strict=True)
     if args.output is not None:
         _write_model(inferred, args.output)
@@ -591,9 +736,13 @@ def _run(args: argparse.Namespace) -> ExitCode:
     from .examples import EXAMPLE_MODEL
     from .onnx import ModelView, describe_array, describe_split_nodes, model_feeds, write_arrays
 
-    # The options first: a malformed one stops the command before it prints anything.
+    # The options first, and the engine: what stops the command stops it before it prints.
     given = dict(_pair(text, "--input", "NAME=FILE.npy") for text in args.input)
     dims = {name: _length(value, f"--dim {name}") for name, value in map(_dim_pair, args.dim)}
+    if args.engine == "onnxruntime":
+        from .onnx import import_onnxruntime
+
+        import_onnxruntime()  # the ImportError that says how to install it
     say = _Output()
     if args.model is None:
         args.model = EXAMPLE_MODEL
@@ -608,6 +757,7 @@ def _run(args: argparse.Namespace) -> ExitCode:
     for name, value in feeds.items():
         say(f"input {name}: {describe_array(value)} ({origins[name]})")
     # Another operator's failure is the engine's OtherOperatorError; anything else is a defect.
+    report_progress(f"running the model (engine {args.engine})")
     results = _prepared(backend, model, args.engine).run(feeds)
     outputs = [output.name for output in model.graph.output]
     lines: list[str] = []
@@ -636,15 +786,12 @@ def _prepared(backend: Any, model: ModelProto, engine: str) -> Any:
         return backend.prepare(model)
     from .onnx import session_version
 
-    version = session_version()
-    if version is None:  # prepare raises the ImportError that says how to install it
-        return backend.prepare(model, engine=engine)
-    print(f"engine: onnxruntime {version}", file=sys.stderr)
+    _Output()(f"engine: onnxruntime {session_version()}", stream=sys.stderr)
     with warnings.catch_warnings(record=True) as notes:
         warnings.simplefilter("always", backend.EngineFallbackWarning)
         rep = backend.prepare(model, engine=engine)
     for note in notes:
-        print(f"splitops: note: {' '.join(str(note.message).split())}", file=sys.stderr)
+        _Output()(f"splitops: note: {' '.join(str(note.message).split())}", stream=sys.stderr)
     return _NotingRep(rep, backend.EngineFallbackWarning)
 
 
@@ -659,7 +806,7 @@ class _NotingRep:
             warnings.simplefilter("always", self.kind)
             results = self.rep.run(feeds)
         for note in notes:
-            print(f"splitops: note: {' '.join(str(note.message).split())}", file=sys.stderr)
+            _Output()(f"splitops: note: {' '.join(str(note.message).split())}", stream=sys.stderr)
         return results
 
 
@@ -727,6 +874,7 @@ def _check_portability(args: argparse.Namespace) -> ExitCode:
                     and runtime.is_installed()
                 ]
             )
+        report_progress("checking every Split/SplitToSequence node")
         diagnostics = check_model(model)
         found = check_portability(model, runtimes=args.runtime, workers=workers)
     if args.json:
@@ -808,16 +956,17 @@ def _conformance_write(args: argparse.Namespace) -> ExitCode:
 
     count = write_pack(args.folder)
     valid = sum(case.valid for case in CASES)
+    rejected = sum(case.rejected for case in CASES)
     _Output()(
-        f"wrote {count} case(s) to {args.folder}: {valid} valid, {count - valid} that the spec "
-        "rejects"
+        f"wrote {count} case(s) to {args.folder}: {valid} valid, {rejected} that the spec "
+        f"rejects, {count - valid - rejected} that it says two ways"
     )
     return ExitCode.OK
 
 
 def _conformance_run(args: argparse.Namespace) -> ExitCode:
-    """``splitops conformance run DIR --runtime NAME``: a line per failing case, then the
-    counts."""
+    """``splitops conformance run DIR --runtime NAME``: a line per case the runtime fails or
+    reads one of two ways, then the counts."""
     from .conformance import run_pack, summary
     from .onnx import RUNTIMES
 
@@ -832,8 +981,9 @@ def _conformance_run(args: argparse.Namespace) -> ExitCode:
 
     def show(result: Any) -> None:
         if not result.passed:
-            failed.append(str(result))
             say(str(result))
+        if result.failed:
+            failed.append(result.name)
 
     results = run_pack(args.folder, args.runtime, progress=show)
     say(summary(results))

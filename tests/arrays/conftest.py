@@ -89,14 +89,18 @@ def _cuda_available(backend: Backend, module: ModuleType) -> bool:
     return bool(module.cuda.is_available())
 
 
-@pytest.fixture(params=list(Backend), ids=lambda backend: backend.value)
-def library(request: pytest.FixtureRequest) -> Backend:
-    """Each backend in turn; skips one whose library (or CUDA device) is absent."""
-    backend: Backend = request.param
+def available(backend: Backend) -> Backend:
+    """``backend``, or a skip when its library (or its CUDA device) is absent."""
     module = pytest.importorskip(backend.modname)
     if backend.needs_cuda and not _cuda_available(backend, module):
         pytest.skip(f"{backend.value} needs a CUDA device and this machine has none")
     return backend
+
+
+@pytest.fixture(params=list(Backend), ids=lambda backend: backend.value)
+def library(request: pytest.FixtureRequest) -> Backend:
+    """Each backend in turn; skips one whose library (or CUDA device) is absent."""
+    return available(request.param)
 
 
 @pytest.fixture
@@ -119,7 +123,9 @@ def device(library: Backend, xp: ModuleType) -> Any:
     if library is Backend.ARRAY_API_STRICT:
         return xp.Device("device1")
     if library is Backend.TORCH_CUDA:
-        return xp.device("cuda")
+        # The device torch puts an array on when asked for "cuda": cuda:0 (or the current
+        # one), which is what a part's device compares equal to; torch.device("cuda") is not.
+        return xp.empty(0, device="cuda").device
     return array_api_compat.device(xp.empty(0))
 
 

@@ -138,7 +138,9 @@ def expected(call: dict[str, Any], limit: int) -> tuple[list[int], bool] | None:
         if _is_int(split):
             if split < 1 or math.ceil(dim / split) > limit:
                 return Reject
-            return [split] * (dim // split) + ([dim % split] if dim % split else []), False
+            # The scalar 1 is the default split, so keepdims applies to it (docs/semantics.md).
+            drop = split == 1 and not keepdims
+            return [split] * (dim // split) + ([dim % split] if dim % split else []), drop
         if not isinstance(split, (list, np.ndarray)):
             return Reject
         sizes = _sizes_of(split, version)

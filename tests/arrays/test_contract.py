@@ -15,7 +15,9 @@ import array_api_compat
 import numpy as np
 import pytest
 
-from splitops import SplitError, split, split_to_sequence
+from splitops import SplitError, SplitTypeError, split, split_to_sequence
+
+from .conftest import Backend
 
 GRID = np.arange(60, dtype=np.float64).reshape(3, 4, 5)
 
@@ -90,6 +92,22 @@ def test_copy_true_gives_the_same_values_library_and_device(
     for part in parts:
         assert array_api_compat.array_namespace(part) is xp
         assert array_api_compat.device(part) == device
+
+
+@pytest.mark.parametrize("op", ["split", "split_to_sequence"])
+def test_out_receives_copies_in_arrays_of_the_library_on_its_device(
+    op: str, library: Any, device: Any, asarray: Any, to_numpy: Any, oracle: Any
+) -> None:
+    function = split if op == "split" else split_to_sequence
+    out = list(function(asarray(np.zeros_like(GRID)), [1, 3], axis=1, copy=True))
+    if library is Backend.JAX:
+        with pytest.raises(SplitTypeError, match=r"cannot write into jax\.numpy arrays"):
+            function(asarray(GRID), [1, 3], axis=1, out=out)
+        return
+    parts = function(asarray(GRID), [1, 3], axis=1, out=out)
+    assert all(part is array for part, array in zip(parts, out, strict=True))
+    _assert_same_parts(parts, oracle(GRID, [1, 3], 1), to_numpy)
+    assert all(array_api_compat.device(part) == device for part in parts)
 
 
 def test_every_onnx_type_the_library_has_keeps_its_dtype(

@@ -83,3 +83,21 @@ def test_grad_flows_back_through_a_keepdims0_sequence() -> None:
 
     expected = np.repeat(np.array([[1.0], [2.0], [3.0]], dtype=np.float32), 7, axis=1)
     np.testing.assert_array_equal(np.asarray(jax.grad(weighted)(jnp.asarray(X))), expected)
+
+
+def test_parts_come_from_one_split_primitive_not_a_slice_each() -> None:
+    jaxpr = str(jax.make_jaxpr(lambda x: split(x, [1, 2, 4], axis=1))(jnp.asarray(X)))
+    assert jaxpr.count("split[") == 1
+    assert "slice" not in jaxpr
+
+
+@pytest.mark.parametrize(
+    "function",
+    [lambda x: split(x, [7], axis=1, copy=True), lambda x: split_to_sequence(x, axis=0, copy=True)],
+    ids=["whole", "rows"],
+)
+def test_copy_true_parts_hold_buffers_of_their_own(function: Callable[[Any], Any]) -> None:
+    x = jnp.asarray(X)
+    pointers = [part.unsafe_buffer_pointer() for part in function(x)]
+    assert x.unsafe_buffer_pointer() not in pointers
+    assert len(set(pointers)) == len(pointers)

@@ -44,8 +44,9 @@ def test_check_exit_codes_and_output(
     problems = json.loads(as_json.stdout)
     assert len(problems) == len(lines)
     assert {key for p in problems for key in p} == {
-        "graph", "node", "op", "opset", "rule", "message", "hint"
+        "graph", "node", "op", "opset", "rule", "message", "hint", "severity"
     }  # fmt: skip
+    assert {p["severity"] for p in problems} == {"error"}
     assert (problems[0]["graph"], problems[0]["node"], problems[0]["opset"]) == (
         "main",
         "bad_sizes",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -171,3 +172,29 @@ def test_output_names_become_distinct_safe_files_inside_the_out_folder(
     assert not (tmp_path / "escape.npy").exists()
     values = sorted(float(np.load(tmp_path / "o" / name)[0]) for name in written)
     assert values == [0.0, 1.0, 2.0]
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="FIFOs are POSIX's")
+@pytest.mark.parametrize("command", ["split", "run"])
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
+def test_an_array_file_that_is_no_regular_file_is_refused_unread(
+    cli: Any, error_line: Any, tmp_path: Path, command: str, kind: str
+) -> None:
+    """Opening a FIFO for reading waits for a writer, for ever; /dev/zero never ends: each is
+    refused by its type, before a byte is read (in a process of its own: a hang is the bug)."""
+    import os
+
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "x.npy")
+    elif kind == "device":
+        os.symlink("/dev/zero", tmp_path / "x.npy")
+    else:
+        (tmp_path / "x.npy").mkdir()
+    if command == "split":
+        done = cli("split", "x.npy", "--parts", "2")
+    else:
+        done = cli("run", str(EXAMPLE_MODEL), "--input", "x=x.npy")
+    assert done.returncode == 2
+    assert error_line(done).endswith(
+        "x.npy: it is not a regular file (a folder, a device or a pipe)."
+    )

@@ -21,8 +21,14 @@ class Rules:
 
     #: Split-18 num_outputs: "ceil" (the spec's) or "balanced" (numpy's array_split).
     num_outputs: str = "ceil"
-    #: SplitToSequence: drop the axis when keepdims=0 even though split is given.
+    #: SplitToSequence: drop the axis of each part of length 1 when keepdims=0, even though
+    #: split is given.
     squeeze_despite_split: bool = False
+    #: SplitToSequence: a scalar split of 1 is a given split, which keeps the axis whatever
+    #: keepdims says (onnx.reference's reading); the spec's, as splitops reads it, is the
+    #: default split written out ("a default scalar value of 1 is used"), and keepdims=0
+    #: drops the axis there.
+    scalar_one_keeps_axis: bool = False
     #: Refuse a Split-18 node that lists fewer outputs than num_outputs.
     refuse_fewer_outputs: bool = False
 
@@ -90,9 +96,12 @@ def run_split_node(node: Any, inputs: Sequence[np.ndarray], rules: Rules = SPEC)
         return cut(x, axis, split_sizes(node, inputs, rules))
     split = inputs[1] if len(inputs) > 1 else None
     parts = cut(x, axis, sequence_sizes(x, axis, split))
-    squeeze = attributes.get("keepdims", 1) == 0 and (split is None or rules.squeeze_despite_split)
-    if squeeze:
-        parts = [np.squeeze(part, axis) for part in parts]
+    default = split is None or (
+        split.ndim == 0 and int(split) == 1 and not rules.scalar_one_keeps_axis
+    )
+    squeeze = attributes.get("keepdims", 1) == 0 and (default or rules.squeeze_despite_split)
+    if squeeze:  # a part longer than 1 cannot drop the axis: a wrong runtime keeps it there
+        parts = [np.squeeze(part, axis) if part.shape[axis] == 1 else part for part in parts]
     return [parts]
 
 

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from tests.conformance.spec_oracle import SPEC, RefusedError, Rules, run_model
+from tests.conformance.test_cases import BUG_CLASSES
 
-from splitops.conformance import CaseResult, PackCase, judge, read_pack, write_pack
+from splitops.conformance import CaseResult, PackCase, Verdict, judge, read_pack, write_pack
+from splitops.onnx import RuntimeCrashError
 
 
 @pytest.fixture(scope="module")
@@ -55,11 +58,76 @@ def test_a_split_to_sequence_that_squeezes_despite_a_split_is_caught(
 ) -> None:
     failures = _failures(pack, Rules(squeeze_despite_split=True))
     assert {result.name for result in failures} == {
-        "test_split_to_sequence_scalar_keepdims_0_ignored_opset11",
+        "test_split_to_sequence_scalar_2_keepdims_0_ignored_opset11",
         "test_split_to_sequence_sizes_keepdims_0_ignored_opset11",
     }
-    assert "expected sequence of 3 [float32 (2, 1)" in failures[0].detail
-    assert "got sequence of 3 [float32 (2,)" in failures[0].detail
+    assert all(result.verdict is Verdict.WRONG for result in failures)
+    assert "expected sequence of 3 [float32 (2, 2)" in failures[0].detail
+    assert "float32 (2,) [5., 10.]" in failures[0].detail
+
+
+def _named(pack: list[PackCase], name: str) -> PackCase:
+    return next(case for case in pack if case.name == name)
+
+
+@pytest.mark.parametrize("item", BUG_CLASSES)
+def test_each_bug_class_is_caught_by_its_case(pack: list[PackCase], item: str) -> None:
+    """A runtime that slices what it is given, checking none of these rules, accepts each
+    case; one that refuses it passes."""
+    case = _named(pack, BUG_CLASSES[item])
+    result = judge(case, run_model(case.model, case.feeds))
+    assert result.verdict is Verdict.ACCEPTS
+    assert result.detail.startswith("must be refused, but returned ")
+    assert judge(case, RefusedError("no")).passed
+
+
+@pytest.mark.parametrize(
+    ("name", "rules", "reading"),
+    [
+        ("test_split_to_sequence_scalar_1_keepdims_0_opset11", SPEC, "drops-axis"),
+        (
+            "test_split_to_sequence_scalar_1_keepdims_0_opset11",
+            Rules(scalar_one_keeps_axis=True),
+            "keeps-axis",
+        ),
+        ("test_split_to_sequence_sizes_with_zero_opset11", SPEC, "empty-part"),
+    ],
+)
+def test_a_case_read_two_ways_says_which_reading_a_runtime_follows(
+    pack: list[PackCase], name: str, rules: Rules, reading: str
+) -> None:
+    case = _named(pack, name)
+    result = judge(case, run_model(case.model, case.feeds, rules))
+    assert (result.verdict, result.reading) == (Verdict.READING, reading)
+    assert not result.passed
+    assert not result.failed
+
+
+def test_a_refusal_follows_the_reading_that_rejects_and_no_other(pack: list[PackCase]) -> None:
+    zero = judge(_named(pack, "test_split_to_sequence_sizes_with_zero_opset11"), RefusedError("0"))
+    assert (zero.verdict, zero.reading) == (Verdict.READING, "rejected")
+    # Both readings of the scalar 1 compute: a refusal is a refusal.
+    scalar = judge(
+        _named(pack, "test_split_to_sequence_scalar_1_keepdims_0_opset11"), RefusedError("no")
+    )
+    assert scalar.verdict is Verdict.REFUSED
+    assert scalar.failed
+
+
+def test_outputs_no_reading_gives_are_wrong(pack: list[PackCase]) -> None:
+    case = _named(pack, "test_split_to_sequence_scalar_1_keepdims_0_opset11")
+    result = judge(case, [[np.zeros((2, 3), np.float32)]])
+    assert result.verdict is Verdict.WRONG
+    assert result.detail.startswith("reads it as neither drops-axis or keeps-axis")
+
+
+@pytest.mark.parametrize("rejected", [True, False])
+def test_a_crash_is_never_a_pass_nor_a_refusal(pack: list[PackCase], rejected: bool) -> None:
+    case = next(case for case in pack if case.rejected == rejected and not case.readings)
+    result = judge(case, RuntimeCrashError("the runtime crashed (signal 6)"))
+    assert result.verdict is Verdict.CRASH
+    assert result.failed
+    assert result.detail == "crashed: the runtime crashed (signal 6)"
 
 
 def test_a_refusal_of_fewer_listed_outputs_than_num_outputs_is_caught(
@@ -97,14 +165,22 @@ def test_the_pack_reads_back_what_was_written(tmp_path: Path) -> None:
 
     write_pack(tmp_path / "pack")
     for case, read in zip(CASES, read_pack(tmp_path / "pack"), strict=True):
-        assert (read.name, read.op, read.opset, read.why, read.valid) == (
+        assert (read.name, read.op, read.opset, read.why, read.valid, read.rejected) == (
             case.name,
             case.op,
             case.opset,
             case.why,
             case.valid,
+            case.rejected,
         )
+        assert [(r.key, r.why, r.splitops) for r in read.readings] == [
+            (r.key, r.why, r.splitops) for r in case.readings
+        ]
         assert judge(read, list(map(_as_output, case.outputs or ()))).passed == case.valid
+        for reading in case.readings:
+            if reading.outputs is not None:
+                result = judge(read, list(map(_as_output, reading.outputs)))
+                assert result.reading == reading.key
 
 
 def _as_output(value: object) -> object:

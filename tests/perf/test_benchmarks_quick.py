@@ -27,6 +27,10 @@ CPU_PEERS = {
     "np.copyto per part",
     "torch.split",
     "splitops on torch",
+    "clone, then views",
+    "copy, then views",
+    "splitops on jax",
+    "jnp.split",
 }
 
 
@@ -47,14 +51,25 @@ def test_quick_benchmark_run_checks_every_peer_and_writes_its_results(tmp_path: 
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     results = json.loads((tmp_path / "results.json").read_text())
     ran = {peer for peers in results["peers"].values() for peer in peers}
-    torch_peers = {"torch.split", "splitops on torch"}
-    has_torch = importlib.util.find_spec("torch") is not None
-    assert ran == (CPU_PEERS if has_torch else CPU_PEERS - torch_peers)
+    missing = {
+        name
+        for library, names in {
+            "torch": {"torch.split", "splitops on torch", "clone, then views"},
+            "jax": {"splitops on jax", "jnp.split"},
+        }.items()
+        for name in names
+        if importlib.util.find_spec(library) is None
+    }
+    assert ran == CPU_PEERS - missing
     checks = [status for row in results["checks"].values() for status in row.values()]
     assert checks
     assert set(checks) == {"ok"}
     targets = {t["id"]: t["status"] for t in results["targets"]}
-    assert set(targets) == {"1a", "1b", "2a", "2b", "3", "4a", "4b", "5", "6", "7", "8"}
+    assert set(targets) == {
+        *("1a", "1b", "2a", "2b", "3", "4a", "4b", "5", "6", "7", "8"),
+        *("9a", "9b", "9c", "9d", "9e", "9f", "10a", "10b", "10c", "10d"),
+        *("11", "12a", "12b", "13a", "13b", "13c"),
+    }
     # Timings of a quick run measure nothing: no verdict; the counted targets keep theirs.
     assert {targets[t] for t in targets if t not in {"5", "6", "7"}} == {"n/a"}
     assert targets["5"] == targets["7"] == "PASS"
@@ -122,3 +137,42 @@ def test_the_portability_matrix_takes_an_out_folder_as_the_suite_does(
     monkeypatch.setattr(portability, "check_speed_report", lambda runtimes: "")
     assert portability.main(["--runtimes", "tract", "--out", str(tmp_path / "results")]) == 0
     assert (tmp_path / "results" / "portability.md").read_text() == "# matrix\n"
+
+
+def test_the_gpu_sweep_measures_every_layout_count_and_mode_and_writes_its_table(
+    tmp_path: Path,
+) -> None:
+    # On the host device the sweep runs its small inputs: the same calls, checks and table.
+    pytest.importorskip("torch")
+    gpu = _benchmarks_module("gpu")
+    assert gpu.main(["--device", "cpu", "--out", str(tmp_path / "gpu.md")]) == 0
+    table = (tmp_path / "gpu.md").read_text()
+    rows = [
+        line.split(" | ")
+        for line in table.splitlines()
+        if line.startswith("| ") and "--" not in line
+    ]
+    header, body = rows[0], rows[1:]
+    assert header[:4] == ["| layout", "parts", "mode", "library"]
+    expected = {
+        (layout, f"{parts:,}", mode)
+        for layout, _, _ in gpu.SMOKE_LAYOUTS
+        for parts in gpu.SMOKE_PARTS
+        for mode in ("views", "copy=True", "out=")
+    }
+    assert {(row[0].removeprefix("| "), row[1], row[2]) for row in body} == expected
+    for row in body:
+        assert row[4] != "-", row  # splitops measured
+        assert row[6] != "-", row  # and its peer
+        assert (row[8] != "-") == (row[2] != "views"), row  # copies have a bound's ratio
+    assert "CPU (cpu)" in table
+    assert " UTC" in table
+
+
+def test_the_gpu_sweep_says_so_and_stops_where_there_is_no_cuda(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device")
+    gpu = _benchmarks_module("gpu")
+    assert gpu.main(["--out", str(tmp_path / "gpu.md")]) == 2
+    assert not (tmp_path / "gpu.md").exists()

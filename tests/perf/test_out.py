@@ -147,6 +147,13 @@ def test_read_only_out_array_is_rejected_before_any_write() -> None:
     _rejects(splitops.SplitError, r"out\[1\] is read-only", _x(), out)
 
 
+def test_a_read_only_part_of_a_copy_given_as_out_is_rejected_before_any_write() -> None:
+    # The parts of one copy=True call lie in order in one buffer, but one may not be written.
+    out = list(splitops.split(np.full((4, 6), -1, np.float32), [2, 4], axis=1, copy=True))
+    out[1].flags.writeable = False
+    _rejects(splitops.SplitError, r"out\[1\] is read-only", _x(), out)
+
+
 def test_out_of_jax_arrays_is_a_type_error_since_they_are_immutable() -> None:
     jnp = pytest.importorskip("jax.numpy")
     x = jnp.arange(6.0).reshape(2, 3)

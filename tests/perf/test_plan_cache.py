@@ -106,7 +106,7 @@ def test_repeated_split_to_sequence_gives_numpys_parts_every_time(
     for _ in range(3):
         parts = splitops.split_to_sequence(x, split, axis=1, keepdims=keepdims, copy=copy)
         assert isinstance(parts, list)
-        if split is None and not keepdims:
+        if split in (None, 1) and not keepdims:  # the scalar 1 is the default split
             assert [p.shape for p in parts] == [(3,)] * 24
             for i, part in enumerate(parts):
                 np.testing.assert_array_equal(part, x[:, i], strict=True)

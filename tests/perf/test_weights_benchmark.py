@@ -6,9 +6,12 @@ memory the benchmark bounds, and writes its table and JSON."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import onnx
+import pytest
+from benchmarks.scale import run
 from benchmarks.weights import COMMANDS, PEAK_BOUND, main, sparse_model
 from onnx import TensorProto
 
@@ -41,3 +44,19 @@ def test_a_quick_run_lowers_and_converts_gigabytes_of_weights_in_bounded_memory(
         assert 0 < row["peak_bytes"] < PEAK_BOUND, name
     table = (tmp_path / "weights.md").read_text()
     assert all(f"| after | {name} |" in table for name in COMMANDS)
+
+
+def _own_peak_bytes() -> int:
+    status = Path("/proc/self/status").read_text()
+    (line,) = [line for line in status.splitlines() if line.startswith("VmHWM:")]
+    return int(line.split()[1]) * 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads Linux's /proc")
+def test_a_command_s_peak_is_its_own_not_that_of_the_process_measuring_it() -> None:
+    # Linux passes a parent's resident high-water mark to a child it starts: measured
+    # directly, `python -c pass` started by pytest late in the suite read 1 GB.
+    seconds, peak, status = run([sys.executable, "-c", "pass"])
+    assert status == 0
+    assert seconds > 0
+    assert peak < _own_peak_bytes() / 2

@@ -1,9 +1,10 @@
 """``split`` and ``split_to_sequence`` on arrays of any array API library.
 
 Each function asks the planner for a checked :class:`~splitops.core.SplitPlan` (from its
-cache when the same call was planned before), then applies it: natively for numpy and torch
-(views, with the per-part work done in C where the library can), and through the array API
-standard for every other library.
+cache when the same call was planned before), then hands it to the kernel of ``x``'s library
+(a :class:`~splitops.arrays._protocol.Kernel`): numpy, torch, cupy and jax natively (views
+by the library's own split, copies in one allocation), every other library through the array
+API standard.
 
 >>> import numpy as np
 >>> x = np.arange(12).reshape(2, 6)
@@ -17,27 +18,19 @@ True
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any, cast
 
 import array_api_compat
 import numpy as np
 
-from ..core import (
-    ElementType,
-    Rule,
-    SizesLike,
-    SplitPlan,
-    SplitTypeError,
-    opset_rule,
-    sequence_plan,
-    split_plan,
-)
-from . import _generic, _numpy
+from ..core import SizesLike, SplitPlan, opset_rule, sequence_plan, split_plan
 from ._dtypes import NUMPY_ELEMENTS, element_of
-from ._libraries import is_torch_tensor, reject_unreadable, reject_unstrided, torch_is_compiling
-from ._out import write_into
-from ._protocol import Array, ArrayT
+from ._generic import GENERIC
+from ._libraries import reject_unreadable, torch_is_compiling
+from ._numpy import NUMPY
+from ._protocol import Array, ArrayT, Kernel
 from ._values import check_copy, host_sizes
 
 __all__ = ["split", "split_to_sequence"]
@@ -45,6 +38,7 @@ __all__ = ["split", "split_to_sequence"]
 # Looked up on every call: module globals cost one dictionary lookup less than attributes.
 _NDARRAY = np.ndarray
 _NUMPY_ELEMENTS = NUMPY_ELEMENTS
+_MODULES = sys.modules
 
 
 def split(
@@ -63,10 +57,10 @@ def split(
     how many parts: before opset 18 it stands for the node's number of outputs (equal parts
     only); at opset 18 it is the attribute (the last part may be smaller). Parts are views of
     ``x`` where the library has views, unless ``copy=True``, which gives contiguous arrays
-    that share no memory with ``x`` or with each other (numpy: cut from one new buffer,
-    freed when the last part dies). Results are arrays of ``x``'s library, on ``x``'s device.
-    ``out``, a list of arrays of the parts' shapes and ``x``'s dtype, receives copies of the
-    parts and is returned: in a loop, it allocates nothing.
+    that share no memory with ``x`` or with each other (cut from one new buffer, freed when
+    the last part dies). Results are arrays of ``x``'s library, on ``x``'s device. ``out``, a
+    list of arrays of the parts' shapes and ``x``'s dtype, receives copies of the parts and
+    is returned: in a loop, it allocates nothing.
 
     >>> import numpy as np
     >>> split(np.arange(7), num_outputs=4)
@@ -86,9 +80,13 @@ def split(
         if copy is False and out is None and plan.indices:  # views of a few parts: the hot path
             views: tuple[ArrayT, ...] = plan.take(array)
             return views
+        kernel: Kernel = NUMPY
     else:
-        plan = split_plan(*_described(x, "Split", opset), split, axis, num_outputs, opset)
-    return tuple(_parts(x, plan, copy, out, "Split", opset))
+        kernel = _kernel(x)
+        plan = split_plan(*kernel.describe(x, "Split", opset), split, axis, num_outputs, opset)
+        if copy is False and out is None:
+            return tuple(kernel.views(x, plan))
+    return tuple(_parts(kernel, x, plan, copy, out, "Split", opset))
 
 
 def split_to_sequence(
@@ -120,9 +118,10 @@ def split_to_sequence(
         return cast("list[ArrayT]", _traced("split_to_sequence", x, split, options))
     if split is not None:
         split = host_sizes(split, "SplitToSequence", opset)
-    element, shape = _described(x, "SplitToSequence", opset)
+    kernel = NUMPY if type(x) is _NDARRAY else _kernel(x)
+    element, shape = kernel.describe(x, "SplitToSequence", opset)
     plan = sequence_plan(element, shape, split, axis, keepdims, opset)
-    return _parts(x, plan, copy, out, "SplitToSequence", opset)
+    return list(_parts(kernel, x, plan, copy, out, "SplitToSequence", opset))
 
 
 def _traced(function: str, x: Any, split: object, options: dict[str, Any]) -> Any:
@@ -132,42 +131,34 @@ def _traced(function: str, x: Any, split: object, options: dict[str, Any]) -> An
     return getattr(_torch_compile, function)(x, split, **options)
 
 
-def _described(x: object, op: str, opset: int) -> tuple[ElementType | str, tuple[Any, ...]]:
-    """The element type and shape of ``x``, or SplitTypeError when it is no array."""
-    if type(x) is _NDARRAY:
-        array: Any = x
-        return _NUMPY_ELEMENTS.get(array.dtype) or element_of(array.dtype), array.shape
-    if is_torch_tensor(x):
-        reject_unstrided(x, op, opset)
-    elif not array_api_compat.is_array_api_obj(x):
-        raise SplitTypeError(
-            f"{opset_rule(op, opset).name} needs an array of an array API library (numpy, "
-            f"torch, jax, cupy, dask, ...); {type(x).__name__} was given.",
-            rule=Rule.ARRAY,
-        )
-    array = x
-    return element_of(array.dtype), tuple(array.shape)
+def _kernel(x: object) -> Kernel:
+    """The kernel of ``x``'s library. A native one is imported with its library, which the
+    caller has imported already (else ``x`` could not be one of its arrays)."""
+    torch = _MODULES.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        module = _MODULES.get("splitops.arrays._torch")
+        if module is None:
+            from . import _torch
+
+            return _torch.TORCH
+        return cast(Kernel, module.TORCH)
+    if array_api_compat.is_jax_array(x):
+        from ._jax import JAX
+
+        return JAX
+    if array_api_compat.is_cupy_array(x):
+        from ._cupy import CUPY
+
+        return CUPY
+    return GENERIC
 
 
-def _parts(x: Any, plan: SplitPlan, copy: object, out: object, op: str, opset: int) -> list[Any]:
+def _parts(
+    kernel: Kernel, x: Any, plan: SplitPlan, copy: object, out: object, op: str, opset: int
+) -> Sequence[Any]:
     """The parts of ``x`` by ``plan``: views, copies, or copies written into ``out``."""
     if type(copy) is not bool:
         check_copy(copy, opset_rule(op, opset))
-    parts = list(_cut(x, plan, copy=bool(copy) and out is None))
     if out is not None:
-        return write_into(x, parts, out, opset_rule(op, opset).name)
-    return parts
-
-
-def _cut(x: Any, plan: SplitPlan, *, copy: bool) -> Sequence[Any]:
-    if type(x) is _NDARRAY:
-        return _numpy.cut(x, plan, copy=copy)
-    if is_torch_tensor(x):
-        from . import _torch
-
-        return _torch.cut(x, plan, copy=copy)
-    xp = array_api_compat.array_namespace(x)
-    if copy and array_api_compat.is_cupy_array(x):
-        # The standard's asarray(copy=True) keeps cupy's source layout; .copy() is C-ordered.
-        return [part.copy() for part in _generic.cut(xp, x, plan, copy=False)]
-    return _generic.cut(xp, x, plan, copy=copy)
+        return kernel.write(x, plan, out, opset_rule(op, opset).name)
+    return kernel.copies(x, plan) if copy else kernel.views(x, plan)

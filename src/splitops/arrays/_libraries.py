@@ -17,9 +17,9 @@ import sys
 
 import array_api_compat
 
-from ..core import Rule, SplitError, SplitTypeError, opset_rule
+from ..core import Rule, SplitError, opset_rule
 
-__all__ = ["is_torch_tensor", "reject_unreadable", "reject_unstrided", "torch_is_compiling"]
+__all__ = ["reject_unreadable", "torch_is_compiling"]
 
 
 def reject_unreadable(value: object, op: str, opset: int, what: str = "split sizes") -> None:
@@ -58,23 +58,6 @@ def reject_unreadable(value: object, op: str, opset: int, what: str = "split siz
         )
 
 
-def reject_unstrided(x: object, op: str, opset: int) -> None:
-    """SplitTypeError for tensors whose memory is no strided array: sparse and nested torch
-    tensors have no basic slicing to cut them with.
-
-    >>> import numpy as np
-    >>> reject_unstrided(np.zeros(3), "Split", 18)
-    """
-    layout = str(getattr(x, "layout", "torch.strided"))
-    if getattr(x, "is_nested", False) or layout != "torch.strided":
-        kind = "nested" if getattr(x, "is_nested", False) else layout.removeprefix("torch.")
-        raise SplitTypeError(
-            f"{opset_rule(op, opset).name} cuts strided tensors; a {kind} tensor was given.",
-            rule=Rule.ARRAY,
-            hint="Convert it first (.to_dense(), or .unbind() for a nested tensor).",
-        )
-
-
 def torch_is_compiling(x: object) -> bool:
     """Whether ``x`` is a tensor that ``torch.compile`` is tracing right now.
 
@@ -87,14 +70,3 @@ def torch_is_compiling(x: object) -> bool:
     """
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(x, torch.Tensor) and torch.compiler.is_compiling()
-
-
-def is_torch_tensor(x: object) -> bool:
-    """Whether ``x`` is a ``torch.Tensor`` (or a subclass), without importing torch.
-
-    >>> import numpy as np
-    >>> is_torch_tensor(np.zeros(3))
-    False
-    """
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(x, torch.Tensor)

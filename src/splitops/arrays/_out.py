@@ -1,17 +1,20 @@
-"""Writing parts into arrays the caller allocated once (the ``out=`` argument).
+"""The ``out=`` argument: arrays the caller allocated once, checked before anything is written.
 
-Every array of ``out`` is checked against its part (library, device, dtype, shape,
-writeable) before anything is written, so a rejected call leaves all of them untouched. An
-array that may share memory with the input or with another array of ``out`` is rejected too:
-writing one part would change a part not yet copied (``split(x, [2, 2], out=[x[2:], x[:2]])``
-would give the first half twice). Memory is compared by the byte range each array may touch
-(numpy's ``byte_bounds``, torch's storage and strides), as ``np.may_share_memory`` does:
-arrays that interleave without overlapping are rejected too, which is safe.
+Every array of ``out`` is checked against its part (library, dtype, shape, writeable, and
+what its library adds: torch's device, autograd and inference rules) before anything is
+written, so a rejected call leaves all of them untouched. An array that may share memory with
+the input or with another array of ``out`` is rejected too: writing one part would change a
+part not yet copied (``split(x, [2, 2], out=[x[2:], x[:2]])`` would give the first half
+twice). Memory is compared by the byte range each array may touch, as ``np.may_share_memory``
+does: arrays that interleave without overlapping are rejected too, which is safe.
+
+The kernels write (:meth:`splitops.arrays._strided.Strided.write`); this module holds the
+checks, and the writing for libraries without a native path (:func:`write_parts`).
 
 >>> import numpy as np
 >>> x = np.arange(6).reshape(2, 3)
 >>> out = [np.empty((2, 1), x.dtype), np.empty((2, 2), x.dtype)]
->>> parts = write_into(x, [x[:, :1], x[:, 1:]], out, "Split-18")
+>>> parts = write_parts(x, [x[:, :1], x[:, 1:]], out, "Split-18")
 >>> parts[0] is out[0], parts[1].tolist()
 (True, [[1, 2], [4, 5]])
 """
@@ -19,50 +22,59 @@ arrays that interleave without overlapping are rejected too, which is safe.
 from __future__ import annotations
 
 import itertools
-import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import array_api_compat
-import numpy as np
 
 from ..core import Rule, SplitError, SplitTypeError
 
-__all__ = ["write_into"]
+__all__ = [
+    "Span",
+    "check_apart",
+    "check_arrays",
+    "check_count",
+    "immutable",
+    "overlap",
+    "read_only",
+    "write_parts",
+    "writing_failed",
+]
+
+#: The bytes an array may touch: (first byte, byte past the last) in its memory space.
+Span = tuple[int, int]
+
+#: A library's own check of ``out[i]`` (x, the array, i, the name): raises or returns.
+ArrayCheck = Callable[[Any, Any, int, str], None]
 
 
-def write_into(x: Any, parts: Sequence[Any], out: object, name: str) -> list[Any]:
-    """Copy each of ``parts`` (cut from ``x``) into the matching array of ``out``; return ``out``.
-
-    ``name`` (``Split-18``, ...) starts every error message.
-    """
-    arrays = _check_out(x, parts, out, name)
-    _check_apart(x, arrays, name)
-    for index, (array, part) in enumerate(zip(arrays, parts, strict=True)):
-        try:
-            array[...] = part
-        except (RuntimeError, ValueError, TypeError) as error:
-            raise SplitError(
-                f"{name} could not write part {index} into out[{index}]: {error}",
-                rule=Rule.OUT,
-            ) from error
-    return arrays
-
-
-def _check_out(x: Any, parts: Sequence[Any], out: object, name: str) -> list[Any]:
+def check_count(out: object, count: int, name: str) -> list[Any]:
+    """``out`` as a list, when it is a list or tuple of ``count`` items."""
     if not isinstance(out, (list, tuple)):
         raise SplitTypeError(
             f"{name} out= takes a list or tuple of arrays, one per part; "
             f"{type(out).__name__} was given.",
             rule=Rule.OUT,
         )
-    if len(out) != len(parts):
+    if len(out) != count:
         raise SplitError(
-            f"{name} out= needs {len(parts)} arrays, one per part; {len(out)} "
+            f"{name} out= needs {count} arrays, one per part; {len(out)} "
             f"{'was' if len(out) == 1 else 'were'} given.",
             rule=Rule.OUT,
         )
-    for i, (array, part) in enumerate(zip(out, parts, strict=True)):
+    return list(out)
+
+
+def check_arrays(
+    x: Any,
+    arrays: Sequence[Any],
+    shapes: Sequence[tuple[int, ...]],
+    name: str,
+    check: ArrayCheck,
+) -> None:
+    """Each array of ``out`` is of ``x``'s library and dtype, of its part's shape, and passes
+    its library's ``check``."""
+    for i, (array, shape) in enumerate(zip(arrays, shapes, strict=True)):
         if type(array) is not type(x) and _library(array) != _library(x):
             raise SplitTypeError(
                 f"{name} out[{i}] must be a {_library(x)} array like the input; "
@@ -75,70 +87,52 @@ def _check_out(x: Any, parts: Sequence[Any], out: object, name: str) -> list[Any
                 rule=Rule.OUT,
                 hint="Allocate out with the input's dtype: parts are copied, never cast.",
             )
-        if tuple(array.shape) != tuple(part.shape):
+        if tuple(array.shape) != shape:
             raise SplitError(
-                f"{name} out[{i}] must have shape {tuple(part.shape)}, the shape of part {i}; "
+                f"{name} out[{i}] must have shape {shape}, the shape of part {i}; "
                 f"{tuple(array.shape)} was given.",
                 rule=Rule.OUT,
             )
-        if _is_torch(array):
-            _check_torch_out(x, array, i, name)
-        elif type(array) is np.ndarray:
-            if not array.flags.writeable:
-                raise SplitError(
-                    f"{name} out[{i}] is read-only.",
-                    rule=Rule.OUT,
-                    hint="Pass writeable arrays (flags.writeable).",
-                )
-        elif not array_api_compat.is_writeable_array(array):
-            raise SplitTypeError(
-                f"{name} cannot write into {_library(x)} arrays: they are immutable.",
-                rule=Rule.OUT,
-                hint="Drop out= (copy=True gives independent parts).",
-            )
-    return list(out)
+        check(x, array, i, name)
 
 
-def _is_torch(array: object) -> bool:
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(array, torch.Tensor)
+def read_only(i: int, name: str) -> SplitError:
+    """The error for a read-only ``out[i]``."""
+    return SplitError(
+        f"{name} out[{i}] is read-only.",
+        rule=Rule.OUT,
+        hint="Pass writeable arrays (flags.writeable).",
+    )
 
 
-def _check_torch_out(x: Any, array: Any, i: int, name: str) -> None:
-    """What torch refuses to write into, said before anything is written."""
-    torch = sys.modules["torch"]
-    problem = None
-    if array.device != x.device:
-        problem = f"is on {array.device}, and the input on {x.device}"
-    elif array.requires_grad and array.is_leaf and torch.is_grad_enabled():
-        problem = "is a leaf tensor that requires grad: autograd forbids writing into it"
-    elif array.is_inference() and not torch.is_inference_mode_enabled():
-        problem = "is an inference tensor, written outside inference mode"
-    elif any(st == 0 and n > 1 for n, st in zip(array.shape, array.stride(), strict=True)):
-        problem = "is expanded (a stride of 0): its elements share memory"
-    if problem:
-        raise SplitError(
-            f"{name} out[{i}] {problem}.",
-            rule=Rule.OUT,
-            hint="Pass writeable tensors of their own on the input's device.",
-        )
+def immutable(x: Any, name: str) -> SplitTypeError:
+    """The error for a library whose arrays cannot be written into."""
+    return SplitTypeError(
+        f"{name} cannot write into {_library(x)} arrays: they are immutable.",
+        rule=Rule.OUT,
+        hint="Drop out= (copy=True gives independent parts).",
+    )
 
 
-def _check_apart(x: Any, arrays: list[Any], name: str) -> None:
-    """SplitError when an array of ``out`` may share memory with ``x`` or another one."""
-    spans = [(_span(array), i) for i, array in enumerate(arrays)]
-    own = _span(x)
-    for span, i in spans:
-        if span and own and span[0] == own[0] and span[1] < own[2] and own[1] < span[2]:
+def overlap(first: Span | None, second: Span | None) -> bool:
+    """Whether two spans (``None``: no memory, or memory nobody can tell) share a byte."""
+    return bool(first and second and first[0] < second[1] and second[0] < first[1])
+
+
+def check_apart(own: Span | None, spans: Sequence[Span | None], name: str) -> None:
+    """SplitError when an array of ``out`` (of ``spans``) may share memory with the input
+    (of span ``own``) or with another one."""
+    for i, span in enumerate(spans):
+        if overlap(span, own):
             raise SplitError(
                 f"{name} out[{i}] shares memory with the input: writing a part into it would "
                 "change parts not yet copied.",
                 rule=Rule.OUT,
                 hint="Pass arrays of their own (for instance the parts of one copy=True call).",
             )
-    found = sorted((span, i) for span, i in spans if span)
+    found = sorted((span, i) for i, span in enumerate(spans) if span)
     for (first, i), (second, j) in itertools.pairwise(found):
-        if first[0] == second[0] and second[1] < first[2]:
+        if second[0] < first[1]:
             raise SplitError(
                 f"{name} out[{min(i, j)}] and out[{max(i, j)}] share memory: a part written "
                 "into one would change the other.",
@@ -147,20 +141,29 @@ def _check_apart(x: Any, arrays: list[Any], name: str) -> None:
             )
 
 
-def _span(array: Any) -> tuple[str, int, int] | None:
-    """Where ``array``'s memory may lie: (the memory it is in, first byte, byte past the
-    last), or ``None`` for an empty array or one whose memory is not known."""
-    if isinstance(array, np.ndarray):
-        if array.size == 0:
-            return None
-        low, high = np.lib.array_utils.byte_bounds(array)
-        return "host", int(low), int(high)
-    if _is_torch(array) and array.numel() and array.device.type != "meta":
-        itemsize = array.element_size()
-        start = array.untyped_storage().data_ptr() + array.storage_offset() * itemsize
-        reach = sum((n - 1) * abs(st) for n, st in zip(array.shape, array.stride(), strict=True))
-        return str(array.device), start, start + (reach + 1) * itemsize
-    return None
+def writing_failed(index: int, error: Exception, name: str) -> SplitError:
+    """The error for a write the library refused after every check passed."""
+    return SplitError(
+        f"{name} could not write part {index} into out[{index}]: {error}", rule=Rule.OUT
+    )
+
+
+def write_parts(x: Any, parts: Sequence[Any], out: object, name: str) -> list[Any]:
+    """``out=`` for a library with no native path: each of ``parts`` (cut from ``x``) written
+    into its array with basic indexing, after the checks; returns ``out``."""
+    arrays = check_count(out, len(parts), name)
+    check_arrays(x, arrays, [tuple(part.shape) for part in parts], name, _writeable)
+    for index, (array, part) in enumerate(zip(arrays, parts, strict=True)):
+        try:
+            array[...] = part
+        except (RuntimeError, ValueError, TypeError) as error:
+            raise writing_failed(index, error, name) from error
+    return arrays
+
+
+def _writeable(x: Any, array: Any, i: int, name: str) -> None:
+    if not array_api_compat.is_writeable_array(array):
+        raise immutable(x, name)
 
 
 def _library(array: object) -> str:

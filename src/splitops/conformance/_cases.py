@@ -6,11 +6,18 @@ applied by slicing); a case the spec rejects holds no outputs, and a runtime pas
 refusing. Building the cases checks each against the planner: a case declared valid that
 the planner rejects, or the reverse, is a defect of this table and stops the import.
 
+Where the spec's text is read two ways, a case holds both :class:`Reading` s, each with its
+reasons and what it gives (outputs, or a refusal); a runtime neither passes nor fails it,
+but is said to follow one reading, or neither.
+
 Inputs are small whole numbers counting up from 1 (words ``s1``, ``s2``, ... for strings,
 every third element true for bools), so that a part taken from the wrong place shows.
 
->>> len([case for case in CASES if case.valid]) >= 40, len([c for c in CASES if not c.valid])
-(True, 12)
+>>> len([case for case in CASES if case.valid]) >= 40, len([c for c in CASES if c.rejected])
+(True, 21)
+>>> [c.name for c in CASES if c.readings]  # doctest: +NORMALIZE_WHITESPACE
+['test_split_to_sequence_scalar_1_keepdims_0_opset11',
+ 'test_split_to_sequence_sizes_with_zero_opset11']
 >>> case = case_named("test_split_num_outputs_uneven_10_into_4_opset18")
 >>> [part.tolist() for part in case.outputs]
 [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0], [10.0]]
@@ -30,10 +37,29 @@ from onnx import ModelProto, NodeProto, TypeProto, helper
 from ..core import ElementType, SplitError
 from ..onnx import run_node
 
-__all__ = ["CASES", "ConformanceCase", "case_named", "element_of"]
+__all__ = ["CASES", "ConformanceCase", "Reading", "case_named", "element_of"]
 
 #: An output a case expects: an array, or a sequence of arrays (SplitToSequence).
 Output = np.ndarray[Any, Any] | tuple[np.ndarray[Any, Any], ...]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One way to read a spec text that is read two ways, and what a node gives so read."""
+
+    #: A short name (``"drops-axis"``); the case folder's ``reading_<key>`` holds its outputs.
+    key: str
+    #: The spec's words it rests on, and who reads it so.
+    why: str
+    #: The outputs it gives, or ``None`` where it rejects the node.
+    outputs: tuple[Output, ...] | None
+    #: Whether splitops reads it so (the project's decision, recorded in its README).
+    splitops: bool = False
+
+    @property
+    def rejects(self) -> bool:
+        """Whether this reading rejects the node (a runtime follows it by refusing)."""
+        return self.outputs is None
 
 
 @dataclass(frozen=True)
@@ -47,6 +73,12 @@ class ConformanceCase:
     node: NodeProto
     inputs: tuple[np.ndarray[Any, Any], ...]
     outputs: tuple[Output, ...] | None
+    #: Where the spec is read two ways: each reading (then ``outputs`` is ``None``).
+    readings: tuple[Reading, ...] = ()
+    #: For a case read two ways where a reading rejects the node: the valid case of the same
+    #: node without the words read two ways. A runtime's refusal follows that reading only
+    #: where it runs the control (else it refuses the node for another reason).
+    control: str | None = None
 
     @property
     def op(self) -> str:
@@ -55,20 +87,33 @@ class ConformanceCase:
 
     @property
     def valid(self) -> bool:
-        """Whether the spec computes outputs for it (else a runtime must refuse it)."""
+        """Whether the spec computes these outputs for it, read one way only."""
         return self.outputs is not None
+
+    @property
+    def rejected(self) -> bool:
+        """Whether the spec rejects it (a runtime must refuse it)."""
+        return self.outputs is None and not self.readings
+
+    @property
+    def expect(self) -> str:
+        """What the pack's ``cases.json`` says a runtime must do: ``"outputs"`` (give the
+        spec's), ``"refusal"`` (refuse the node) or ``"readings"`` (one of the readings)."""
+        return "outputs" if self.valid else "readings" if self.readings else "refusal"
 
     def model(self) -> ModelProto:
         """The case as a model: the node alone, every input a graph input, each output
-        typed by what it holds (shaped as expected for a valid case), at the lowest IR
+        typed by what it holds (shaped as expected for a valid case; else dims unknown, of
+        the input's rank, as onnx.checker requires of a graph output), at the lowest IR
         version the opset allows, as onnx's own node tests are built."""
         element = element_of(self.inputs[0])
+        rank = self.inputs[0].ndim
         inputs = [
             helper.make_tensor_value_info(name, element_of(value), value.shape)
             for name, value in zip(self.node.input, self.inputs, strict=True)
         ]
         outputs = [
-            helper.make_value_info(name, _output_type(self.op, element, expected))
+            helper.make_value_info(name, _output_type(self.op, element, expected, rank))
             for name, expected in zip(self.node.output, self._expected_or_none(), strict=True)
         ]
         graph = helper.make_graph([self.node], self.name, inputs, outputs)
@@ -94,10 +139,13 @@ def element_of(value: np.ndarray[Any, Any]) -> int:
     return int(helper.np_dtype_to_tensor_dtype(value.dtype))
 
 
-def _output_type(op: str, element: int, expected: Output | None) -> TypeProto:
+def _output_type(op: str, element: int, expected: Output | None, rank: int) -> TypeProto:
+    """An output's type: the expected array's shape, or unknown dims of the input's rank
+    (a part has the input's rank; a SplitToSequence part may drop the axis, so a sequence
+    is typed without a shape)."""
     if op == "SplitToSequence":
         return helper.make_sequence_type_proto(helper.make_tensor_type_proto(element, None))
-    shape = None if expected is None or isinstance(expected, tuple) else expected.shape
+    shape = [None] * rank if expected is None or isinstance(expected, tuple) else expected.shape
     return helper.make_tensor_type_proto(element, shape)
 
 
@@ -127,20 +175,66 @@ def _build(
     """A case whose expected outputs are splitops' own; it stops where the planner's verdict
     is not what the case declares."""
     try:
-        found = run_node(node, list(inputs), opset=opset)
+        found = _outputs_of(node, inputs, opset)
     except SplitError as error:
         if valid:
             raise AssertionError(f"{name} is declared valid, but {error}") from error
         return ConformanceCase(name, opset, why, node, tuple(inputs), None)
     if not valid:
         raise AssertionError(f"{name} is declared invalid, but splitops computes it")
+    return ConformanceCase(name, opset, why, node, tuple(inputs), found)
+
+
+def _outputs_of(
+    node: NodeProto, inputs: Sequence[np.ndarray[Any, Any]], opset: int
+) -> tuple[Output, ...]:
+    """What splitops gives for ``node``, each array copied (a sequence as a tuple), or the
+    SplitError of a node the spec rejects."""
     outputs: list[Output] = []
-    for value in found:
+    for value in run_node(node, list(inputs), opset=opset):
         if isinstance(value, list):
             outputs.append(tuple(np.array(part, copy=True) for part in value))
         else:
             outputs.append(np.array(value, copy=True))
-    return ConformanceCase(name, opset, why, node, tuple(inputs), tuple(outputs))
+    return tuple(outputs)
+
+
+def _read_two_ways(
+    name: str,
+    opset: int,
+    node: NodeProto,
+    inputs: Sequence[np.ndarray[Any, Any]],
+    why: str,
+    readings: Sequence[Reading],
+    control: str | None = None,
+) -> ConformanceCase:
+    """A case the spec's text reads two ways. Each reading's outputs come from a node that
+    says the same thing without the words read two ways; splitops' own answer for ``node``
+    must be one of them (the one marked ``splitops`` is the project's decision)."""
+    try:
+        found: tuple[Output, ...] | None = _outputs_of(node, inputs, opset)
+    except SplitError:
+        found = None
+    if not any(_same_outputs(found, reading.outputs) for reading in readings):
+        raise AssertionError(f"{name}: splitops' answer is none of the readings")
+    return ConformanceCase(name, opset, why, node, tuple(inputs), None, tuple(readings), control)
+
+
+def _same_outputs(a: tuple[Output, ...] | None, b: tuple[Output, ...] | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(_same_output(x, y) for x, y in zip(a, b, strict=True))
+
+
+def _same_output(a: Output, b: Output) -> bool:
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return (
+            isinstance(a, tuple)
+            and isinstance(b, tuple)
+            and len(a) == len(b)
+            and all(_same_output(x, y) for x, y in zip(a, b, strict=True))
+        )
+    return bool(a.dtype == b.dtype and a.shape == b.shape and a.tolist() == b.tolist())
 
 
 def _split(
@@ -153,6 +247,7 @@ def _split(
     axis: int | None = None,
     sizes: Sequence[int] | None = None,
     sizes_as: str = "",
+    sizes_type: type[np.integer[Any]] = np.int64,
     num_outputs: int | None = None,
     outputs: int | None = None,
     valid: bool = True,
@@ -160,7 +255,7 @@ def _split(
     """A Split case. ``sizes`` go where the version reads them (the attribute before 13,
     the input since), unless ``sizes_as`` says ``"input"`` (Split-1's second input, typed
     like the input); ``outputs`` is the number of outputs the node lists (default: one per
-    size, or ``num_outputs``)."""
+    size, or ``num_outputs``); the split input is int64 unless ``sizes_type`` says."""
     x = _values(element, shape)
     inputs, names, attributes = [x], ["input"], dict[str, Any]()
     if axis is not None:
@@ -169,7 +264,7 @@ def _split(
         attributes["num_outputs"] = num_outputs
     if sizes is not None and (sizes_as == "input" or (opset >= 13 and sizes_as != "attribute")):
         names.append("split")
-        inputs.append(np.array(sizes, dtype=x.dtype if opset < 2 else np.int64))
+        inputs.append(np.array(sizes, dtype=x.dtype if opset < 2 else sizes_type))
     elif sizes is not None:
         attributes["split"] = list(sizes)
     count = outputs or (len(sizes) if sizes is not None else num_outputs or 0)
@@ -191,6 +286,19 @@ def _sequence(
     valid: bool = True,
 ) -> ConformanceCase:
     """A SplitToSequence case; ``split`` is a scalar chunk length, 1-d sizes, or absent."""
+    node, inputs = _sequence_node(element, shape, axis, split, split_type, keepdims)
+    return _build(name, opset, node, inputs, why, valid=valid)
+
+
+def _sequence_node(
+    element: ElementType,
+    shape: tuple[int, ...],
+    axis: int | None = None,
+    split: int | Sequence[int] | Sequence[Sequence[int]] | None = None,
+    split_type: type[np.integer[Any]] = np.int64,
+    keepdims: int | None = None,
+) -> tuple[NodeProto, list[np.ndarray[Any, Any]]]:
+    """A SplitToSequence node and its inputs (see :func:`_sequence`)."""
     inputs, names, attributes = [_values(element, shape)], ["input"], dict[str, Any]()
     if split is not None:
         names.append("split")
@@ -200,7 +308,71 @@ def _sequence(
     if keepdims is not None:
         attributes["keepdims"] = keepdims
     node = helper.make_node("SplitToSequence", names, ["output_sequence"], **attributes)
-    return _build(name, opset, node, inputs, why, valid=valid)
+    return node, inputs
+
+
+def _scalar_1_keepdims_0() -> ConformanceCase:
+    """torch's unbind: a scalar split of 1 with keepdims=0, read as the default split (the
+    axis dropped) or as a given split (the axis kept)."""
+    node, inputs = _sequence_node(E.FLOAT, (2, 3), axis=1, split=1, keepdims=0)
+    default, _ = _sequence_node(E.FLOAT, (2, 3), axis=1, keepdims=0)
+    sizes, by_sizes = _sequence_node(E.FLOAT, (2, 3), axis=1, split=[1, 1, 1], keepdims=0)
+    return _read_two_ways(
+        "test_split_to_sequence_scalar_1_keepdims_0_opset11",
+        11,
+        node,
+        inputs,
+        "a scalar split of 1 with keepdims=0 is read two ways: keepdims is ignored 'if input "
+        "split is specified', and without split 'a default scalar value of 1 is used', so a "
+        "scalar 1 is the default split written out",
+        [
+            Reading(
+                "drops-axis",
+                "a scalar 1 is the default split, so keepdims=0 drops the axis as it does "
+                "without split: parts of shape (2,), as torch's unbind (exported as this node) "
+                "means. onnxruntime reads it so",
+                _outputs_of(default, inputs[:1], 11),
+                splitops=True,
+            ),
+            Reading(
+                "keeps-axis",
+                "any given split, the scalar 1 too, makes keepdims ignored: parts of shape "
+                "(2, 1). onnx.reference and TVM read it so",
+                _outputs_of(sizes, by_sizes, 11),
+            ),
+        ],
+    )
+
+
+def _sizes_with_zero() -> ConformanceCase:
+    """A SplitToSequence size of 0: an empty part, or no valid size."""
+    node, inputs = _sequence_node(E.FLOAT, (5,), split=[2, 0, 3])
+    split = helper.make_node("Split", ["input", "split"], ["a", "b", "c"])
+    parts = _outputs_of(split, inputs, 18)
+    return _read_two_ways(
+        "test_split_to_sequence_sizes_with_zero_opset11",
+        11,
+        node,
+        inputs,
+        "a 1-d split holding 0 is read two ways: the spec says split 'must contain only "
+        "positive numbers', and also 'All values must be >= 0'",
+        [
+            Reading(
+                "empty-part",
+                "'All values must be >= 0', as Split's sizes are: a size of 0 is an empty "
+                "part between the others, 2, 0, 3. onnxruntime and onnx.reference read it so",
+                (tuple(part for part in parts if isinstance(part, np.ndarray)),),
+                splitops=True,
+            ),
+            Reading(
+                "rejected",
+                "'must contain only positive numbers': a size of 0 is no size, and the node "
+                "is refused",
+                None,
+            ),
+        ],
+        control="test_split_to_sequence_sizes_without_zero_opset11",
+    )
 
 
 E = ElementType
@@ -536,14 +708,14 @@ CASES: tuple[ConformanceCase, ...] = (
         split_type=np.int32,
     ),
     _sequence(
-        "test_split_to_sequence_scalar_keepdims_0_ignored_opset11",
+        "test_split_to_sequence_scalar_2_keepdims_0_ignored_opset11",
         11,
         E.FLOAT,
-        (2, 3),
+        (2, 5),
         "keepdims is ignored when split is given ('If input split is specified, this "
-        "attribute is ignored'): chunks of 1 keep the axis, shape (2, 1), not (2,)",
+        "attribute is ignored'): chunks of 2 keep the axis, (2, 2), (2, 2), (2, 1)",
         axis=1,
-        split=1,
+        split=2,
         keepdims=0,
     ),
     _sequence(
@@ -572,13 +744,22 @@ CASES: tuple[ConformanceCase, ...] = (
         axis=1,
     ),
     _sequence(
-        "test_split_to_sequence_sizes_with_zero_opset11",
+        "test_split_to_sequence_int16_sizes_opset11",
         11,
         E.INT16,
+        (2, 5),
+        "int16 with 1-d sizes 3, 2 along axis 1",
+        axis=1,
+        split=[3, 2],
+    ),
+    _sequence(
+        "test_split_to_sequence_sizes_without_zero_opset11",
+        11,
+        E.FLOAT,
         (5,),
-        "the spec says both 'only positive numbers' and 'all values must be >= 0'; splitops "
-        "takes >= 0 for 1-d sizes (as Split does), so a size of 0 is an empty part",
-        split=[2, 0, 3],
+        "sizes 2, 1, 2 of a float input: the node of the case of a size of 0, without it (a "
+        "runtime that refuses both refuses that node for another reason than the 0)",
+        split=[2, 1, 2],
     ),
     _sequence(
         "test_split_to_sequence_negative_axis_opset11",
@@ -672,6 +853,9 @@ CASES: tuple[ConformanceCase, ...] = (
         "bfloat16 is a SplitToSequence type since opset 24; chunks of 2: 2, 1",
         split=2,
     ),
+    # --- what the spec's text says two ways: a runtime follows one reading, or neither ---------
+    _scalar_1_keepdims_0(),
+    _sizes_with_zero(),
     # --- what the spec rejects: a runtime passes by refusing -----------------------------------
     _split(
         "test_split_num_outputs_5_into_4_rejected_opset18",
@@ -742,6 +926,66 @@ CASES: tuple[ConformanceCase, ...] = (
         valid=False,
     ),
     _split(
+        "test_split_neither_sizes_nor_num_outputs_rejected_opset18",
+        18,
+        E.FLOAT,
+        (4,),
+        "Split-18 needs the split input or num_outputs; a node with neither has no rule for "
+        "its parts (Split-13 cut equal parts by output count, Split-18 does not)",
+        outputs=2,
+        valid=False,
+    ),
+    _split(
+        "test_split_int32_sizes_rejected_opset18",
+        18,
+        E.FLOAT,
+        (4,),
+        "the split input of Split-18 is tensor(int64); int32 sizes are another type",
+        sizes=[2, 2],
+        sizes_type=np.int32,
+        valid=False,
+    ),
+    _split(
+        "test_split_int32_sizes_rejected_opset13",
+        13,
+        E.FLOAT,
+        (4,),
+        "the split input of Split-13 is tensor(int64); int32 sizes are another type",
+        sizes=[2, 2],
+        sizes_type=np.int32,
+        valid=False,
+    ),
+    _split(
+        "test_split_attribute_negative_size_rejected_opset11",
+        11,
+        E.FLOAT,
+        (5,),
+        "the split attribute's values must be >= 0 before opset 13 too: -1 and 6 sum to 5 "
+        "but -1 is no size",
+        sizes=[-1, 6],
+        valid=False,
+    ),
+    _split(
+        "test_split_bfloat16_rejected_opset11",
+        11,
+        E.BFLOAT16,
+        (4,),
+        "bfloat16 is no Split type before opset 13",
+        outputs=2,
+        valid=False,
+    ),
+    _split(
+        "test_split_more_sizes_than_outputs_rejected_opset13",
+        13,
+        E.FLOAT,
+        (6,),
+        "3 sizes for a node listing 2 outputs: one size per output, and a part no output "
+        "holds is no part",
+        sizes=[2, 2, 2],
+        outputs=2,
+        valid=False,
+    ),
+    _split(
         "test_split_int32_input_rejected_opset1",
         1,
         E.INT32,
@@ -781,6 +1025,35 @@ CASES: tuple[ConformanceCase, ...] = (
         valid=False,
     ),
     _sequence(
+        "test_split_to_sequence_sizes_negative_rejected_opset11",
+        11,
+        E.FLOAT,
+        (5,),
+        "1-d sizes must be >= 0: -1 and 6 sum to 5 but -1 is no size",
+        split=[-1, 6],
+        valid=False,
+    ),
+    _sequence(
+        "test_split_to_sequence_axis_wraps_rejected_opset11",
+        11,
+        E.FLOAT,
+        (2, 3),
+        "axis -3 of a rank-2 input lies outside [-2, 1]; adding the rank once gives -1, "
+        "which numpy reads as the last axis, and -3 modulo 2 is 1: both wrap to a real axis",
+        axis=-3,
+        split=1,
+        valid=False,
+    ),
+    _sequence(
+        "test_split_to_sequence_bfloat16_rejected_opset11",
+        11,
+        E.BFLOAT16,
+        (4,),
+        "bfloat16 is no SplitToSequence type before opset 24",
+        split=2,
+        valid=False,
+    ),
+    _sequence(
         "test_split_to_sequence_2d_split_rejected_opset11",
         11,
         E.FLOAT,
@@ -794,6 +1067,10 @@ CASES: tuple[ConformanceCase, ...] = (
 _BY_NAME = {case.name: case for case in CASES}
 if len(_BY_NAME) != len(CASES):  # pragma: no cover - a defect of the table
     raise AssertionError("two conformance cases share a name")
+if any(  # pragma: no cover - a defect of the table
+    case.control is not None and not _BY_NAME[case.control].valid for case in CASES
+):
+    raise AssertionError("a control of a case read two ways must be a valid case")
 
 
 def case_named(name: str) -> ConformanceCase:

@@ -8,7 +8,15 @@ writes now). They are kept out of the package on purpose: onnx's ``Base`` runs e
 ``export_*`` function of a subclass when the class is defined, adding its tests to onnx's
 own list of node tests, so importing them (as pytest's doctest collection imports every
 module of ``src``) would change the node suite of whatever process imported splitops.
-Cases the spec rejects have no upstream form: ``expect`` needs outputs.
+Cases the spec rejects have no upstream form: ``expect`` needs outputs; nor have cases its
+text reads two ways, which onnx must decide first.
+
+Two files beside them are written by hand, and proposed with them, for onnx's CI passes the
+tests only with both: ``reference_op_split.py``, a Split-1 for onnx.reference (which has none,
+so the three Split-1 tests fail there), and ``backend_test_runner.py``, the runner's
+comparison of sequences fixed for 1-d string tensors (which it compares row by row, as if a
+row were an output). ``tests/conformance/test_upstream_files.py`` runs the tests through
+onnx's own writer and runner on onnx.reference with and without each.
 
 The text is formatted by ruff with the repository's settings, as the rest of the code is.
 """

@@ -1,4 +1,5 @@
-"""The rules: errors, the version table with its element types, and the planner.
+"""The rules: errors, the version table with its element types, and the planner (and the two
+things every layer shares: the limits on hostile input, and the progress of long work).
 
 Pure Python: nothing here imports numpy, onnx, or any other layer of splitops (an
 import-linter contract checks it). The layers above ask these functions and never re-derive
@@ -17,6 +18,7 @@ from ._errors import (
     SplitopsError,
     SplitTypeError,
     require_argument,
+    warn_caller,
 )
 from ._lazy import lazy_attributes
 from ._limits import Limits, current_limits, limits
@@ -46,6 +48,7 @@ from ._planner import (
     split_plan,
     split_sizes,
 )
+from ._progress import progress_listener, report_progress
 from ._versions import (
     OPSET_RULES,
     OpsetRule,
@@ -97,12 +100,15 @@ __all__ = [
     "plan_cache_clear",
     "plan_cache_info",
     "plan_sequence_parts",
+    "progress_listener",
     "read_keepdims",
     "read_sizes",
+    "report_progress",
     "require_argument",
     "sequence_plan",
     "sequence_sizes",
     "split_part_sizes",
     "split_plan",
     "split_sizes",
+    "warn_caller",
 ]

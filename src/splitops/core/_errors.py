@@ -12,7 +12,7 @@ Every exception splitops raises on purpose is a :class:`SplitopsError`. Each mea
 - :class:`PackError` (an ``OSError``): a folder that is no conformance pack splitops can read.
 
 :class:`ModelCheckWarning` says that ``onnx.checker`` found a problem unrelated to Split in a
-model that runs all the same.
+model that runs all the same; :func:`warn_caller` gives a warning the caller's line.
 
 >>> error = SplitError("Split-13 split sizes [2, 2] sum to 4, but the axis length is 5.",
 ...                    rule=Rule.SPLIT_SUM)
@@ -26,6 +26,9 @@ model that runs all the same.
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from enum import Enum
 from typing import Any
 
@@ -40,6 +43,7 @@ __all__ = [
     "SplitTypeError",
     "SplitopsError",
     "require_argument",
+    "warn_caller",
 ]
 
 _VERSIONS = "Check the node against its version's schema, or convert it to the model's opset"
@@ -223,3 +227,19 @@ def require_argument(
     """
     if not isinstance(value, kind):
         raise TypeError(f"{function} takes {what}, not {type(value).__name__}.")
+
+
+#: The folder of the splitops package: a frame in it is not a caller's.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def warn_caller(message: str, category: type[Warning]) -> None:
+    """``warnings.warn(message, category)``, attributed to the line outside splitops that
+    led here (the caller's own), however deep inside splitops the warning arose: a warning
+    that names ``backend.py`` tells the caller nothing."""
+    frame = sys._getframe(1)
+    level = 2
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)

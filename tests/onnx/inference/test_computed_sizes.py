@@ -457,3 +457,51 @@ def test_sympy_loaded_inside_a_numpy_loop_raises_no_numpy_warning() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[N, M]"
+
+
+# --- ranks known where the values are not: torch's chunk by a tensor k -----------------------
+
+
+def chunks_by_a_run_time_count() -> ModelProto:
+    """torch's ``x.chunk(int(k), dim=1)`` with ``k`` a 0-d input, as the TorchScript exporter
+    writes it: sizes ``Concat(Expand(d, Where(...)), [last])``. The Expand's shape is a value
+    known only at run time, but its length, 1, is known, so the sizes are 1-d: a split, not
+    the scalar chunk of a default split."""
+    nodes = [_int("axis", 1), _int("one", [1]), _int("minus", -1)]
+    nodes += [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "axis"], ["s"], axis=0),
+        helper.make_node("Sub", ["k", "one"], ["k_less_one"]),
+        helper.make_node("Add", ["s", "k_less_one"], ["raised"]),
+        helper.make_node("Div", ["raised", "k"], ["each"]),
+        helper.make_node("Shape", ["k_less_one"], ["count_shape"]),
+        helper.make_node("ConstantOfShape", ["count_shape"], ["ones"],
+                         value=numpy_helper.from_array(np.array([1], np.int64))),
+        helper.make_node("Mul", ["ones", "minus"], ["minus_ones"]),
+        helper.make_node("Equal", ["k_less_one", "minus_ones"], ["is_minus"]),
+        helper.make_node("Where", ["is_minus", "ones", "k_less_one"], ["count"]),
+        helper.make_node("Expand", ["each", "count"], ["firsts"]),
+        helper.make_node("Mul", ["each", "k_less_one"], ["taken"]),
+        helper.make_node("Sub", ["s", "taken"], ["last"]),
+        helper.make_node("Concat", ["firsts", "last"], ["sizes"], axis=0),
+        helper.make_node("SplitToSequence", ["x", "sizes"], ["parts"], axis=1),
+    ]  # fmt: skip
+    model = _model(nodes, ["firsts", "sizes", "parts"], opset=13)
+    model.graph.input.append(helper.make_tensor_value_info("k", TensorProto.INT64, []))
+    return model
+
+
+def test_an_expand_to_a_shape_of_known_length_has_that_rank() -> None:
+    import onnxruntime
+
+    model = chunks_by_a_run_time_count()
+    inferred = infer_shapes(model).graph
+    typed = {v.name: v.type for v in (*inferred.value_info, *inferred.output)}
+    session = onnxruntime.InferenceSession(model.SerializeToString())
+    x = np.zeros((2, 9, 4), np.float32)
+    firsts, sizes, _ = session.run(None, {"x": x, "k": np.array(3, np.int64)})
+    for name, executed in (("firsts", firsts), ("sizes", sizes)):
+        dims = typed[name].tensor_type.shape.dim
+        assert len(dims) == executed.ndim == 1  # the rank, though no length is known
+        assert not dims[0].HasField("dim_value")
+    assert list(sizes) == [3, 3, 3]

@@ -22,12 +22,14 @@ from splitops.onnx import (
     convert_model,
     default_opset,
     describe_array,
+    describe_split_nodes,
     describe_type,
     infer_shapes,
     load_model,
     lower_model,
     save_model,
     split_nodes,
+    split_output_rows,
 )
 
 #: Each function that takes a model, by the name its error gives, and a call of it.
@@ -61,6 +63,19 @@ def test_default_opset_names_what_it_takes(value: object) -> None:
     with pytest.raises(TypeError, match=r"^default_opset takes a model's opset_import"):
         default_opset(value)  # type: ignore[arg-type]
     assert default_opset(load_model(EXAMPLE_MODEL).opset_import) == 18
+
+
+@pytest.mark.parametrize("value", WRONG, ids=repr)
+@pytest.mark.parametrize("function", [describe_split_nodes, split_output_rows])
+def test_the_describers_of_a_view_name_what_they_take(
+    function: Callable[[Any], object], value: object
+) -> None:
+    kind = type(value).__name__
+    name = function.__name__
+    takes = r"a ModelView \(splitops.onnx.ModelView.read\(model\)\)"
+    with pytest.raises(TypeError, match=rf"^{name} takes {takes}, not {kind}\.$"):
+        function(value)
+    assert function(ModelView.read(load_model(EXAMPLE_MODEL)))
 
 
 def test_save_model_names_the_path_it_takes() -> None:

@@ -98,8 +98,8 @@ def test_attributes_are_python_values_and_graphs_are_scopes() -> None:
     view = ModelView.read(_loop_model())
     _, loop, cut, cast = view.main.nodes
     assert dict(cut.attributes) == {"axis": -1, "num_outputs": 3}
-    assert cast.attribute("to") == TensorProto.DOUBLE
-    assert cut.attribute("split", ()) == ()
+    assert cast.attributes.get("to") == TensorProto.DOUBLE
+    assert cut.attributes.get("split", ()) == ()
     body = loop.attributes["body"]
     assert body is loop.held[0]
     assert body.label == "main/loop.body"

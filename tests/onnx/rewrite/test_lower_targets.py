@@ -166,20 +166,49 @@ def _loop_of_sequence_inserts() -> ModelProto:
 
 
 @pytest.mark.parametrize(
-    "target", ["no-sequences", "openvino", "tract", "tvm", "tinygrad", "onnx2torch"]
+    "target", ["portable", "no-sequences", "openvino", "tract", "tvm", "tinygrad", "onnx2torch"]
 )
-def test_a_target_without_sequences_names_every_sequence_left(target: str) -> None:
+def test_a_list_built_in_a_loop_leaves_no_sequence(target: str) -> None:
+    """torch's list appended to in a loop, then joined: unrolled where the target's runtime
+    runs no Loop (its trip count is a constant here), else a tensor carried through the
+    Loop; the same answer on onnxruntime, and no sequence left."""
     model = _loop_of_sequence_inserts()
     onnx.checker.check_model(model)
-    with pytest.raises(splitops.SplitError, match="still holds sequences") as raised:
-        splitops.lower_model(model, target=target)
-    for part in ("SequenceEmpty 'start' in main", "ConcatFromSequence 'join'", "SequenceInsert"):
+    lowered, report = lower_model_with_report(model, target=target)  # type: ignore[arg-type]
+    assert not {op for op in _ops(lowered) if "Sequence" in op}, report
+    unrolled = FORMS[target].unrolls  # type: ignore[index]
+    assert ("Loop" in _ops(lowered)) is not unrolled
+    x = np.arange(3, dtype=np.float32)
+    (got,) = splitops.backend.run_model(lowered, [x], engine="onnxruntime")
+    np.testing.assert_array_equal(got, np.concatenate([x, x]))
+
+
+def test_tvm_keeps_the_sequence_a_model_returns() -> None:
+    """TVM hands a returned sequence over as a tuple: its target keeps what builds one."""
+    model = _loop_of_sequence_inserts()
+    del model.graph.node[-1]
+    del model.graph.output[:]
+    model.graph.output.append(helper.make_tensor_sequence_value_info("parts", F, None))
+    lowered = splitops.lower_model(model, target="tvm")
+    ops = [node.op_type for node in lowered.graph.node]
+    assert "Loop" not in ops  # unrolled: TVM runs no Loop
+    assert ops.count("SequenceInsert") == 2
+    assert [o.name for o in lowered.graph.output] == ["parts"]
+
+
+@pytest.mark.parametrize("target", ["no-sequences", "openvino", "tract", "tinygrad", "onnx2torch"])
+def test_a_target_without_sequences_names_every_sequence_left(target: str) -> None:
+    """A list built in a Loop that is a graph output stays a sequence: such a target
+    refuses it, naming the output and each sequence operator left."""
+    model = _loop_of_sequence_inserts()
+    del model.graph.node[-1]
+    del model.graph.output[:]
+    model.graph.output.append(helper.make_tensor_sequence_value_info("parts", F, None))
+    onnx.checker.check_model(model)
+    with pytest.raises(splitops.SplitError, match="returns a sequence") as raised:
+        splitops.lower_model(model, target=target)  # type: ignore[arg-type]
+    for part in ("('parts':", "SequenceEmpty 'start' in main", "SequenceInsert"):
         assert part in str(raised.value)
-
-
-def test_portable_keeps_such_sequences() -> None:
-    lowered = splitops.lower_model(_loop_of_sequence_inserts())
-    assert "SequenceEmpty" in _ops(lowered)
 
 
 def test_a_chunk_read_from_the_back_ends_at_the_axis_not_past_it() -> None:

@@ -64,7 +64,7 @@ def counting_ops() -> tuple[list[type[OpRun]], Counter[str]]:
     The evaluator keys op classes by class name, so each subclass is named as its op.
     """
     calls: Counter[str] = Counter()
-    split_base, sequence_base = reference_ops()
+    split_base, sequence_base, position_reader = reference_ops()
 
     class Split(split_base):
         def run(self, *args: Any, **kwargs: Any) -> Any:
@@ -76,7 +76,7 @@ def counting_ops() -> tuple[list[type[OpRun]], Counter[str]]:
             calls["SplitToSequence"] += 1
             return super().run(*args, **kwargs)
 
-    return [Split, SplitToSequence], calls
+    return [Split, SplitToSequence, position_reader], calls
 
 
 def run_counting(built: ModelProto, feeds: dict[str, Any]) -> tuple[list[Any], Counter[str]]:

@@ -49,10 +49,15 @@ def test_outputs_declared_without_a_shape_run_with_a_checker_warning(
     model = _halves(helper.make_tensor_value_info("x", F, [4]), [output("a"), output("b")])
     x = np.arange(4, dtype=np.float32)
     expected = _onnxruntime(model, {"x": x})
-    with pytest.warns(ModelCheckWarning, match="onnx.checker: .*required but missing"):
+    with pytest.warns(ModelCheckWarning, match="onnx.checker: .*required but missing") as said:
         prepared = backend.prepare(model)
     got = prepared.run({"x": x})
     assert [part.tolist() for part in got] == [part.tolist() for part in expected]
+    # The caller's own line, through prepare or run_model alike: not backend.py's.
+    assert said[0].filename == __file__
+    with pytest.warns(ModelCheckWarning) as deeper:
+        backend.run_model(model, {"x": x})
+    assert deeper[0].filename == __file__
 
 
 def _declared_2x4() -> ModelProto:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import ml_dtypes
@@ -208,10 +209,22 @@ def test_a_model_lowering_refuses_runs_on_the_reference_engine_with_a_warning() 
     flag = helper.make_tensor_value_info("flag", TensorProto.BOOL, [])
     model = model_of([node], [5], ["out"], inputs=[flag])
     feeds = {"x": np.arange(5, dtype=np.float32), "flag": np.array(False)}
-    with pytest.warns(EngineFallbackWarning, match="lower_model refused the model"):
-        rep = backend.prepare(model, engine="onnxruntime")
+    with pytest.warns(EngineFallbackWarning, match="lower_model refused the model") as said:
+        rep = backend.prepare(model, engine="onnxruntime")  # the warning's line
     assert rep.engine == "reference"
     same(rep.run(feeds), backend.run_model(model, feeds))
+    # The warning names the caller's line, not the backend's.
+    assert (said[0].filename, said[0].lineno) == (__file__, _line_of("# the warning's line"))
+    with pytest.warns(EngineFallbackWarning) as deeper:
+        backend.run_model(model, feeds, engine="onnxruntime")
+    assert deeper[0].filename == __file__
+
+
+def _line_of(text: str) -> int:
+    """The line of this file that holds ``text`` (once)."""
+    (line,) = [n for n, code in enumerate(Path(__file__).read_text().splitlines(), 1)
+               if code.endswith(text)]  # fmt: skip
+    return line
 
 
 def test_outputs_the_reference_engine_gives_where_onnxruntime_fails_come_with_a_warning() -> None:
@@ -226,9 +239,10 @@ def test_outputs_the_reference_engine_gives_where_onnxruntime_fails_come_with_a_
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=8)
     x = np.arange(3, dtype=np.int8)
-    with pytest.warns(EngineFallbackWarning):
-        got = backend.prepare(model, engine="onnxruntime").run([x])
+    with pytest.warns(EngineFallbackWarning) as said:
+        got = backend.prepare(model, engine="onnxruntime").run([x])  # where it warns
     same(got, backend.run_model(model, [x]))
+    assert (said[0].filename, said[0].lineno) == (__file__, _line_of("# where it warns"))
 
 
 def test_session_options_and_providers_reach_onnxruntime() -> None:

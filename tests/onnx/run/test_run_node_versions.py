@@ -95,9 +95,15 @@ def test_sequence_keepdims_0_without_split_drops_the_axis() -> None:
 
 
 def test_sequence_keepdims_is_ignored_when_split_is_given() -> None:
+    node = helper.make_node("SplitToSequence", ["x", "chunk"], ["seq"], axis=1, keepdims=0)
+    (parts,) = splitops.run_node(node, [X, np.array(4)], opset=11)
+    assert_parts(parts, [X[:, :4], X[:, 4:]])
+
+
+def test_sequence_scalar_split_of_1_is_the_default_split_so_keepdims_0_drops_the_axis() -> None:
     node = helper.make_node("SplitToSequence", ["x", "chunk"], ["seq"], axis=0, keepdims=0)
     (parts,) = splitops.run_node(node, [X, np.array(1)], opset=11)
-    assert_parts(parts, [X[0:1], X[1:2]])
+    assert_parts(parts, [X[0], X[1]])
 
 
 XB = X.astype(ml_dtypes.bfloat16)

@@ -11,7 +11,12 @@ import pytest
 from onnx import TensorProto, helper
 
 from splitops.onnx.run import _runtimes
-from splitops.onnx.run._runtimes import RuntimeRunError, RuntimeWorkers, runtime_named
+from splitops.onnx.run._runtimes import (
+    RuntimeCrashError,
+    RuntimeRunError,
+    RuntimeWorkers,
+    runtime_named,
+)
 
 pytest.importorskip("onnxruntime")
 
@@ -50,9 +55,15 @@ def test_a_worker_that_dies_is_named_by_its_signal_even_before_it_is_reaped(
     """The worker's pipe closes a moment before the process can be waited for: a worker that
     still looks alive then has died all the same, and is not "no answer within 60 s"."""
     monkeypatch.setattr(_runtimes._Worker, "alive", lambda self: True)
-    with RuntimeWorkers() as workers, pytest.raises(RuntimeRunError) as died:
+    with RuntimeWorkers() as workers, pytest.raises(RuntimeCrashError) as died:
         workers.run(runtime_named("onnxruntime"), crashing_model(), FEEDS)
     assert str(died.value).startswith("the runtime crashed (signal 11")
+
+
+def test_a_refusal_is_no_crash() -> None:
+    with RuntimeWorkers() as workers, pytest.raises(RuntimeRunError) as refused:
+        workers.run(runtime_named("onnxruntime"), halves_model(), {"x": np.arange(5)})
+    assert not isinstance(refused.value, RuntimeCrashError)
 
 
 def test_the_runs_after_a_crash_go_to_a_new_worker() -> None:
@@ -73,6 +84,25 @@ def test_workers_leave_no_folder_behind(tmp_path: Path, monkeypatch: pytest.Monk
         workers.run(runtime, halves_model(), FEEDS)  # another ends at the block's end
         assert list(tmp_path.glob("splitops-runtime-*"))
     assert list(tmp_path.glob("splitops-runtime-*")) == []
+
+
+def test_leaving_by_an_exception_kills_the_workers_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    processes = []
+
+    def interrupted() -> None:
+        with RuntimeWorkers() as workers:
+            workers.start([runtime_named("onnxruntime"), runtime_named("onnx.reference")])
+            processes.extend(worker.process for worker in workers._workers.values())
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        interrupted()
+    # Killed, not asked to end once their import is done: the signal says so.
+    assert [process.returncode for process in processes] == [-9, -9]
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_openvino_computes_a_float32_model_in_float32() -> None:

@@ -859,8 +859,21 @@ def _inferred_dim(dims: Sequence[Any] | None, others: list[Any]) -> Any:
 
 
 def _expand_dims(call: _Call) -> list[Any] | None:
+    """Expand's dims: the input's broadcast with the shape it is given. Where the shape's
+    values are not known but its length is, the rank still is: a dim of the input other
+    than 1 stays (the shape may only give 1 or the same there), the rest is not known."""
     shape = call.value(1)
-    if shape is None or shape.items.ndim != 1 or shape.elem != _INT64 or call.dims is None:
+    if call.dims is None:
+        return None
+    if shape is None:
+        given = call.shapes[1] if len(call.shapes) > 1 else None
+        if given is None or len(given) != 1 or not isinstance(given[0], int):
+            return None
+        a = list(call.dims)
+        rank = max(len(a), given[0])
+        a = [1] * (rank - len(a)) + a
+        return [None if d == 1 or not isinstance(d, int) else d for d in a]
+    if shape.items.ndim != 1 or shape.elem != _INT64:
         return None
     a, b = list(call.dims), shape.flat()
     rank = max(len(a), len(b))
@@ -898,12 +911,14 @@ def _range_dims(call: _Call) -> list[Any] | None:
 def _concat_dims(call: _Call) -> list[Any] | None:
     """Concat's dims: the sum of the inputs' along the axis (``ceiling(N/2) + N -
     ceiling(N/2)`` is ``N``), elsewhere what any input says (they must all be equal)."""
-    shapes = list(call.shapes)
-    if not shapes or any(s is None for s in shapes):
+    known_shapes = [s for s in call.shapes if s is not None]
+    if not known_shapes:
         return None
-    rank = len(shapes[0] or ())
-    if any(len(s or ()) != rank for s in shapes):
+    rank = len(known_shapes[0])
+    if any(len(s) != rank for s in known_shapes):
         return None
+    # An input of unknown shape has the others' rank, and adds a length not known.
+    shapes = [s if s is not None else [None] * rank for s in call.shapes]
     axis = call.option("axis", 0)
     if not -rank <= axis < rank:
         return None

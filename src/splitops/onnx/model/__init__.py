@@ -21,7 +21,10 @@ from ._describe import (
 from ._edits import (
     ModelEdits,
     given_sizes,
+    name_nodes,
     remove_where,
+    renamed_copy,
+    route_outputs,
     write_split_sizes,
 )
 from ._fields import (
@@ -31,6 +34,7 @@ from ._fields import (
     attribute_value,
     attribute_values,
     copy_attributes,
+    declarations_of,
     declared_entries,
     drop_attributes,
     drop_value_info,
@@ -49,9 +53,11 @@ from ._fields import (
     value_info_entry,
 )
 from ._io import (
+    MAX_MODEL_BYTES,
     check_model_size,
     check_node_count,
     load_model,
+    load_value,
     save_model,
 )
 from ._memory import (
@@ -125,6 +131,7 @@ from ._view import (
     constant_initializers,
     defined_names,
     fed_inputs,
+    interface_entries,
     is_overridable,
     split_nodes,
 )
@@ -156,6 +163,7 @@ from ._weights import rewrite_file
 
 __all__ = [
     "DEFAULT_DOMAINS",
+    "MAX_MODEL_BYTES",
     "SMALL_TENSOR",
     "SPLIT_OPS",
     "Dim",
@@ -197,6 +205,7 @@ __all__ = [
     "constant_value",
     "copy_attributes",
     "copy_model",
+    "declarations_of",
     "declared_entries",
     "declared_type",
     "declared_types",
@@ -233,6 +242,7 @@ __all__ = [
     "initializer_names",
     "initializers",
     "inline_call",
+    "interface_entries",
     "is_large_weight",
     "is_overridable",
     "is_split_node",
@@ -240,8 +250,10 @@ __all__ = [
     "links_attributes",
     "links_only",
     "load_model",
+    "load_value",
     "location",
     "model_graphs",
+    "name_nodes",
     "named_placeholders",
     "node_error",
     "node_label",
@@ -254,10 +266,12 @@ __all__ = [
     "remove_where",
     "rename_all",
     "renamed",
+    "renamed_copy",
     "replace_initializers",
     "reserve_memory",
     "resolve_linked",
     "rewrite_file",
+    "route_outputs",
     "run_node",
     "run_read_node",
     "save_model",

@@ -94,6 +94,7 @@ def describe_split_nodes(view: ModelView) -> list[str]:
     >>> describe_split_nodes(ModelView.read(model))
     ["node main/s: Split-18 axis=1 split=[1, 3] (input 'sizes')"]
     """
+    _require_view(view, "describe_split_nodes")
     lines = []
     for node in view.split_nodes():
         scope = node.scope
@@ -113,6 +114,11 @@ def describe_split_nodes(view: ModelView) -> list[str]:
             how.append(f"num_outputs={spec.num_outputs}")
         lines.append(f"node {where}: {spec.rule.name} {' '.join(how)}")
     return lines
+
+
+def _require_view(view: object, function: str) -> None:
+    """A ``TypeError`` saying what ``function`` takes, and how to get one from a model."""
+    require_argument(view, ModelView, function, "a ModelView (splitops.onnx.ModelView.read(model))")
 
 
 #: How many sizes of a constant split :func:`describe_split_nodes` shows.
@@ -180,6 +186,7 @@ def split_output_rows(view: ModelView) -> list[SplitOutputRow]:
     >>> print(split_output_rows(ModelView.read(shape_inference.infer_shapes(model)))[1])
     main/s (Split-18) b: tensor(float) [N, 2]
     """
+    _require_view(view, "split_output_rows")
     rows = []
     for node in view.split_nodes():
         scope, proto = node.scope, node.proto

@@ -34,7 +34,7 @@ removed, nor the initializer of one: the inputs a caller feeds stay exactly as t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -43,8 +43,10 @@ import numpy as np
 from onnx import (
     FunctionProto,
     GraphProto,
+    ModelProto,
     NodeProto,
     TensorProto,
+    ValueInfoProto,
     helper,
     numpy_helper,
 )
@@ -52,12 +54,15 @@ from onnx import (
 from ...core import SplitSource, opset_rule, read_sizes
 from ._node import DEFAULT_DOMAINS, SplitNode
 from ._view import ModelView, Node, Scope, Value
-from ._walk import ScopeKey
+from ._walk import ScopeKey, model_graphs
 
 __all__ = [
     "ModelEdits",
     "given_sizes",
+    "name_nodes",
     "remove_where",
+    "renamed_copy",
+    "route_outputs",
     "write_split_sizes",
 ]
 
@@ -76,12 +81,24 @@ class ModelEdits:
     _replaced: dict[ScopeKey, dict[int, list[NodeProto]]] = field(default_factory=dict)
     _initializers: dict[ScopeKey, list[TensorProto]] = field(default_factory=dict)
     _dropped: list[Value] = field(default_factory=list)
+    #: The dropped values whose computing nodes go too (by identity).
+    _computed: set[int] = field(default_factory=set)
     _forgotten: list[Value] = field(default_factory=list)
     #: What :meth:`key_after` found, and the shifts of each edited scope's nodes.
     _moved: dict[ScopeKey, ScopeKey] = field(default_factory=dict)
     _shifts: dict[ScopeKey, list[tuple[int, int]]] = field(default_factory=dict)
     #: The main graph's shared int64 constants, by their values (:meth:`shared_int64`).
     _shared: dict[tuple[int, ...], str] = field(default_factory=dict)
+    #: The nodes that keep their place but read and write other values (:meth:`reconnect`),
+    #: and the subgraphs given other inputs and outputs (:meth:`interface`).
+    _reconnected: dict[ScopeKey, dict[int, tuple[list[str], list[str]]]] = field(
+        default_factory=dict
+    )
+    _interfaces: dict[ScopeKey, tuple[list[ValueInfoProto], list[ValueInfoProto]]] = field(
+        default_factory=dict
+    )
+    #: Nodes placed before a node that stays (:meth:`insert_before`).
+    _before: dict[ScopeKey, dict[int, list[NodeProto]]] = field(default_factory=dict)
 
     def replace(self, node: Node, nodes: Sequence[NodeProto]) -> None:
         """Put ``nodes`` (none to remove it) in the place of ``node``."""
@@ -90,6 +107,28 @@ class ModelEdits:
 
     def is_replaced(self, node: Node) -> bool:
         return node.index in self._replaced.get(node.scope.key, {})
+
+    def reconnect(self, node: Node, inputs: Sequence[str], outputs: Sequence[str]) -> None:
+        """``node`` keeps its place, operator and attributes (the graphs it holds, with their
+        own edits) but reads ``inputs`` and writes ``outputs``: a Loop that carries other
+        values. A node replaced (:meth:`replace`) is not reconnected."""
+        self._scopes[node.scope.key] = node.scope
+        self._reconnected.setdefault(node.scope.key, {})[node.index] = (list(inputs), list(outputs))
+
+    def insert_before(self, node: Node, nodes: Sequence[NodeProto]) -> None:
+        """Place ``nodes`` just before ``node``, which stays (or is reconnected)."""
+        if nodes:
+            self._scopes[node.scope.key] = node.scope
+            self._before.setdefault(node.scope.key, {}).setdefault(node.index, []).extend(nodes)
+
+    def interface(
+        self, scope: Scope, inputs: Sequence[ValueInfoProto], outputs: Sequence[ValueInfoProto]
+    ) -> None:
+        """The subgraph ``scope`` takes ``inputs`` and gives ``outputs`` (a Loop's body that
+        carries other values)."""
+        assert scope.key[1], "a subgraph's interface, never the main graph's"
+        self._scopes[scope.key] = scope
+        self._interfaces[scope.key] = (list(inputs), list(outputs))
 
     def int64_constant(self, scope: Scope, name: str, values: Iterable[int]) -> list[NodeProto]:
         """A constant 1-d int64 tensor ``name``: an initializer in a graph (returns no node),
@@ -128,11 +167,25 @@ class ModelEdits:
         self._initializers.setdefault(scope.key, []).append(tensor)
         return []
 
-    def drop(self, value: Value | None) -> None:
+    def copied_constant(self, value: Value, scope: Scope, name: str) -> list[NodeProto]:
+        """The initializer of ``value`` (a subgraph's own constant) as the constant ``name``
+        of ``scope`` (see :meth:`tensor_constant`): a Loop's body unrolled into its parent."""
+        assert value.initializer is not None
+        tensor = TensorProto()
+        tensor.CopyFrom(value.initializer)
+        tensor.name = name
+        return self.tensor_constant(scope, tensor)
+
+    def drop(self, value: Value | None, *, computed: bool = False) -> None:
         """Remove the constant ``value`` (an initializer or a Constant node) if nothing reads
-        it once the edits are made; a graph input, or what is no constant, stays."""
+        it once the edits are made; a graph input, or what is no constant, stays. With
+        ``computed``, so does a value that nodes compute (of the default domain, holding no
+        graph), with what they read that nothing else does: a Loop's trip count once the
+        Loop is gone."""
         if value is not None:
             self._dropped.append(value)
+            if computed:
+                self._computed.add(id(value))
 
     def forget(self, value: Value) -> None:
         """``value`` is gone from the model: drop its ``value_info``."""
@@ -150,16 +203,42 @@ class ModelEdits:
         gone: dict[ScopeKey, set[str]] = {}
         for value in self._forgotten:
             gone.setdefault(value.scope.key, set()).add(value.name)
+        # A node placed in the place of another may keep its name; no other node may.
+        used = {
+            node.proto.name
+            for scope in self.view.scopes
+            for node in scope.nodes
+            if not self.is_replaced(node)
+        }
         for key in sorted(self._scopes, key=lambda k: -len(k[1])):
             proto = self._scopes[key].proto
             replaced = self._replaced.get(key, {})
-            if replaced:
+            reconnected = self._reconnected.get(key, {})
+            before = self._before.get(key, {})
+            for placed in (*replaced.values(), *before.values()):
+                for node in placed:
+                    if not node.name or node.name in used:
+                        node.name = _fresh_name(node, used)
+                    used.add(node.name)
+            if replaced or reconnected or before:
                 nodes: list[NodeProto] = []
                 for index, node in enumerate(proto.node):
+                    nodes.extend(before.get(index, ()))
+                    if index in reconnected and index not in replaced:
+                        node = _copy(node)
+                        inputs, outputs = reconnected[index]
+                        del node.input[:], node.output[:]
+                        node.input.extend(inputs)
+                        node.output.extend(outputs)
                     nodes.extend(replaced.get(index, (node,)))
                 kept = [_copy(node) for node in nodes]
                 del proto.node[:]
                 proto.node.extend(kept)
+            interface = self._interfaces.get(key)
+            if interface is not None and isinstance(proto, GraphProto):
+                for entries, given in zip((proto.input, proto.output), interface, strict=True):
+                    del entries[:]
+                    entries.extend(given)
             if isinstance(proto, GraphProto):
                 names = gone.get(key, set())
                 remove_where(proto.initializer, partial(_named, names))
@@ -187,6 +266,9 @@ class ModelEdits:
             if shifts is None:
                 replaced = self._replaced.get((root, path[:-1]), {})
                 shifts = sorted((at, len(nodes) - 1) for at, nodes in replaced.items())
+                # Nodes placed before a node move it too: as if placed after the one before.
+                before = self._before.get((root, path[:-1]), {})
+                shifts += [(at - 1, len(nodes)) for at, nodes in before.items()]
                 self._shifts[(root, path[:-1])] = shifts
             shift = sum(by for at, by in shifts if at < index)
             found = root, (*parent_path, (index + shift, name, k))
@@ -195,9 +277,38 @@ class ModelEdits:
 
     def _drop_unread(self) -> None:
         """Mark each value given to :meth:`drop` that nothing reads after the edits: its
-        Constant node is removed, its initializer forgotten."""
-        if not self._dropped:
-            return
+        Constant node is removed, its initializer forgotten; a computed one's node removed
+        too, and what that node read given to :meth:`drop` in turn, round by round."""
+        while self._dropped:
+            read = self._read_values()
+            dropped, self._dropped = self._dropped, []
+            for value in dropped:
+                if id(value) in read or value.is_input or value.output_of:
+                    continue
+                producer = value.producer
+                if value.initializer is not None:
+                    self._forgotten.append(value)
+                elif (
+                    producer is not None
+                    and producer.proto.domain in DEFAULT_DOMAINS
+                    and not self.is_replaced(producer)
+                    and (producer.op_type == "Constant" or id(value) in self._computed)
+                    and not producer.held
+                    and all(
+                        out is None or (id(out) not in read and not out.output_of)
+                        for out in producer.outputs
+                    )
+                ):
+                    self.replace(producer, [])
+                    self._forgotten.extend(out for out in producer.outputs if out is not None)
+                    if id(value) in self._computed:
+                        for given in producer.inputs:
+                            if given is not None:
+                                self.drop(given, computed=True)
+
+    def _read_values(self) -> set[int]:
+        """The values (by identity) that some node reads, or a graph gives, once the edits
+        are made."""
         read: set[int] = set()
         for scope in self.view.scopes:
             replaced = self._replaced.get(scope.key, {})
@@ -211,21 +322,138 @@ class ModelEdits:
                 found = scope.value(name) if name else None
                 if found is not None:
                     read.add(id(found))
-        for value in self._dropped:
-            if id(value) in read or value.is_input:
+        return read
+
+
+def name_nodes(model: ModelProto) -> int:
+    """Give every node of ``model`` (its graphs at any depth, its functions' bodies) without a
+    name, or with one an earlier node has, a name no other node has: what it computes (its
+    first output's name), else its operator numbered. Returns how many it named.
+
+    onnx2torch keys the modules it converts by node name, and fails on two nodes named
+    alike (an empty name included); its target runs this on the whole lowered model. Every
+    other rewrite names only the nodes it places (:meth:`ModelEdits.apply`) and leaves the
+    model's own as they came.
+
+    >>> graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"]),
+    ...     helper.make_node("Neg", ["y"], ["z"], name="y")], "g", [], [])
+    >>> model = helper.make_model(graph)
+    >>> name_nodes(model), [node.name for node in model.graph.node]
+    (1, ['y_1', 'y'])
+    """
+    graphs = list(model_graphs(model))
+    taken: dict[str, int] = {}
+    for graph in graphs:
+        for node in graph.node:
+            if node.name:
+                taken[node.name] = taken.get(node.name, 0) + 1
+    used = set(taken)
+    named = 0
+    for graph in graphs:
+        for node in graph.node:
+            if node.name and taken.get(node.name, 0) == 1:
                 continue
-            producer = value.producer
-            if value.initializer is not None:
-                self._forgotten.append(value)
-            elif (
-                producer is not None
-                and producer.op_type == "Constant"
-                and producer.proto.domain in DEFAULT_DOMAINS
-                and not self.is_replaced(producer)
-            ):
-                self.replace(producer, [])
-                self._forgotten.append(value)
-        self._dropped = []
+            if node.name:
+                taken[node.name] -= 1  # the last of a repeated name keeps it
+                if taken[node.name] == 0:
+                    continue
+            node.name = _fresh_name(node, used)
+            used.add(node.name)
+            named += 1
+    return named
+
+
+def _fresh_name(node: NodeProto, used: set[str]) -> str:
+    """A name for ``node`` not in ``used``: its first output's name, else its operator,
+    numbered when taken."""
+    base = next((name for name in node.output if name), "") or node.op_type or "node"
+    name, index = base, 0
+    while name in used:
+        index += 1
+        name = f"{base}_{index}"
+    return name
+
+
+def route_outputs(
+    model: ModelProto,
+    renamed: Mapping[str, str],
+    passing: Callable[[str, str], Sequence[NodeProto]],
+) -> int:
+    """Each main graph output named in ``renamed`` written by its node under its new name,
+    then by the nodes ``passing(new, output)`` gives, placed right after that node (so that
+    what reads the output still reads it after it is written) under names no other node has.
+    Returns how many.
+
+    >>> graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "g", [],
+    ...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    >>> model = helper.make_model(graph)
+    >>> route_outputs(model, {"y": "y0"}, lambda a, b: [helper.make_node("Identity", [a], [b])])
+    1
+    >>> [(n.op_type, list(n.input), list(n.output)) for n in model.graph.node]
+    [('Neg', ['x'], ['y0']), ('Identity', ['y0'], ['y'])]
+    """
+    if not renamed:
+        return 0
+    used = {node.name for graph in model_graphs(model) for node in graph.node}
+    nodes: list[NodeProto] = []
+    for node in model.graph.node:
+        nodes.append(node)
+        for index, name in enumerate(node.output):
+            if name in renamed:
+                node.output[index] = renamed[name]
+                for placed in passing(renamed[name], name):
+                    if not placed.name or placed.name in used:
+                        placed.name = _fresh_name(placed, used)
+                    used.add(placed.name)
+                    nodes.append(placed)
+    kept = [_copy(node) for node in nodes]
+    del model.graph.node[:]
+    model.graph.node.extend(kept)
+    return len(renamed)
+
+
+def renamed_copy(
+    node: NodeProto, inputs: Mapping[str, str], outputs: Mapping[str, str]
+) -> NodeProto:
+    """A copy of ``node`` that reads ``inputs[name]`` for each name it reads that ``inputs``
+    maps, also where a graph it holds reads that name from outside (not where the graph
+    defines a name of its own), and writes ``outputs[name]`` for each output ``outputs``
+    maps: a body copied once per iteration of an unrolled Loop.
+
+    >>> body = helper.make_graph([helper.make_node("Neg", ["v"], ["w"])], "b", [],
+    ...     [helper.make_tensor_value_info("w", TensorProto.FLOAT, None)])
+    >>> node = helper.make_node("If", ["c"], ["y"], then_branch=body, else_branch=body)
+    >>> copy = renamed_copy(node, {"c": "c1", "v": "v1"}, {"y": "y1"})
+    >>> list(copy.input), list(copy.output), list(copy.attribute[0].g.node[0].input)
+    (['c1'], ['y1'], ['v1'])
+    """
+    copy = _copy(node)
+    for index, name in enumerate(copy.input):
+        copy.input[index] = inputs.get(name, name)
+    for index, name in enumerate(copy.output):
+        copy.output[index] = outputs.get(name, name)
+    for attribute in copy.attribute:
+        for graph in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+            _rename_free(graph, inputs)
+    return copy
+
+
+def _rename_free(graph: GraphProto, mapping: Mapping[str, str]) -> None:
+    """Rename, in place, the names ``graph`` reads from outside (those it does not define)."""
+    own = {entry.name for entry in graph.input}
+    own.update(tensor.name for tensor in graph.initializer)
+    own.update(name for node in graph.node for name in node.output)
+    free = {name: new for name, new in mapping.items() if name not in own}
+    if not free:
+        return
+    for node in graph.node:
+        for index, name in enumerate(node.input):
+            node.input[index] = free.get(name, name)
+        for attribute in node.attribute:
+            for held in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                _rename_free(held, free)
+    for entry in graph.output:
+        entry.name = free.get(entry.name, entry.name)
 
 
 def _copy(node: NodeProto) -> NodeProto:

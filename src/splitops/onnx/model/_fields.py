@@ -41,6 +41,7 @@ __all__ = [
     "attribute_value",
     "attribute_values",
     "copy_attributes",
+    "declarations_of",
     "declared_entries",
     "drop_attributes",
     "drop_value_info",
@@ -220,6 +221,14 @@ def declared_entries(proto: _Proto, *, outputs: bool = False) -> list[ValueInfoP
     if outputs and isinstance(proto, GraphProto):
         found += proto.output
     return found
+
+
+def declarations_of(proto: GraphProto, name: str, *, inputs: bool) -> list[ValueInfoProto]:
+    """Where the graph ``proto`` declares the value ``name``: its ``value_info`` entries, its
+    outputs, and with ``inputs`` its inputs (of a subgraph: a main graph's inputs are the
+    caller's). The entries themselves, to be read or changed in place."""
+    entries = [*proto.value_info, *proto.output, *(proto.input if inputs else ())]
+    return [entry for entry in entries if entry.name == name]
 
 
 def value_info_entry(proto: _Proto, name: str) -> ValueInfoProto:

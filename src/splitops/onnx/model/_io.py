@@ -42,6 +42,7 @@ import contextlib
 import dataclasses
 import enum
 import functools
+import math
 import os
 import re
 import stat
@@ -49,8 +50,9 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import IO, BinaryIO
+from typing import IO, Any, BinaryIO
 
+import numpy as np
 import onnx
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.descriptor import FieldDescriptor
@@ -62,7 +64,9 @@ from onnx import (
     GraphProto,
     ModelProto,
     NodeProto,
+    SequenceProto,
     TensorProto,
+    numpy_helper,
 )
 
 from ..._files import replacing, temporary_sibling
@@ -92,6 +96,7 @@ __all__ = [
     "external_claim",
     "leaves_folder",
     "load_model",
+    "load_value",
     "load_without_weights",
     "model_shell",
     "pieces_size",
@@ -118,6 +123,7 @@ def load_model(
     *,
     trust_external_data: bool = False,
     load_external_data: bool = True,
+    name: str | None = None,
 ) -> ModelProto:
     """Read an ONNX model file, with its external data, refusing anything unsafe.
 
@@ -128,10 +134,11 @@ def load_model(
 
     ``path`` may also be the model's bytes, as ``onnx.load_model_from_string`` takes them,
     checked alike. Bytes have no folder: a model whose tensors lie in external data is refused
-    unless ``load_external_data=False`` (then its references are kept, unchecked).
+    unless ``load_external_data=False`` (then its references are kept, unchecked). ``name``
+    says in messages where the bytes came from.
     """
     reads = _Reads.ALL if load_external_data else _Reads.NONE
-    return _load(path, trust=trust_external_data, reads=reads).model
+    return _load(path, trust=trust_external_data, reads=reads, name=name).model
 
 
 def load_without_weights(path: str | os.PathLike[str], *, trust: bool = False) -> ModelRead:
@@ -165,9 +172,11 @@ class ModelRead:
     data: DataFolder | None
 
 
-def _load(path: str | os.PathLike[str] | bytes, *, trust: bool, reads: _Reads) -> ModelRead:
+def _load(
+    path: str | os.PathLike[str] | bytes, *, trust: bool, reads: _Reads, name: str | None = None
+) -> ModelRead:
     if isinstance(path, (bytes, bytearray, memoryview)):
-        file, prefix = None, "cannot load the model's bytes"
+        file, prefix = None, f"cannot load {name}" if name else "cannot load the model's bytes"
         data = _checked_bytes(bytes(path), prefix)
     else:
         require_argument(path, (str, os.PathLike), "load_model", "a path or the model's bytes")
@@ -192,9 +201,14 @@ def _load(path: str | os.PathLike[str] | bytes, *, trust: bool, reads: _Reads) -
     external = [t for t in tensors if t.data_location == TensorProto.EXTERNAL]
     if file is None:
         if external and reads is not _Reads.NONE:
+            hint = (
+                "It must hold its data itself"
+                if name
+                else "Load the model from its file, or pass load_external_data=False"
+            )
             raise ModelLoadError(
                 f"{prefix}: its tensors lie in external data, which bytes have no folder to "
-                "find. Load the model from its file, or pass load_external_data=False."
+                f"find. {hint}."
             )
         return ModelRead(model, None)
     folder = DataFolder(file.resolve().parent, _identity(os.stat(file)), prefix, trust)
@@ -212,6 +226,65 @@ def _load(path: str | os.PathLike[str] | bytes, *, trust: bool, reads: _Reads) -
 
     _load_external_data(external, folder, read=read)
     return loaded
+
+
+def load_value(data: bytes, *, sequence: bool, name: str) -> Any:
+    """The value in ``data`` as ONNX's node tests store one (``input_0.pb``): a
+    ``TensorProto`` as a numpy array, or with ``sequence`` a ``SequenceProto`` of tensors as a
+    list of them; a :class:`~splitops.ModelLoadError` that names ``name`` where it is none.
+
+    Nothing is read from elsewhere: a tensor that keeps its data outside the file (onnx would
+    read it from a path relative to the process's folder) is refused, as is one whose data
+    does not fit its dims, and the elements of all its tensors together are held against the
+    ``max_input_elements`` limit (and their number against ``max_parts``) before numpy
+    allocates them.
+
+    >>> tensor = onnx.helper.make_tensor("x", TensorProto.INT64, [2], [4, 5])
+    >>> load_value(tensor.SerializeToString(), sequence=False, name="x.pb")
+    array([4, 5])
+    """
+    prefix = f"cannot read {name}"
+    message: TensorProto | SequenceProto = SequenceProto() if sequence else TensorProto()
+    try:
+        message.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as error:
+        what = "SequenceProto" if sequence else "TensorProto"
+        raise ModelLoadError(f"{prefix}: it is no ONNX {what} ({_reason(error)}).") from error
+    if isinstance(message, SequenceProto):
+        if message.elem_type not in (SequenceProto.TENSOR, SequenceProto.UNDEFINED) or any(
+            (message.sequence_values, message.map_values, message.optional_values)
+        ):
+            raise ModelLoadError(f"{prefix}: it is a sequence of something other than tensors.")
+        tensors = list(message.tensor_values)
+    else:
+        tensors = [message]
+    limits_now = current_limits()
+    if len(tensors) > limits_now.max_parts:
+        raise ModelLoadError(
+            f"{prefix}: it holds {len(tensors)} tensors, over the max_parts limit of "
+            f"{limits_now.max_parts}."
+        )
+    total = 0
+    for tensor in tensors:
+        if tensor.data_location == TensorProto.EXTERNAL or len(tensor.external_data):
+            raise ModelLoadError(
+                f"{prefix}: tensor {tensor.name!r} keeps its data outside the file, which a "
+                "value file may not: its data must lie in it."
+            )
+        total += math.prod(max(dim, 0) for dim in tensor.dims)
+        if total > limits_now.max_input_elements:
+            raise ModelLoadError(
+                f"{prefix}: its tensors claim {total} elements or more, over the "
+                f"max_input_elements limit of {limits_now.max_input_elements}."
+            )
+        problem = tensor_problem(tensor, limits_now.max_input_elements)
+        if problem:
+            raise ModelLoadError(f"{prefix}: tensor {tensor.name!r}: {problem}.")
+    try:
+        arrays = [np.asarray(numpy_helper.to_array(tensor)) for tensor in tensors]
+    except (ValueError, TypeError, KeyError) as error:
+        raise ModelLoadError(f"{prefix}: {_reason(error)}.") from error
+    return arrays if sequence else arrays[0]
 
 
 def _checked_bytes(data: bytes, prefix: str) -> bytes:

@@ -92,6 +92,7 @@ __all__ = [
     "constant_initializers",
     "defined_names",
     "fed_inputs",
+    "interface_entries",
     "is_overridable",
     "split_nodes",
 ]
@@ -1099,6 +1100,23 @@ class ModelView:
                     proto = graphs[position][2]
         scope._typed_graph = proto
         return proto
+
+
+def interface_entries(scope: Scope) -> tuple[list[ValueInfoProto], list[ValueInfoProto]]:
+    """Copies of a graph's inputs and outputs as it declares them (for a rewrite that gives
+    a subgraph others: :meth:`~splitops.onnx.model.ModelEdits.interface`)."""
+    proto = scope.proto
+    assert isinstance(proto, GraphProto), "a graph's interface, not a function body's"
+
+    def copied(entries: Iterable[ValueInfoProto]) -> list[ValueInfoProto]:
+        found = []
+        for entry in entries:
+            copy = ValueInfoProto()
+            copy.CopyFrom(entry)
+            found.append(copy)
+        return found
+
+    return copied(proto.input), copied(proto.output)
 
 
 def split_nodes(model: ModelProto) -> Iterator[tuple[Scope, NodeProto]]:

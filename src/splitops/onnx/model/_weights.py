@@ -47,7 +47,7 @@ from typing import BinaryIO
 from onnx import ModelProto, TensorProto
 
 from ..._files import temporary_sibling
-from ...core import ModelLoadError, require_argument
+from ...core import ModelLoadError, report_progress, require_argument
 from ._io import (
     MAX_MODEL_BYTES,
     DataFolder,
@@ -118,6 +118,7 @@ def rewrite_file(
             "rewrite_file takes a function of an onnx.ModelProto as its rewrite (lower_model, "
             f"convert_model, ...), not {type(rewrite).__name__}."
         )
+    report_progress("reading the model")
     read = load_without_weights(model, trust=trust_external_data)
     assert read.data is not None  # a model read from a file has a folder
     light, aside = _set_inline_weights_aside(read.model)
@@ -127,6 +128,7 @@ def rewrite_file(
             f"rewrite_file's rewrite must return an onnx.ModelProto; it returned "
             f"{type(result).__name__}, and nothing was written."
         )
+    report_progress(f"writing {output}")
     _write_with_weights(result, Path(output), read.data, aside)
 
 

@@ -24,7 +24,7 @@ splitops.onnx.rewrite._contract.RewriteError: lowering changed the main graph's 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import onnx
@@ -85,17 +85,28 @@ def check_rewrite(
         problem = check_fully(rewritten)
         if problem is not None and check_fully(original) is None:
             raise RewriteError(f"{what} wrote a model that onnx's full check refuses: {problem}.")
-    light = types_only(rewritten)
+    after = _onnx_types(rewritten)
+    if after is None:
+        return  # onnx cannot type it: the full check has said what it could
+    _check_types(before, after, what, edits, set(corrected), lambda: _onnx_types(original))
+
+
+def _onnx_types(model: ModelProto) -> ModelProto | None:
+    """``model`` (without its large weights) typed by onnx's C++ pass, or ``None`` where
+    onnx cannot type it."""
+    light = types_only(model)
     if light.ir_version < 4 and initializers(light.graph):
         # Before IR 4 every initializer is a constant, and onnx's pass ignores one that is
         # not also listed as an input (onnxruntime does not): read at IR 4, where such an
         # initializer is a constant to onnx too.
         light = _at_ir4(light)
     try:
-        after = onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=False)
+        typed: ModelProto = onnx.shape_inference.infer_shapes(
+            light, strict_mode=False, data_prop=False
+        )
     except (onnx.shape_inference.InferenceError, ValueError, TypeError, RuntimeError):
-        return  # onnx cannot type it: the full check has said what it could
-    _check_types(before, after, what, edits, set(corrected))
+        return None
+    return typed
 
 
 def _at_ir4(model: ModelProto) -> ModelProto:
@@ -164,9 +175,13 @@ def _check_types(
     what: str,
     edits: ModelEdits | None,
     corrected: set[tuple[ScopeKey, str]],
+    original: Callable[[], ModelProto | None],
 ) -> None:
     """No value typed in ``before`` and by ``after`` (the rewritten model, typed by onnx)
-    may have contradicting types (element type, rank, or a static length).
+    may have contradicting types (element type, rank, or a static length), unless onnx types
+    the value so in the original too (``original()``, typed when first needed): that is
+    onnx's misreading of both, not the rewrite's change (onnx 1.23 reads Split's axis as 32
+    bits, so that a part of 2^31 is 0 to it before and after).
 
     The scopes compared are those ``edits`` changed (every scope without ``edits``): a
     rewritten node that computes other sizes shows it in its own scope, where its outputs
@@ -174,6 +189,7 @@ def _check_types(
     ``after`` at its identity, moved by ``edits``; of ``after``, only those graphs' own
     protobufs are read (the values they define and the types they give), not a whole view.
     """
+    onnx_before: list[GraphsAt | None] = []
     graphs_at = GraphsAt(after)
     scopes = before.scopes if edits is None else edits.edited_scopes()
     for scope in scopes:
@@ -193,6 +209,13 @@ def _check_types(
             contradiction = next(type_before.conflicts(type_after, _SAID), None)
             if contradiction is None:
                 continue
+            if not onnx_before:
+                typed = original()
+                onnx_before.append(None if typed is None else GraphsAt(typed))
+            if onnx_before[0] is not None:
+                graph = onnx_before[0](scope.key)
+                if graph is not None and value_type(declared_types(graph).get(name)) == type_after:
+                    continue
             producer = value.producer
             where = (
                 location(scope.label, node_label(producer.proto))

@@ -28,8 +28,8 @@ splitops.SplitError: main: node 's' (Split): Split-18 num_outputs=3 cuts an axis
 
 from __future__ import annotations
 
+import copy
 import re
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -56,6 +56,7 @@ from ...core import (
     plan_sequence_parts,
     require_argument,
     split_sizes,
+    warn_caller,
 )
 from ..inference import infer_model_and_nodes
 from ..model import (
@@ -172,14 +173,23 @@ def _check_converted(model: ModelProto, converted: ModelProto, target: int) -> N
     if problem is None:
         return
     if check_fully(model) == problem:
-        warnings.warn(
+        warn_caller(
             f"onnx.checker (full check) finds this before and after conversion: {problem}",
             ModelCheckWarning,
-            stacklevel=3,
         )
         return
-    found = re.search(r"OpType: (\S+)", problem)
-    culprit = f"a {found[1]} node" if found else "a node"
+    found = re.search(r"OpType: (\S+)|op_type:(\w+)", problem)
+    op = (found[1] or found[2]) if found else None
+    if op in ("Split", "SplitToSequence"):
+        # splitops wrote this node by the spec; onnx's inference reads it otherwise (onnx
+        # 1.23 reads a Split's axis length as a 32-bit number, so that 2^32 + 1 is 1).
+        raise OtherOperatorError(
+            f"onnx.checker's full check refuses the {op} node that opset {target} needs here, "
+            "though it says what the original does: onnx's shape inference reads the node "
+            "otherwise than the spec (onnx 1.23 reads an axis of 2^31 or more as a 32-bit "
+            f"number), so the converted model is not written: {problem}."
+        )
+    culprit = f"a {op} node" if op else "a node"
     raise OtherOperatorError(
         f"onnx.version_converter left {culprit} that opset {target} does not accept (a defect "
         f"of onnx's converter), so the converted model is not written: {problem}."
@@ -372,12 +382,20 @@ def _convert_other_ops(model: ModelProto, target: int) -> None:
             _convert_function(function, target)
     if None in changed:
         functions = list(model.functions)
+        interface = copy.deepcopy([list(model.graph.input), list(model.graph.output)])
         result = _convert_with_parked_splits(model, target)
         reserve_memory(weight_bytes(result))
         model.CopyFrom(result)
         # version_converter drops model-local functions: they were converted above.
         del model.functions[:]
         model.functions.extend(functions)
+        # It also writes the shapes its inference finds into the graph's inputs and outputs
+        # (a declared output without a shape gets one): the model's interface is its author's.
+        for declared, entries in zip(
+            (model.graph.input, model.graph.output), interface, strict=True
+        ):
+            del declared[:]
+            declared.extend(entries)
     _set_opset(model, target)
 
 

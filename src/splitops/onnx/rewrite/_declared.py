@@ -28,19 +28,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import onnx
-from onnx import GraphProto, ModelProto, TypeProto, ValueInfoProto
+from onnx import GraphProto, ModelProto, NodeProto, TypeProto, ValueInfoProto
 
 from ..model import (
     GraphsAt,
     ModelEdits,
+    Node,
     ScopeKey,
     TensorType,
     Value,
+    declarations_of,
+    set_attributes,
     types_only,
     value_type,
 )
 
-__all__ = ["Loosened", "downstream", "loosen_declared", "restore_agreeing"]
+__all__ = ["Loosened", "downstream", "loosen_declared", "restore_agreeing", "unbound_readers"]
 
 
 def downstream(values: Iterable[Value]) -> list[Value]:
@@ -100,11 +103,8 @@ def loosen_declared(
         proto = graphs(key)
         if not isinstance(proto, GraphProto):
             continue  # a function body declares no types
-        entries = [*proto.value_info, *proto.output]
-        if key[1]:
-            entries += proto.input
-        for entry in entries:
-            if entry.name == value.name and entry.type.HasField("tensor_type"):
+        for entry in declarations_of(proto, value.name, inputs=bool(key[1])):
+            if entry.type.HasField("tensor_type"):
                 tensor = entry.type.tensor_type
                 if tensor.HasField("shape"):
                     declared = TypeProto()
@@ -150,16 +150,74 @@ def restore_agreeing(model: ModelProto, loosened: list[Loosened]) -> list[Loosen
     return changed
 
 
+def unbound_readers(
+    sequence: Value, axis: int, rank: int
+) -> tuple[list[tuple[Node, NodeProto]], list[str]]:
+    """The nodes reading an unbind's parts whose attributes torch's exporter wrote for the
+    parts' rank with the axis kept (``rank``, the input's, where the parts have one less):
+    each with its attributes rewritten for the parts' own rank, and what cannot be.
+
+    ``x.unbind(1)[h].transpose(-2, -1)`` is exported as a Transpose of ``perm=[0, 1, 3,
+    2]``: for the parts' rank of 3, ``[0, 2, 1]``. An attribute naming axes counted from the
+    front (``axis``, ``axes``, ``perm``) names the unbound ``axis`` no more: the axes after it
+    move one down; one that names ``axis`` itself (an axis that is not there) cannot be
+    rewritten. Axes counted from the back name the same axes.
+    """
+    found, left = [], []
+    for usage in sequence.uses:
+        reader = usage.node
+        part = reader.output(0) if reader.is_op("SequenceAt") and usage.index == 0 else None
+        for use in [] if part is None else part.uses:
+            node = use.node
+            new = _for_parts_rank(node, axis, rank)
+            if isinstance(new, str):
+                left.append(f"{node.op_type} {node.label!r} {new}")
+            elif new is not None:
+                found.append((node, new))
+    return found, left
+
+
+def _for_parts_rank(node: Node, axis: int, rank: int) -> NodeProto | str | None:
+    """``node`` with its axes counted from the front for the part's rank (``rank - 1``);
+    ``None`` where it names none of them; why not where it names the unbound ``axis``."""
+    perm = node.attributes.get("perm") if node.is_op("Transpose") else None
+    if perm is not None:
+        if len(perm) != rank:
+            return None  # written for the part's own rank
+        if perm[axis] != axis:
+            return f"moves the unbound axis {axis} (perm {list(perm)})"
+        new_perm = [p - (p > axis) for k, p in enumerate(perm) if k != axis]
+        return _with(node, perm=new_perm)
+    changes: dict[str, object] = {}
+    for name in ("axis", "axes"):
+        given = node.attributes.get(name)
+        if not isinstance(given, (int, tuple)) or isinstance(given, bool):
+            continue
+        axes = [given] if isinstance(given, int) else list(given)
+        if not any(a >= 0 for a in axes) or node.is_split:
+            continue
+        if axis in axes:
+            return f"names the unbound axis {axis} ({name}={given})"
+        moved = [a - (a > axis) if a >= 0 else a for a in axes]
+        changes[name] = moved[0] if isinstance(given, int) else moved
+    return _with(node, **changes) if changes else None
+
+
+def _with(node: Node, **attributes: object) -> NodeProto:
+    copy = NodeProto()
+    copy.CopyFrom(node.proto)
+    set_attributes(copy, **attributes)
+    return copy
+
+
 def _entries(proto: GraphProto, item: Loosened) -> list[ValueInfoProto]:
-    entries = [*proto.value_info, *proto.output, *(proto.input if item.key[1] else ())]
-    return [entry for entry in entries if entry.name == item.name]
+    return declarations_of(proto, item.name, inputs=bool(item.key[1]))
 
 
 def _type_in(proto: GraphProto, name: str) -> TensorType | None:
-    for entry in [*proto.value_info, *proto.output, *proto.input]:
-        if entry.name == name:
-            found = value_type(entry.type)
-            return found if isinstance(found, TensorType) else None
+    for entry in declarations_of(proto, name, inputs=True):
+        found = value_type(entry.type)
+        return found if isinstance(found, TensorType) else None
     return None
 
 

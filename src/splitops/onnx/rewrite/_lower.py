@@ -89,7 +89,7 @@ the nodes; every body is rebuilt once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import InitVar, asdict, dataclass, field, replace
 from typing import Any, Literal
 
@@ -109,18 +109,22 @@ from ..model import (
     Node,
     Scope,
     ScopeKey,
+    SequenceType,
     SplitNode,
     SplitSite,
     Value,
     function_id,
     links_attributes,
     location,
+    model_graphs,
+    name_nodes,
     node_label,
     types_only,
 )
 from ._contract import RewriteError
-from ._declared import downstream, loosen_declared, restore_agreeing
+from ._declared import downstream, loosen_declared, restore_agreeing, unbound_readers
 from ._graph_sizes import PART_CHECK_TYPES, CheckForm, GraphBuilder
+from ._outputs import int64_outputs, one_node_per_output
 from ._rewrite import Rewrite
 from ._sequence_forms import (
     KEPT_FOR_ONNXRUNTIME,
@@ -132,7 +136,14 @@ from ._sequence_forms import (
     sequence_forms,
     sequence_readers,
 )
-from ._sequence_loops import LOOP_OF_INSERTS_UNROLLED, LoopForm, sequence_loops
+from ._sequence_lists import LISTS_ACCUMULATED
+from ._sequence_loops import (
+    INSERTED_INTO_EMPTY,
+    LOOP_OF_INSERTS_UNROLLED,
+    LoopForm,
+    sequence_loops,
+)
+from ._sequence_recomputed import LIST_RECOMPUTED
 from ._split_forms import (
     FOLD_STATIC_SIZES,
     RUNTIME_SIZES_AS_CHECKED_SLICES,
@@ -155,6 +166,7 @@ from ._split_forms import (
     name_base,
     slices_per_part,
 )
+from ._unroll import MAX_UNROLLED_NODES, Unroll
 
 __all__ = [
     "SEQUENCE_OPS",
@@ -189,9 +201,11 @@ class Forms:
     #: (:mod:`~splitops.onnx.rewrite._sequence_forms`); none given: the shared forms, ending
     #: in the sequence kept or refused as ``sequences`` says.
     sequence: tuple[SequenceForm, ...] = ()
-    #: The forms of a Loop that builds a sequence (torch's ``tensor_split`` by indices);
-    #: none given: unrolled where the target has no sequences
-    #: (:mod:`~splitops.onnx.rewrite._sequence_loops`).
+    #: The forms of a Loop that builds a sequence; none given: where the target has no
+    #: sequences, torch's ``tensor_split`` by indices unrolled
+    #: (:mod:`~splitops.onnx.rewrite._sequence_loops`), then a list built by appends joined
+    #: by ConcatFromSequence a tensor carried through the Loop
+    #: (:mod:`~splitops.onnx.rewrite._sequence_lists`).
     loops: tuple[LoopForm, ...] | None = None
     #: Whether the runtime runs a Split at opset 18 or later; where not, a sequence removed
     #: at such an opset becomes a Slice per part instead of one Split.
@@ -202,13 +216,28 @@ class Forms:
     #: Whether the runtime runs control flow (If, Loop, Scan) and calls of model-local
     #: functions; where not, a model holding them is refused.
     control_flow: bool = True
+    #: Whether a Loop whose trip count is known before it runs is unrolled first
+    #: (:mod:`~splitops.onnx.rewrite._unroll`): for runtimes that run no Loop.
+    unrolls: bool = False
+    #: Whether the runtime returns a graph output that is a sequence (TVM hands it over as a
+    #: tuple): the sequence operators that build one stay.
+    returns_sequences: bool = False
+    #: Whether the runtime runs a Loop; where not, a Loop left after unrolling (its trip
+    #: count known only at run time) is refused before anything is lowered, with that
+    #: reason: tract 0.23 ("Unimplemented(Loop)"), TVM's Relax frontend and tinygrad have
+    #: no Loop, onnx2torch no converter for one.
+    runs_loops: bool = True
+    #: How the runtime's own API hands the graph's outputs over, where it needs them in
+    #: another form (:mod:`~splitops.onnx.rewrite._outputs`): each written by a node of
+    #: its own (onnx2torch), or an int64 computed from a shape as data (tract).
+    outputs: tuple[Callable[[ModelProto], int], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.sequence:
             object.__setattr__(self, "sequence", sequence_forms(kept=self.sequences))
         if self.loops is None:
-            unrolled = () if self.sequences else (LOOP_OF_INSERTS_UNROLLED,)
-            object.__setattr__(self, "loops", unrolled)
+            removed = () if self.sequences else _REMOVED_LISTS
+            object.__setattr__(self, "loops", removed)
 
     @property
     def runtime_sizes_cut(self) -> SizesCut | None:
@@ -323,9 +352,21 @@ _PORTABLE = _split_forms(
     num_outputs=(slices_per_part("num_outputs", scalars=True),),
     equal=(slices_per_part("equal", scalars=True),),
 )
+#: The forms of the nodes that build sequences, for a target without sequences: torch's Loop
+#: of SequenceInsert of Slices unrolled, a list built in a Loop a carried tensor, what an
+#: unrolled Loop left of one (SequenceInserts into a SequenceEmpty) given its parts.
+_REMOVED_LISTS = (
+    LOOP_OF_INSERTS_UNROLLED,
+    LIST_RECOMPUTED,
+    LISTS_ACCUMULATED,
+    INSERTED_INTO_EMPTY,
+)
 FORMS: dict[Target, Forms] = {
-    "portable": Forms(_PORTABLE, "part"),
-    "no-sequences": Forms(_PORTABLE, "part", sequences=False),
+    # OpenVINO's own import of a list built in a Loop joins values of unequal lengths wrong:
+    # portable carries a tensor instead. tract and TVM run no Loop: portable unrolls those
+    # of a trip count known before they run.
+    "portable": Forms(_PORTABLE, "part", loops=_REMOVED_LISTS, unrolls=True),
+    "no-sequences": Forms(_PORTABLE, "part", sequences=False, unrolls=True),
     "onnxruntime": Forms(
         _split_forms(
             split1_slices=True,
@@ -357,6 +398,9 @@ FORMS: dict[Target, Forms] = {
         "none",
         sequences=False,
         sequence=sequence_forms(kept=False, position=by_position(end_by_min=True, counts=False)),
+        unrolls=True,
+        runs_loops=False,
+        outputs=(int64_outputs,),
     ),
     "tvm": Forms(
         _split_forms(
@@ -372,6 +416,9 @@ FORMS: dict[Target, Forms] = {
             KEPT_OUTPUT_FOR_TVM,
             REFUSED,
         ),
+        unrolls=True,
+        runs_loops=False,
+        returns_sequences=True,
     ),
     "tinygrad": Forms(
         _split_forms(
@@ -381,6 +428,8 @@ FORMS: dict[Target, Forms] = {
         ),
         "reshape",
         sequences=False,
+        unrolls=True,
+        runs_loops=False,
     ),
     "onnx2torch": Forms(
         (
@@ -396,6 +445,9 @@ FORMS: dict[Target, Forms] = {
         split18=False,
         reduce_min18=False,
         control_flow=False,
+        unrolls=True,
+        runs_loops=False,
+        outputs=(one_node_per_output, name_nodes),
     ),
 }
 TARGETS: tuple[Target, ...] = tuple(FORMS)
@@ -534,6 +586,32 @@ class Lower(Rewrite):
         self._squeezed: list[Value] = []
         self._edits: ModelEdits | None = None
 
+    def __call__(self, model: ModelProto) -> ModelProto:
+        """The lowered copy of ``model``: for a target that unrolls Loops, unrolled first
+        (each pass unrolls the Loops outside others; a Loop inside one, in the next), then
+        lowered; :attr:`report` lists the unrolled Loops first."""
+        unrolled: list[Lowering] = []
+        for _ in range(_UNROLL_PASSES if self._forms.unrolls and _holds_loops(model) else 0):
+            unroll = Unroll()
+            result = unroll(model)
+            if not unroll.unrolled:
+                break
+            model = result
+            unrolled += [
+                Lowering(
+                    row.graph,
+                    row.node,
+                    "Loop",
+                    row.opset,
+                    "unrolled",
+                    f"{row.trips} iteration(s): its trip count is known before it runs",
+                )
+                for row in unroll.unrolled
+            ]
+        lowered = super().__call__(model)
+        self.report = [*unrolled, *self.report]
+        return lowered
+
     def types(self, model: ModelProto) -> ModelProto:
         # Types only: the weights stay out of the inferred copy.
         inferred, records = infer_model_and_nodes(types_only(model))
@@ -545,6 +623,16 @@ class Lower(Rewrite):
 
     def plan(self, view: ModelView, edits: ModelEdits) -> None:
         plan = Plan(view, self.target, edits, self.release)
+        if not self._forms.runs_loops:
+            removing = [form for form in self._forms.loops or () if form.removes_loop]
+            _refuse_loops(
+                view,
+                self.target,
+                lambda node: any(
+                    node.scope.opset is not None and form.check(plan, node) is None
+                    for form in removing
+                ),
+            )
         for node in list(view.split_nodes()):
             plan.lower(node)
         for node in sequence_loops(view.scopes) if self._forms.loops else ():
@@ -557,9 +645,11 @@ class Lower(Rewrite):
 
     def finish(self, model: ModelProto) -> None:
         if not self._forms.sequences:
-            _refuse_sequences(model, self.target, self._kept)
+            _refuse_sequences(model, self.target, self._kept, self._forms.returns_sequences)
         if not self._forms.control_flow:
             _refuse_control_flow(model, self.target)
+        for rewrite_outputs in self._forms.outputs:
+            rewrite_outputs(model)
         if self._squeezed and self._edits is not None:
             loosened = loosen_declared(model, self._edits, self._squeezed)
             changed = restore_agreeing(model, loosened)
@@ -574,6 +664,16 @@ class Lower(Rewrite):
                     replace(row, detail=row.detail + said) if row.squeezed else row
                     for row in self.report
                 ]
+
+
+#: The most passes of unrolling: a Loop inside an unrolled body is unrolled in the next.
+_UNROLL_PASSES = 4
+
+
+def _holds_loops(model: ModelProto) -> bool:
+    """Whether any graph of ``model`` holds a Loop (a model without one needs no unrolling,
+    nor its inference)."""
+    return any(node.op_type == "Loop" for graph in model_graphs(model) for node in graph.node)
 
 
 #: The operators that make, read or hold sequences.
@@ -592,27 +692,64 @@ SEQUENCE_OPS = frozenset(
 )
 
 
-def _refuse_sequences(model: ModelProto, target: str, kept: set[tuple[ScopeKey, str]]) -> None:
+def _refuse_sequences(
+    model: ModelProto, target: str, kept: set[tuple[ScopeKey, str]], returns: bool
+) -> None:
     """A SplitError naming the sequence operators still in a model lowered for a target
     without sequences (those another operator, such as torch's Loop of SequenceInsert,
     made; lowering removes only SplitToSequence's), but for the SplitToSequence nodes a form
-    of the target ``kept`` (by scope and sequence: their identity, where labels may repeat)."""
+    of the target ``kept`` (by scope and sequence: their identity, where labels may repeat)
+    and, where the runtime ``returns`` sequences, those that build a returned one."""
+    view = ModelView.read(model)
+    building: set[int] = set()
+    if returns:
+        stack = [view.main.value(name) for name in view.main.output_names()]
+        while stack:
+            value = stack.pop()
+            producer = None if value is None else value.producer
+            if (
+                producer is not None
+                and producer.op_type in _BUILDING
+                and id(producer) not in building
+            ):
+                building.add(id(producer))
+                stack.extend(producer.inputs[:1])
     left = [
         f"{op} {node_label(node.proto)!r} in {scope.label}"
-        for scope in ModelView.read(model).scopes
+        for scope in view.scopes
         for node in scope.nodes
         if (op := node.op_type) in SEQUENCE_OPS and node.proto.domain in DEFAULT_DOMAINS
         if not (op == "SplitToSequence" and (scope.key, node.proto.output[0]) in kept)
+        if id(node) not in building
     ]
-    if left:
-        shown = "; ".join(left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
+    if not left:
+        return
+    shown = "; ".join(left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
+    returned = [
+        name
+        for name in view.main.output_names()
+        if isinstance(view.main.type_of(name), SequenceType)
+        and not any(name == out for key, out in kept if key == view.main.key)
+    ]
+    if returned:
+        # The list is the model's interface: which tensors stand for it is its author's call.
         raise SplitError(
-            f"the model still holds sequences, which target {target!r} cannot run: {shown}.",
+            f"the model returns a sequence ({', '.join(map(repr, returned))}: a list the "
+            f"exported function returns), which target {target!r} cannot return: {shown}.",
             rule=Rule.CONVERSION,
-            hint="Export the model without sequences (for torch: split by sizes rather than "
-            "tensor_split by indices), or lower with target 'portable'",
+            hint="Return a tuple of tensors, or torch.stack the list, before exporting; or "
+            "lower with target 'portable'",
         )
+    raise SplitError(
+        f"the model still holds sequences, which target {target!r} cannot run: {shown}.",
+        rule=Rule.CONVERSION,
+        hint="Export the model without sequences (for torch: split by sizes rather than "
+        "tensor_split by indices), or lower with target 'portable'",
+    )
 
+
+#: The operators that build a sequence from the one they read first (or from nothing).
+_BUILDING = frozenset({"SequenceEmpty", "SequenceInsert", "SequenceConstruct"})
 
 #: The operators that hold subgraphs.
 _CONTROL_FLOW_OPS = frozenset({"If", "Loop", "Scan"})
@@ -644,6 +781,30 @@ def _refuse_control_flow(model: ModelProto, target: str) -> None:
             rule=Rule.CONVERSION,
             hint="Inline its functions (onnx.inliner.inline_local_functions) and export it "
             "without control flow, or lower with target 'portable'",
+        )
+
+
+def _refuse_loops(view: ModelView, target: str, removed: Callable[[Node], bool]) -> None:
+    """A SplitError naming the Loops of a model lowered for a target whose runtime runs no
+    Loop, once those of a trip count known before they run are unrolled, but for those a
+    form of the target ``removed``."""
+    left = [
+        f"{node_label(node.proto)!r} in {scope.label}"
+        for scope in view.scopes
+        for node in scope.nodes
+        if node.op_type == "Loop" and node.proto.domain in DEFAULT_DOMAINS
+        if not removed(node)
+    ]
+    if left:
+        shown = "; ".join(left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
+        raise SplitError(
+            f"target {target!r} runs no Loop, and the model holds Loops that lowering cannot "
+            f"unroll (a trip count known only at run time, a condition the body computes, or "
+            f"more than {MAX_UNROLLED_NODES} nodes once unrolled): {shown}.",
+            rule=Rule.CONVERSION,
+            hint="Export with the loop's count fixed (trace the module, or give the input "
+            "the axis the loop runs over a static length), or lower for a runtime that runs "
+            "Loop (target 'onnxruntime' or 'openvino')",
         )
 
 
@@ -804,12 +965,34 @@ class Plan:
                 if site.drops_axis and site.spec.split_input is not None and sequence:
                     self.squeezed.append(sequence)
                     self.report[-1] = replace(self.report[-1], squeezed=True)
+                    self._unbound_readers(site, sequence)
                 if done.outcome == "kept":
                     self.kept_sequences.add((site.scope.key, site.proto.output[0]))
                 return
         raise RewriteError(  # every target's last form applies to any node
             f"{site.where}: no SplitToSequence form of target {self.target!r} applies."
         )
+
+    def _unbound_readers(self, site: SplitSite[Scope], sequence: Value) -> None:
+        """The nodes reading the parts of an unbind whose axes torch's exporter wrote with
+        the axis kept: rewritten for the parts' rank (:func:`unbound_readers`), the row
+        saying so, and what is left."""
+        if site.rank is None:
+            return
+        rewritten, left = unbound_readers(sequence, site.axis, site.rank)
+        for node, new in rewritten:
+            self.edits.replace(node, [new])
+        said = ""
+        if rewritten:
+            names = ", ".join(f"{node.op_type} {node.label!r}" for node, _ in rewritten)
+            said += (
+                f"; the axes of {names} rewritten for the parts' rank (the model has them "
+                "for the axis kept)"
+            )
+        if left:
+            said += f"; left: {'; '.join(left)}"
+        if said:
+            self.report[-1] = replace(self.report[-1], detail=self.report[-1].detail + said)
 
     def lower_loop(self, node: Node) -> None:
         """The first of the target's Loop forms that applies to ``node``, if any (else the

@@ -7,7 +7,8 @@
 3. :meth:`Rewrite.plan`: edits planned on the view of a copy of the model, never on the
    protobuf itself;
 4. the edits applied at once (:meth:`~splitops.onnx.model.ModelEdits.apply`), then
-   :meth:`Rewrite.finish` for what the rewrite does to the whole copy;
+   :meth:`Rewrite.finish` for what the rewrite does to the whole copy; each node the edits
+   place has a name no other node has, the model's own nodes keep theirs;
 5. :meth:`Rewrite.ensures`: the contract (:func:`~splitops.onnx.rewrite._contract.check_rewrite`)
    on the result, before anyone sees it.
 
@@ -21,6 +22,7 @@ from abc import ABC, abstractmethod
 
 from onnx import ModelProto
 
+from ...core import report_progress
 from ..model import ModelEdits, ModelView, ScopeKey, check_model_size, copy_model
 from ._contract import check_rewrite
 
@@ -65,13 +67,18 @@ class Rewrite(ABC):
 
     def __call__(self, model: ModelProto) -> ModelProto:
         self.corrected = set()
+        report_progress(f"{self.what}: checking the model against the limits")
         self.requires(model)
+        report_progress(f"{self.what}: inferring the types")
         typed = self.types(model)
         result = copy_model(model)
         view = ModelView.read(result, types=typed)
         edits = ModelEdits(view)
+        report_progress(f"{self.what}: planning the edits")
         self.plan(view, edits)
+        report_progress(f"{self.what}: applying the edits")
         edits.apply()
         self.finish(result)
+        report_progress(f"{self.what}: checking the result (onnx's full check and inference)")
         self.ensures(model, result, view, edits)
         return result

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from onnx import NodeProto, TensorProto, helper, numpy_helper
@@ -484,8 +484,9 @@ class _ByPosition(SequenceForm):
     chunk's end as ``Min(start + chunk, length)``; before opset 12 (where Min takes no int64)
     the form does not apply to chunks of an axis known only at run time (tract fails a Slice
     whose end a Where, or arithmetic, picks: "DynSlice"); else by a Where. ``counts``:
-    whether the runtime computes a number of parts known only at run time (tract fails the
-    Div of two lengths known only then, "Failed analyse ... Div"). ``unsqueezed_chunk``: a
+    whether the runtime computes a number of parts of a chunk length given at run time (tract
+    fails the Div of two lengths known only then, "Failed analyse ... Div"; a constant chunk
+    it divides). ``unsqueezed_chunk``: a
     scalar chunk length given at run time becomes ``[1]`` by an Unsqueeze and a Cast, not a
     Reshape (TVM's importer reads a 0-d value computed from ``Shape`` as a symbolic scalar,
     which its Reshape refuses; an Unsqueeze makes it a shape, and a Cast a tensor)."""
@@ -500,22 +501,24 @@ class _ByPosition(SequenceForm):
         why = _why_kept(plan, site)
         if why is not None:
             return why
-        chunks = site.spec.split_input is None or site.split_rank == 0
+        # Chunks of 1 (torch's unbind) end one past their start: no Min, no clamp.
+        chunks = (site.spec.split_input is None or site.split_rank == 0) and site.chunk != 1
         if self.end_by_min and chunks and site.length is None and (site.scope.opset or 0) < 12:
             return (
                 "the ends of its chunks of an axis known only at run time need Min, which takes "
                 f"int64 from opset 12 only ({plan.target} fails a Slice whose end a Where picks: "
                 "docs/portability.md)"
             )
-        if self.counts or _count(site) is not None:
-            return None
+        chunks = site.spec.split_input is None or site.split_rank == 0
+        if self.counts or _count(site) is not None or not chunks or site.chunk is not None:
+            return None  # a constant chunk divides a length known at run time: tract runs it
         for reader in _read(plan, site):
             if reader.node.op_type == "SequenceLength" or (reader.position or 0) < 0:
                 what = f"{reader.node.op_type} {node_label(reader.node.proto)!r}"
                 return (
-                    f"{what} needs its number of parts, known only at run time, which "
-                    f"{plan.target} cannot compute (it fails a Div of two lengths known only "
-                    "at run time: docs/portability.md)"
+                    f"{what} needs its number of parts, the axis's length over a chunk's, "
+                    f"both known only at run time, which {plan.target} cannot compute (it "
+                    "fails a Div of two lengths known only at run time: docs/portability.md)"
                 )
         return None
 
@@ -858,9 +861,8 @@ class _Edits:
         branches = {}
         for branch, inputs in (("then", [self.x]), ("else", [self.x, self.spec.split_input])):
             out = plan.view.fresh_name(f"{label}_{branch}")
-            part = helper.make_node("SplitToSequence", inputs, [out], axis=self.spec.axis)
-            if branch == "then":
-                part.attribute.append(helper.make_attribute("keepdims", 0))
+            keep: dict[str, Any] = {"keepdims": 0} if branch == "then" else {}
+            part = helper.make_node("SplitToSequence", inputs, [out], axis=self.spec.axis, **keep)
             info = helper.make_tensor_sequence_value_info(out, site.element, None)
             branches[f"{branch}_branch"] = helper.make_graph([part], out, [], [info])
         choose = helper.make_node("If", [default], list(node.output), **branches)

@@ -42,7 +42,14 @@ from ._split_forms import name_base
 if TYPE_CHECKING:
     from ._lower import Plan
 
-__all__ = ["LOOP_OF_INSERTS_UNROLLED", "LoopForm", "sequence_loops"]
+__all__ = [
+    "INSERTED_INTO_EMPTY",
+    "LOOP_OF_INSERTS_UNROLLED",
+    "LoopForm",
+    "always_true",
+    "loop_of_inserts",
+    "sequence_loops",
+]
 
 
 class LoopForm:
@@ -50,6 +57,8 @@ class LoopForm:
     :meth:`rewrite` makes its edits."""
 
     name = ""
+    #: Whether the form leaves no Loop where the node was (a runtime without Loop runs it).
+    removes_loop = False
 
     def check(self, plan: Plan, node: Node) -> str | None:
         raise NotImplementedError
@@ -120,7 +129,7 @@ def _pattern(node: Node) -> _Pattern | str:
             return f"its body's {inner.op_type} {node_label(inner)!r} is not one it copies"
         if carried in inner.input or inner.op_type in ("Split", "SplitToSequence"):
             return f"its body's {inner.op_type} {node_label(inner)!r} is not one it copies"
-    if not _always_true(cond_out, condition, produced, scope):
+    if not always_true(cond_out, condition, produced, scope):
         return "its body's condition is not always true"
     part = produced.get(insert.input[1])
     if part is None or part.op_type != "Slice":
@@ -161,7 +170,7 @@ def _declared_wrong(scope: Scope, found: _Pattern, trip: int, reader: Node) -> s
     )
 
 
-def _always_true(name: str, given: str, produced: dict[str, NodeProto], scope: Scope) -> bool:
+def always_true(name: str, given: str, produced: dict[str, NodeProto], scope: Scope) -> bool:
     """Whether the body's condition ``name`` is the condition it was given (a constant true)
     or a constant true, through Identity nodes."""
     while name != given:
@@ -241,6 +250,8 @@ class _LoopOfInsertsUnrolled(LoopForm):
 
     name = "loop-of-inserts-unrolled"
 
+    removes_loop = True
+
     def check(self, plan: Plan, node: Node) -> str | None:
         found = _pattern(node)
         if isinstance(found, str):
@@ -272,33 +283,75 @@ class _LoopOfInsertsUnrolled(LoopForm):
             plan.drop_input(node, position)
         value = scope.value(node.proto.output[0])
         assert value is not None
-        readers = _readers(value, parts)
-        assert not isinstance(readers, str)
-        for insert in readers.inserts:
-            plan.edits.replace(insert, [])
-            if len(insert.proto.input) > 2:
-                plan.drop_input(insert, 2)
-        for reader, chosen in readers.found:
-            step = plan.scope_builder(scope, name_base(reader.proto))
-            out = reader.proto.output[0]
-            if reader.op_type == "SequenceAt":
-                step.add("Identity", chosen, "part", output=out)
-                plan.drop_input(reader, 1)
-            elif reader.op_type == "SequenceLength":
-                count = numpy_helper.from_array(np.array(len(chosen), np.int64), out)
-                step.nodes.append(helper.make_node("Constant", [], [out], value=count))
-            else:
-                attributes = attribute_values(reader.proto)
-                axis = int(attributes.get("axis", 0))
-                if attributes.get("new_axis", 0):
-                    chosen = [step.unsqueeze(p, axis) for p in chosen]
-                step.add("Concat", chosen, "concat", output=out, axis=axis)
-            plan.edits.replace(reader, step.nodes)
+        _give_parts(plan, value, parts)
         detail = (
             f"Loop of {found.trips} SequenceInsert of a Slice -> {found.trips} Slices of "
             "constant bounds, each reader of its sequence given its parts"
         )
         return SequenceRewritten("rewritten", detail)
+
+
+def _give_parts(plan: Plan, value: Value, parts: list[str]) -> None:
+    """Each reader of the sequence ``value``, which holds ``parts``, (and of what a
+    SequenceInsert makes of it) given its parts; the SequenceInserts go."""
+    readers = _readers(value, parts)
+    assert not isinstance(readers, str)
+    scope = value.scope
+    for insert in readers.inserts:
+        plan.edits.replace(insert, [])
+        if len(insert.proto.input) > 2:
+            plan.drop_input(insert, 2)
+    for reader, chosen in readers.found:
+        step = plan.scope_builder(scope, name_base(reader.proto))
+        out = reader.proto.output[0]
+        if reader.op_type == "SequenceAt":
+            step.add("Identity", chosen, "part", output=out)
+            plan.drop_input(reader, 1)
+        elif reader.op_type == "SequenceLength":
+            count = numpy_helper.from_array(np.array(len(chosen), np.int64), out)
+            step.nodes.append(helper.make_node("Constant", [], [out], value=count))
+        else:
+            attributes = attribute_values(reader.proto)
+            axis = int(attributes.get("axis", 0))
+            if attributes.get("new_axis", 0):
+                chosen = [step.unsqueeze(p, axis) for p in chosen]
+            step.add("Concat", chosen, "concat", output=out, axis=axis)
+        plan.edits.replace(reader, step.nodes)
+
+
+class _InsertedIntoEmpty(LoopForm):
+    """A SequenceEmpty whose sequence SequenceInserts alone grow (as an unrolled Loop of
+    appends leaves it), read by SequenceAt at constant positions, SequenceLength and
+    ConcatFromSequence: each reader given its parts; no sequence is left."""
+
+    name = "inserted-into-empty"
+
+    def check(self, plan: Plan, node: Node) -> str | None:
+        if not node.is_op("SequenceEmpty"):
+            return "it is not a SequenceEmpty"
+        value = node.output(0)
+        if value is None or not value.uses:
+            return "nothing reads its sequence"
+        readers = _readers(value, [])
+        return readers if isinstance(readers, str) else None
+
+    def rewrite(self, plan: Plan, node: Node) -> SequenceRewritten:
+        value = node.output(0)
+        assert value is not None
+        inserts = len(_readers(value, []).inserts)  # type: ignore[union-attr]
+        _give_parts(plan, value, [])
+        plan.edits.replace(node, [])
+        return SequenceRewritten(
+            "removed",
+            f"a sequence of {inserts} SequenceInsert(s) into a SequenceEmpty -> each reader "
+            "given its parts",
+        )
+
+
+def loop_of_inserts(node: Node) -> bool:
+    """Whether ``node`` is torch's Loop of SequenceInsert of Slices (``tensor_split`` by
+    indices), which the lowering's own rule unrolls."""
+    return node.is_op("Loop") and not isinstance(_pattern(node), str)
 
 
 def _fold(body: GraphProto, scope: Scope, trip: int) -> dict[str, Any]:
@@ -373,13 +426,10 @@ def _unroll(build: GraphBuilder, scope: Scope, found: _Pattern, trip: int) -> st
 
 
 LOOP_OF_INSERTS_UNROLLED: LoopForm = _LoopOfInsertsUnrolled()
+INSERTED_INTO_EMPTY: LoopForm = _InsertedIntoEmpty()
 
 
 def sequence_loops(scopes: list[Scope]) -> list[Node]:
-    """The Loop nodes of the default domain, in every scope."""
-    return [
-        node
-        for scope in scopes
-        for node in scope.nodes
-        if node.op_type == "Loop" and node.proto.domain in DEFAULT_DOMAINS
-    ]
+    """The nodes that build sequences: Loops and SequenceEmptys of the default domain, in
+    every scope."""
+    return [node for scope in scopes for node in scope.nodes if node.is_op("Loop", "SequenceEmpty")]

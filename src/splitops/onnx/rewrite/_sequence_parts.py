@@ -24,6 +24,9 @@ from ._graph_sizes import GraphBuilder
 
 __all__ = ["RuntimeParts", "concatenated", "not_joinable"]
 
+#: The most sizes whose ends are summed one by one rather than by a CumSum.
+_SUMMED_ONE_BY_ONE = 64
+
 
 class RuntimeParts:
     """The parts of one SplitToSequence, as Slices (or a Gather) of its input.
@@ -110,9 +113,25 @@ class RuntimeParts:
 
     def _make_ends(self) -> str:
         build, sizes = self.shared, self._value("sizes")
-        # ``reverse`` written out, though 0 is its default: onnx2torch 1.5.15 reads an absent
-        # one as 1, and sums from the back.
-        ends = build.add("CumSum", [sizes, build.scalar(0)], "ends", reverse=0)
+        count = self.site.split_length
+        if count is not None and 0 < count <= _SUMMED_ONE_BY_ONE:
+            # Sizes of a static count: each end the one before plus a size (tract fails a
+            # CumSum of sizes known only at run time).
+            ends: list[str] = []
+            for index in range(count):
+                size = build.add(
+                    "Slice", [sizes, build.ints([index]), build.ints([index + 1])], "size"
+                )
+                ends.append(build.add("Add", [ends[-1], size], "end") if ends else size)
+            ends_all = build.add("Concat", ends, "ends", axis=0) if count > 1 else ends[0]
+        else:
+            # ``reverse`` written out, though 0 is its default: onnx2torch 1.5.15 reads an
+            # absent one as 1, and sums from the back.
+            ends_all = build.add("CumSum", [sizes, build.scalar(0)], "ends", reverse=0)
+        return self._checked_ends(ends_all)
+
+    def _checked_ends(self, ends: str) -> str:
+        build, sizes = self.shared, self._value("sizes")
         total = build.add("Gather", [ends, build.ints([-1])], "total", axis=0)
         same = build.add("Equal", [total, self._value("length")], "sum")
         wrong_sum = build.add("Not", [same], "wrong_sum")
@@ -140,20 +159,33 @@ class RuntimeParts:
             step.add("Size", [self._value("sizes")], "count", output=out)
 
     def _gathered(self) -> bool:
-        """Whether a part is one Gather of the input: chunks of 1 that lose the axis. Not of
-        strings: onnxruntime's Gather copies only the first string of each row."""
+        """Whether a part is one Gather of the input (and an Unsqueeze where the axis stays):
+        chunks of 1, whose parts a runtime then knows are of length 1 along the axis (from a
+        Slice of bounds known at run time, it does not). Not of strings: onnxruntime's
+        Gather copies only the first string of each row."""
         return (
             self.kind == "chunks"
-            and self.squeeze is True
+            and self.squeeze is not None
             and self.site.chunk == 1
             and self.site.element not in (None, TensorProto.STRING)
         )
 
+    def _gather(self, step: GraphBuilder, position: str, out: str) -> None:
+        """The part at the 0-d ``position`` by a Gather, which fails past the parts as
+        SequenceAt does (negative counts from the back)."""
+        if self.squeeze:
+            step.add("Gather", [self.x, position], "part", output=out, axis=self.axis)
+            return
+        part = step.add("Gather", [self.x, position], "row", axis=self.axis)
+        if step.opset >= 13:
+            step.add("Unsqueeze", [part, step.ints([self.axis])], "part", output=out)
+        else:
+            step.add("Unsqueeze", [part], "part", output=out, axes=[self.axis])
+
     def part(self, step: GraphBuilder, position: int, out: str) -> None:
         """SequenceAt at a constant ``position`` (negative counts from the back)."""
         if self._gathered():
-            # Gather fails past the parts, as SequenceAt does (negative counts from the back).
-            step.add("Gather", [self.x, step.scalar(position)], "part", output=out, axis=self.axis)
+            self._gather(step, step.scalar(position), out)
             return
         if self.kind == "sizes":
             start, end = self._size_bounds(step, step.ints([position]))
@@ -171,12 +203,13 @@ class RuntimeParts:
         self._slice(step, start, end, out)
 
     def part_at(self, step: GraphBuilder, position: str, out: str, *, inside: bool) -> None:
-        """SequenceAt at ``position``, a 0-d int64 value known at run time (a Loop's
-        iteration number, never negative); ``inside``: known to lie inside the parts."""
+        """SequenceAt at ``position``, an int64 value known at run time (a Loop's iteration
+        number, never negative: 0-d, or of shape [1] as torch declares it, which onnxruntime
+        then gives); ``inside``: known to lie inside the parts."""
         if self._gathered():
-            step.add("Gather", [self.x, position], "part", output=out, axis=self.axis)
+            self._gather(step, step.add("Reshape", [position, step.ints([])], "at"), out)
             return
-        where = step.unsqueeze(position, 0)
+        where = step.add("Reshape", [position, step.ints([1])], "at")
         if self.kind == "sizes":
             start, end = self._size_bounds(step, where)
         else:
@@ -203,6 +236,8 @@ class RuntimeParts:
         end past the axis; tract's does not)."""
         length = self._value("length")
         end = step.add("Add", [start, self._value("chunk")], "end")
+        if self.site.chunk == 1:  # a start inside the axis ends inside it, or at its end
+            return end
         if self.end_by_min:
             return step.add("Min", [end, length], "end")
         inside = step.add("Less", [end, length], "inside")  # Min takes int64 from opset 12
@@ -260,23 +295,31 @@ class RuntimeParts:
         assert self.squeeze is not None  # the forms keep such a sequence (``_why_kept``)
         layout = concatenated(rank, self.at, node_axis, new_axis, squeezed=self.squeeze)
         total = rank
+        # The dims of what is reshaped, worked out from the input's own (TVM follows no
+        # Shape of a tensor a Reshape to computed dims made: "Slice requires a statically
+        # known input rank").
+        shape = step.add("Shape", [self.x], "shape")
         if layout.split_axis:
             # Chunks of c: the axis as (count, c); where c does not divide the axis, the
             # Reshape fails, as joining unequal parts does. One chunk is the whole axis.
             given = self._value("chunk")
-            shorter = step.add("Less", [given, length], "shorter")
-            chunk = step.add("Where", [shorter, given, length], "chunk")
-            before, count, after = self._dims(
-                step, x, rank, self.at, self.at + 1, self._value("chunk_count")
-            )
-            dims = step.add("Concat", [before, count, chunk, after], "dims", axis=0)
-            x = _reshape(step, x, dims, "chunks")
+            if step.opset >= 12:  # Min takes int64 from opset 12; TVM follows no Where
+                chunk = step.add("Min", [given, length], "chunk")
+            else:
+                shorter = step.add("Less", [given, length], "shorter")
+                chunk = step.add("Where", [shorter, given, length], "chunk")
+            before, _, after = self._dims(step, shape, rank, self.at, self.at + 1)
+            count = self._value("chunk_count")
+            shape = step.add("Concat", [before, count, chunk, after], "dims", axis=0)
+            x = _reshape(step, x, shape, "chunks")
             total += 1
         if layout.perm is not None:
             x = step.add("Transpose", [x], "moved", perm=list(layout.perm))
+            order = step.ints(list(layout.perm))
+            shape = step.add("Gather", [shape, order], "moved_dims", axis=0)
         if layout.merge is not None:
             at = layout.merge
-            before, pair, after = self._dims(step, x, total, at, at + 2, None)
+            before, pair, after = self._dims(step, shape, total, at, at + 2)
             first = step.add("Gather", [pair, step.ints([0])], "first", axis=0)
             second = step.add("Gather", [pair, step.ints([1])], "second", axis=0)
             merged = step.add("Mul", [first, second], "merged")
@@ -286,17 +329,14 @@ class RuntimeParts:
         return ""
 
     @staticmethod
-    def _dims(
-        step: GraphBuilder, x: str, rank: int, start: int, end: int, middle: str | None
-    ) -> list[str]:
-        """The dims of ``x`` (of ``rank``) before ``start``, from ``start`` to ``end`` (or
-        ``middle`` instead), and from ``end`` on: three 1-d int64 values."""
-        shape = step.add("Shape", [x], "shape")
+    def _dims(step: GraphBuilder, shape: str, rank: int, start: int, end: int) -> list[str]:
+        """The dims in ``shape`` (of a tensor of ``rank``) before ``start``, from ``start`` to
+        ``end``, and from ``end`` on: three 1-d int64 values."""
 
         def cut(a: int, b: int) -> str:
             return step.add("Slice", [shape, step.ints([a]), step.ints([b])], "dims")
 
-        return [cut(0, start), middle or cut(start, end), cut(end, rank)]
+        return [cut(0, start), cut(start, end), cut(end, rank)]
 
 
 def not_joinable(site: SplitSite[Scope], node_axis: int, new_axis: bool) -> str | None:

@@ -19,12 +19,13 @@ from ...core import lazy_attributes
 
 if TYPE_CHECKING:
     from ._feeds import load_npy, model_feeds, write_arrays
-    from ._ort import session_version
+    from ._ort import import_onnxruntime, session_version
     from ._portability import Departure, Portability, check_portability
     from ._reference import reference_ops
     from ._runtimes import (
         RUNTIMES,
         Runtime,
+        RuntimeCrashError,
         RuntimeRunError,
         RuntimeWorkers,
         installed_runtimes,
@@ -36,9 +37,11 @@ __all__ = [
     "Departure",
     "Portability",
     "Runtime",
+    "RuntimeCrashError",
     "RuntimeRunError",
     "RuntimeWorkers",
     "check_portability",
+    "import_onnxruntime",
     "installed_runtimes",
     "load_npy",
     "model_feeds",
@@ -51,12 +54,13 @@ __all__ = [
 #: Where each name lives.
 _MODULES = {
     "_feeds": ["load_npy", "model_feeds", "write_arrays"],
-    "_ort": ["session_version"],
+    "_ort": ["import_onnxruntime", "session_version"],
     "_portability": ["Departure", "Portability", "check_portability"],
     "_reference": ["reference_ops"],
     "_runtimes": [
         "RUNTIMES",
         "Runtime",
+        "RuntimeCrashError",
         "RuntimeRunError",
         "RuntimeWorkers",
         "installed_runtimes",

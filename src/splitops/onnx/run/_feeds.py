@@ -17,10 +17,12 @@ are generated inputs that would hold more elements in all. A problem is a
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 from onnx import ValueInfoProto
@@ -154,44 +156,54 @@ _NPY_MAGIC = b"\x93NUMPY"
 
 def load_npy(file: Path) -> np.ndarray[Any, Any]:
     """The array a ``.npy`` file holds, read without pickles, once its header is found
-    within the limits (:func:`_check_npy_header`)."""
+    within the limits (:func:`_check_npy_header`). Only a regular file is read: it is opened
+    without blocking (a FIFO would wait for a writer, for ever) and its type checked on the
+    opened file, before a byte is read."""
     try:
-        with file.open("rb") as stream:
-            magic = stream.read(len(_NPY_MAGIC))
+        descriptor = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise ModelInputError(f"cannot read {file}: no such file.") from None
     except OSError as error:
         raise ModelInputError(f"cannot read {file}: {error.strerror or error}.") from error
-    if magic != _NPY_MAGIC:
-        hint = (
-            " (it looks like an ONNX model: `splitops run` runs models)"
-            if file.suffix == (".onnx")
-            else ""
-        )
+    status = os.fstat(descriptor)
+    if not stat.S_ISREG(status.st_mode):
+        os.close(descriptor)
         raise ModelInputError(
-            f"cannot read {file}: splitops split takes a NumPy .npy file, and this is none"
-            f"{hint}. Save the array with numpy.save."
+            f"cannot read {file}: it is not a regular file (a folder, a device or a pipe)."
         )
-    _check_npy_header(file)
-    try:
-        array = np.load(file, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as error:
-        raise ModelInputError(f"cannot read {file} as a .npy array: {error}") from error
+    with os.fdopen(descriptor, "rb") as stream:
+        magic = stream.read(len(_NPY_MAGIC))
+        if magic != _NPY_MAGIC:
+            hint = (
+                " (it looks like an ONNX model: `splitops run` runs models)"
+                if file.suffix == (".onnx")
+                else ""
+            )
+            raise ModelInputError(
+                f"cannot read {file}: splitops split takes a NumPy .npy file, and this is none"
+                f"{hint}. Save the array with numpy.save."
+            )
+        stream.seek(0)
+        _check_npy_header(file, stream, status.st_size)
+        stream.seek(0)
+        try:
+            array = np.load(stream, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as error:
+            raise ModelInputError(f"cannot read {file} as a .npy array: {error}") from error
     loaded: np.ndarray[Any, Any] = array
     return loaded
 
 
-def _check_npy_header(file: Path) -> None:
+def _check_npy_header(file: Path, stream: BinaryIO, size: int) -> None:
     """Refuse a .npy file whose header claims more elements than the max_input_elements limit,
     or more bytes than the file holds, before numpy allocates them."""
     try:
-        with file.open("rb") as stream:
-            version = np.lib.format.read_magic(stream)
-            read = {(1, 0): np.lib.format.read_array_header_1_0}.get(
-                version, np.lib.format.read_array_header_2_0
-            )
-            shape, _, dtype = read(stream, max_header_size=10_000)
-            header_end = stream.tell()
+        version = np.lib.format.read_magic(stream)
+        read = {(1, 0): np.lib.format.read_array_header_1_0}.get(
+            version, np.lib.format.read_array_header_2_0
+        )
+        shape, _, dtype = read(stream, max_header_size=10_000)
+        header_end = stream.tell()
     except (OSError, ValueError, EOFError, SyntaxError) as error:
         raise ModelInputError(f"cannot read {file} as a .npy array: {error}") from error
     count = 1
@@ -203,7 +215,7 @@ def _check_npy_header(file: Path) -> None:
             f"{file} claims an array of {count} elements {shape}, over the max_input_elements "
             f"limit of {limit}. Raise it with --max-input-elements N if the array is real."
         )
-    if not dtype.hasobject and file.stat().st_size - header_end < count * dtype.itemsize:
+    if not dtype.hasobject and size - header_end < count * dtype.itemsize:
         raise ModelInputError(
             f"{file} claims an array of {count} {dtype} elements {shape}, and holds fewer bytes: "
             "it is truncated or forged."

@@ -31,7 +31,7 @@ import numpy as np
 import onnx
 from onnx import ModelProto, NodeProto, TensorProto, helper, numpy_helper
 
-from ...core import Rule, SplitError, current_limits, require_argument
+from ...core import Rule, SplitError, current_limits, report_progress, require_argument
 from ..inference import infer_model_and_nodes
 from ..model import (
     ModelView,
@@ -154,6 +154,7 @@ def check_portability(
             f"{', '.join(r.name for r in RUNTIMES)}.",
             rule=Rule.ARGUMENT,
         )
+    report_progress("inferring the types")
     inferred, records = infer_model_and_nodes(model)
     invalid = {(r.scope, r.index) for r in records if r.problems}
     view = ModelView.read(model, types=inferred)
@@ -198,6 +199,7 @@ def check_portability(
             # overlap (none starts for a model with nothing to probe).
             workers.start([runtime for runtime in asked if runtime.is_installed()])
             usable = probing
+            report_progress(f"probing {where} ({len(found) + 1} node(s) probed)")
             if probe.parts > COMPILED_PARTS:
                 usable = [r for r in probing if r[0].split()[0] not in COMPILING]
                 for name in sorted({r[0] for r in probing} - {r[0] for r in usable}):

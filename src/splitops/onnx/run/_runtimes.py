@@ -3,12 +3,14 @@ OpenVINO, tract, TVM, tinygrad and onnx2torch (whose torch module runs on torch)
 it is installed.
 
 A runtime may abort the process on a model it cannot run (tract panics on a Gather index out
-of range; others crash in native code), so each runs in a worker process of its own
-(:class:`RuntimeWorkers`): a model and its feeds go in, the outputs or the error come back,
-and a worker that dies is replaced and its death reported as that run's error. Workers live
-as long as the :class:`RuntimeWorkers` that started them (a ``with`` block), so a hundred
-runs cost one import of each runtime; :meth:`RuntimeWorkers.start` starts several at once,
-so that their imports (seconds each) overlap.
+of range; onnxruntime aborts on a Split listing more outputs than num_outputs), so each runs
+in a worker process of its own (:class:`RuntimeWorkers`): a model and its feeds go in, the
+outputs or the error come back, and a worker that dies is replaced and its death reported as
+that run's :class:`RuntimeCrashError`, a crash, never a refusal. Workers live as long as the
+:class:`RuntimeWorkers` that started them (a ``with`` block), so a hundred runs cost one
+import of each runtime; :meth:`RuntimeWorkers.start` starts several at once, so that their
+imports (seconds each) overlap. The models they load lie in one temporary folder, removed
+with the workers however the block ends (an exception, an interrupt).
 
 >>> [runtime.name for runtime in RUNTIMES]
 ['onnxruntime', 'onnx.reference', 'openvino', 'tract', 'tvm', 'tinygrad', 'onnx2torch']
@@ -25,6 +27,7 @@ import importlib.util
 import os
 import pickle
 import re
+import secrets
 import shutil
 import struct
 import subprocess
@@ -40,6 +43,7 @@ from ._ort import INSTALL as ORT_INSTALL
 __all__ = [
     "RUNTIMES",
     "Runtime",
+    "RuntimeCrashError",
     "RuntimeRunError",
     "RuntimeWorkers",
     "installed_runtimes",
@@ -112,7 +116,12 @@ def installed_runtimes() -> list[Runtime]:
 
 class RuntimeRunError(Exception):
     """What a runtime said when it refused or failed a run (its own error, in one line), or
-    that its worker died or timed out."""
+    that its worker died or timed out (:class:`RuntimeCrashError`)."""
+
+
+class RuntimeCrashError(RuntimeRunError):
+    """The runtime's worker died during a run (a signal, such as SIGABRT, or an exit) or gave
+    no answer in time: a crash, a failure of its own kind, not the runtime's refusal."""
 
 
 # --- running a model, in the worker -------------------------------------------------------
@@ -337,13 +346,19 @@ def _serve(name: str, folder: str) -> None:
 @dataclass
 class RuntimeWorkers:
     """One worker process per runtime, started at its first run (or together, by
-    :meth:`start`) and stopped at the end of the ``with`` block."""
+    :meth:`start`) and stopped at the end of the ``with`` block, with the temporary folder
+    their models are written in."""
 
     seconds: float = RUN_SECONDS
     _workers: dict[str, _Worker] = field(default_factory=dict)
     #: How many worker processes were started, runtime by runtime (a worker that died and
     #: was replaced counts again).
     started: dict[str, int] = field(default_factory=dict)
+    #: The folder of the workers' models: its name is kept before it is made, so that an
+    #: interrupt at any moment leaves nothing that :meth:`close` does not remove.
+    _folder: str | None = None
+    #: Every worker process, recorded before it is started (the same reason).
+    _processes: list[_Process] = field(default_factory=list)
 
     def start(self, runtimes: Sequence[Runtime]) -> None:
         """Start a worker for each of ``runtimes`` that has none, all at once: each imports
@@ -354,24 +369,54 @@ class RuntimeWorkers:
     def _worker(self, runtime: Runtime) -> _Worker:
         worker = self._workers.get(runtime.name)
         if worker is None or not worker.alive():
-            worker = self._workers[runtime.name] = _Worker.start(runtime.name)
+            if worker is not None:
+                del self._workers[runtime.name]
+                self._retire(worker)
+            folder = self._worker_folder(runtime.name)
+            worker = _Worker.start(runtime.name, folder, self._processes)
+            self._workers[runtime.name] = worker
             self.started[runtime.name] = self.started.get(runtime.name, 0) + 1
         return worker
+
+    def _worker_folder(self, name: str) -> str:
+        while self._folder is None:
+            folder = os.path.join(
+                tempfile.gettempdir(), f"splitops-runtime-{os.getpid()}-{secrets.token_hex(6)}"
+            )
+            self._folder = folder
+            try:
+                os.mkdir(folder, 0o700)
+            except FileExistsError:
+                self._folder = None
+        return tempfile.mkdtemp(dir=self._folder, prefix=f"{name}-")
 
     def __enter__(self) -> RuntimeWorkers:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        # Leaving by an exception (an interrupt, say), the workers are stopped at once.
+        self.close(promptly=kind is not None)
 
-    def close(self) -> None:
-        for worker in self._workers.values():
-            worker.stop()
-        self._workers.clear()
+    def close(self, *, promptly: bool = False) -> None:
+        """Stop every worker (``promptly``: kill it, without waiting for its run to end) and
+        remove the folder of their models."""
+        while self._workers:
+            _, worker = self._workers.popitem()
+            self._retire(worker, promptly=promptly)
+        while self._processes:  # one whose start an interrupt broke off
+            self._processes.pop().end()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+
+    def _retire(self, worker: _Worker, *, promptly: bool = False) -> None:
+        worker.stop(promptly=promptly)
+        self._processes.remove(worker.process)
 
     def run(self, runtime: Runtime, model: bytes, feeds: dict[str, Any]) -> list[Any]:
         """The outputs of ``model`` (serialized) on ``runtime`` for ``feeds``; a
-        :class:`RuntimeRunError` with the runtime's message where it refuses or fails."""
+        :class:`RuntimeRunError` with the runtime's message where it refuses or fails (a
+        :class:`RuntimeCrashError` where its worker dies)."""
         (outcome,) = self.run_each(runtime, model, [feeds])
         if isinstance(outcome, RuntimeRunError):
             raise outcome
@@ -382,7 +427,7 @@ class RuntimeWorkers:
     ) -> list[list[Any] | RuntimeRunError]:
         """``model`` loaded once on ``runtime`` and run on each feeds of ``runs``: the
         outputs, or a :class:`RuntimeRunError`, for each. A run that kills the worker is that
-        run's error; the runs after it go to a new worker."""
+        run's :class:`RuntimeCrashError`; the runs after it go to a new worker."""
         outcomes: list[list[Any] | RuntimeRunError] = []
         while len(outcomes) < len(runs):
             worker = self._worker(runtime)
@@ -390,9 +435,9 @@ class RuntimeWorkers:
                 for status, value in worker.ask((model, list(runs[len(outcomes) :])), self.seconds):
                     outcomes.append(RuntimeRunError(value) if status == "error" else list(value))
             except _WorkerDiedError as died:
-                worker.stop()
                 del self._workers[runtime.name]
-                outcomes.append(RuntimeRunError(str(died)))
+                self._retire(worker)
+                outcomes.append(RuntimeCrashError(str(died)))
         return outcomes
 
 
@@ -400,27 +445,75 @@ class _WorkerDiedError(Exception):
     pass
 
 
+class _Process(subprocess.Popen[bytes]):
+    """A worker's process, recorded in ``recorded_in`` before it exists: an interrupt that
+    breaks off its start (before the caller holds it) leaves it where :meth:`end` finds it,
+    and one that arrives once it is forked ends it at once."""
+
+    def __init__(self, *args: Any, recorded_in: list[_Process], **kwargs: Any) -> None:
+        recorded_in.append(self)
+        before = _children()
+        try:
+            super().__init__(*args, **kwargs)
+        except BaseException:
+            if getattr(self, "pid", None) is None:
+                # An interrupt inside CPython's fork_exec loses the pid of the child it has
+                # forked already: the child that was not there before is that one.
+                for pid in _children() - before:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, 9)
+                        os.waitpid(pid, 0)
+            self.end()
+            raise
+
+    def end(self) -> None:
+        """Kill it and wait for it, if it was started and runs still."""
+        if getattr(self, "pid", None) and self.returncode is None:
+            with contextlib.suppress(OSError):
+                self.kill()
+            self.wait()
+
+
+def _children() -> set[int]:
+    """The processes this one started that run still (Linux; elsewhere none is known)."""
+    found: set[int] = set()
+    with contextlib.suppress(OSError):
+        for task in os.scandir("/proc/self/task"):
+            with open(os.path.join(task.path, "children")) as listing:
+                found.update(int(pid) for pid in listing.read().split())
+    return found
+
+
 @dataclass
 class _Worker:
-    process: subprocess.Popen[bytes]
+    process: _Process
     log: IO[bytes]
     #: Where the worker writes the model it loads; removed with the worker, however it ended.
     folder: str
 
     @classmethod
-    def start(cls, name: str) -> _Worker:
+    def start(cls, name: str, folder: str, processes: list[_Process]) -> _Worker:
+        """A worker for the runtime ``name`` writing its models in ``folder``; its process
+        is added to ``processes`` before it starts."""
         log = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop, with the worker)
-        folder = tempfile.mkdtemp(prefix="splitops-runtime-")
         environment = {**os.environ, "OMP_NUM_THREADS": "1", "RUST_BACKTRACE": "0"}
-        process = subprocess.Popen(
-            [sys.executable, "-m", "splitops.onnx.run._runtimes", name, folder],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            env=environment,
-            # Unbuffered: a reply waits in the pipe, where select sees it, not in a buffer.
-            bufsize=0,
-        )
+        try:
+            process = _Process(
+                [sys.executable, "-m", "splitops.onnx.run._runtimes", name, folder],
+                recorded_in=processes,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                env=environment,
+                # Unbuffered: a reply waits in the pipe, where select sees it, not in a buffer.
+                bufsize=0,
+                # A session of its own: a terminal's Ctrl-C goes to the caller, which stops
+                # its workers as it leaves, not to each worker in the middle of a run.
+                start_new_session=os.name == "posix",
+            )
+        except BaseException:
+            log.close()
+            raise
         return cls(process, log, folder)
 
     def alive(self) -> bool:
@@ -450,12 +543,19 @@ class _Worker:
         self.log.seek(0)
         said = [line.strip() for line in self.log.read().decode(errors="replace").splitlines()]
         panic = next((line for line in said if "panicked" in line or "Error" in line), "")
+        # Rust names the panicking thread by its id, which differs from run to run.
+        panic = re.sub(r"^(thread '[^']*') \(\d+\)", r"\1", panic)
         how = f"signal {-code}" if code < 0 else f"exit code {code}"
         return f"the runtime crashed ({how})" + (f": {panic[:200]}" if panic else "")
 
-    def stop(self) -> None:
+    def stop(self, *, promptly: bool = False) -> None:
+        """End the worker: its input closed, so that it ends once its run is done (or, after
+        10 s, killed), or ``promptly`` killed at once; its folder removed."""
         if self.process.stdin is not None:
-            self.process.stdin.close()
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
+        if promptly:
+            self.process.kill()
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -30,7 +30,6 @@ that onnxruntime cannot load runs on the reference engine, with an
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -53,6 +52,7 @@ from ...core import (
     SplitError,
     SplitopsError,
     require_argument,
+    warn_caller,
 )
 from ..model import (
     code_of_array,
@@ -267,11 +267,7 @@ class OnnxruntimeRep(BackendRep):
             except Exception as error:  # onnxruntime's own classes
                 self.fallback = f"onnxruntime cannot load the lowered model: {_one_line(error)}"
         if self.fallback is not None:
-            warnings.warn(
-                f"{self.fallback} The reference engine runs it.",
-                EngineFallbackWarning,
-                stacklevel=3,
-            )
+            warn_caller(f"{self.fallback} The reference engine runs it.", EngineFallbackWarning)
         # The fast path: the session's own run, where numpy can hand every value over.
         plain = self.session is not None and not needs_raw_values(self.session)
         self._run: Any = self.session.run if plain else None
@@ -302,11 +298,10 @@ class OnnxruntimeRep(BackendRep):
         """What the reference engine gives for inputs onnxruntime failed on: its error, or its
         outputs with a warning."""
         outputs = self.reference.run(feeds)
-        warnings.warn(
+        warn_caller(
             f"onnxruntime failed on these inputs ({_one_line(error)}); the reference engine's "
             "outputs are returned.",
             EngineFallbackWarning,
-            stacklevel=3,
         )
         return outputs
 
@@ -388,10 +383,9 @@ class SplitopsBackend(Backend):
         except onnx.checker.ValidationError as error:
             # onnxruntime and onnx.reference run models the checker objects to (a graph output
             # declared without a shape, say): a problem unrelated to Split only warns.
-            warnings.warn(
+            warn_caller(
                 f"onnx.checker: {' '.join(str(error).split())} The model runs all the same.",
                 ModelCheckWarning,
-                stacklevel=2,
             )
         if engine == "onnxruntime":
             return OnnxruntimeRep(model, **options)

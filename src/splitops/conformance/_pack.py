@@ -47,7 +47,14 @@ from ..onnx import (
     load_model,
     runtime_named,
 )
-from ..onnx.model import MAX_MODEL_BYTES, load_value
+from ..onnx.model import (
+    MAX_MODEL_BYTES,
+    SequenceType,
+    TensorType,
+    ValueType,
+    load_value,
+    value_type,
+)
 from ..onnx.run.backend import check_feeds
 from ._cases import CASES, ConformanceCase
 
@@ -525,7 +532,7 @@ def _read_outputs(folder: FolderReader, model: ModelProto) -> list[Any]:
     outputs = []
     for index, info in enumerate(model.graph.output):
         value = _read_value(folder, f"output_{index}.pb", info.type)
-        problem = _misfit(info.type, value)
+        problem = _misfit(value_type(info.type), value)
         if problem:
             raise PackError(
                 f"{folder.path / f'output_{index}.pb'} does not fit the output {info.name!r} "
@@ -535,22 +542,25 @@ def _read_outputs(folder: FolderReader, model: ModelProto) -> list[Any]:
     return outputs
 
 
-def _misfit(declared: TypeProto, value: Any) -> str | None:
+def _misfit(declared: ValueType | None, value: Any) -> str | None:
     """What about an expected output does not fit its declared type, or ``None``."""
-    if declared.HasField("sequence_type"):
-        element = declared.sequence_type.elem_type
+    if isinstance(declared, SequenceType):
+        element = declared.element
         return next((p for p in (_misfit(element, part) for part in value) if p), None)
-    tensor = declared.tensor_type
+    if not isinstance(declared, TensorType):
+        return None
     array = np.asarray(value)
-    if tensor.elem_type and not _same_element(tensor.elem_type, array):
+    if declared.element and not _same_element(declared.element, array):
         return f"it holds {_describe(array)}"
-    if tensor.HasField("shape"):
-        dims = tensor.shape.dim
-        if len(dims) != array.ndim or any(
-            dim.HasField("dim_value") and dim.dim_value != length
+    dims = declared.dims
+    if dims is not None and (
+        len(dims) != array.ndim
+        or any(
+            isinstance(dim, int) and dim != length
             for dim, length in zip(dims, array.shape, strict=True)
-        ):
-            return f"it holds {_describe(array)}"
+        )
+    ):
+        return f"it holds {_describe(array)}"
     return None
 
 
@@ -568,9 +578,8 @@ def _same_element(code: int, array: np.ndarray[Any, Any]) -> bool:
 def _read_value(folder: FolderReader, name: str, kind: TypeProto) -> Any:
     data = folder.read(name, limit=_value_bytes())
     try:
-        return load_value(
-            data, sequence=kind.HasField("sequence_type"), name=str(folder.path / name)
-        )
+        sequence = isinstance(value_type(kind), SequenceType)
+        return load_value(data, sequence=sequence, name=str(folder.path / name))
     except ModelLoadError as error:
         raise PackError(f"{error}") from error
 

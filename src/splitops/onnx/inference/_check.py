@@ -55,7 +55,7 @@ def departures(model: ModelProto, records: list[SplitNodeInference]) -> list[Dia
     """The warnings: where a valid SplitToSequence, or a SequenceAt reading its sequence,
     departs from the spec's letter in a way runtimes read two ways. Only the scopes of such
     nodes are read (through a view of ``model``)."""
-    sequences = [r for r in records if r.node.op_type == "SplitToSequence" and not r.problems]
+    sequences = [r for r in records if r.op_type == "SplitToSequence" and not r.problems]
     if not sequences:
         return []
     view = ModelView.read(model)
@@ -113,15 +113,15 @@ def _warning(node: Node, opset: int, rule: Rule, message: str) -> Diagnostic:
 
 
 def _diagnostic(record: SplitNodeInference, error: SplitError) -> Diagnostic:
-    node = record.node
+    op = record.op_type
     try:
-        opset = opset_rule(node.op_type, record.opset).since_version
+        opset = opset_rule(op, record.opset).since_version
     except SplitError:
         opset = record.opset
     return Diagnostic(
         graph=record.graph,
         node=record.label,
-        op=node.op_type,
+        op=op,
         opset=opset,
         rule=error.rule.id,
         message=error.message.rstrip(".;:"),

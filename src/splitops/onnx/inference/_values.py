@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 from onnx import NodeProto, TensorProto, helper
 
-from ..model import DEFAULT_DOMAINS, SMALL_TENSOR, attribute_value, constant_value
+from ..model import DEFAULT_DOMAINS, SMALL_TENSOR, Linked, Node, constant_value
 from ._number_types import NumberType, Rounded, number_type
 from ._symbolic import sympy
 
@@ -205,7 +205,7 @@ class _Call:
     known or absent), and the shapes of its inputs as items (for the operators in
     :data:`READS_SHAPES`; ``None`` where unknown)."""
 
-    node: NodeProto
+    node: Node
     opset: int
     inputs: Sequence[Items | None]
     shapes: Sequence[Sequence[Any] | None] = ()
@@ -216,8 +216,15 @@ class _Call:
         return self.shapes[0] if self.shapes else None
 
     def option(self, name: str, default: Any = None) -> Any:
-        """The node's attribute ``name``, or ``default``."""
-        return attribute_value(self.node, name, default)
+        """The node's attribute ``name``, or ``default`` (also where it takes a function
+        call's attribute, which a node of a function's body is not evaluated with)."""
+        value = self.node.attribute(name, default)
+        return default if isinstance(value, Linked) else value
+
+    def given(self, index: int) -> bool:
+        """Whether the node lists an input at ``index``."""
+        names = self.node.input_names
+        return index < len(names) and bool(names[index])
 
     def value(self, index: int) -> Items | None:
         return self.inputs[index] if index < len(self.inputs) else None
@@ -405,7 +412,7 @@ def _equal(a: Any, b: Any) -> Any:
 
 
 def _constant(call: _Call) -> Items | None:
-    array = constant_value(call.node)
+    array = constant_value(call.node.proto)
     return None if array is None else from_array(array)
 
 
@@ -479,8 +486,8 @@ def _slice(call: _Call) -> Items | None:
         axes, steps = call.option("axes"), None
     else:
         starts, ends, axes, steps = call.ints(1), call.ints(2), call.ints(3), call.ints(4)
-        if (len(call.inputs) > 3 and call.node.input[3] and axes is None) or (
-            len(call.inputs) > 4 and call.node.input[4] and steps is None
+        if (len(call.inputs) > 3 and call.given(3) and axes is None) or (
+            len(call.inputs) > 4 and call.given(4) and steps is None
         ):
             return None
     if starts is None or ends is None:
@@ -524,7 +531,7 @@ def _axes(call: _Call) -> list[int] | None:
     if call.opset < 13:
         axes = call.option("axes")
         return None if axes is None else list(axes)
-    return call.ints(1) if len(call.node.input) > 1 and call.node.input[1] else None
+    return call.ints(1) if call.given(1) else None
 
 
 def _unsqueeze(call: _Call) -> Items | None:
@@ -545,7 +552,7 @@ def _squeeze(call: _Call) -> Items | None:
     data = call.value(0)
     if data is None:
         return None
-    given = (len(call.node.input) > 1 and call.node.input[1]) or call.option("axes")
+    given = call.given(1) or call.option("axes")
     axes = _axes(call)
     if given and axes is None:
         return None
@@ -670,11 +677,11 @@ def _exact_steps(number: NumberType, start: float, delta: float, count: int) -> 
 
 def _fill(call: _Call) -> Items | None:
     """ConstantOfShape's fill value (float32 0 by default)."""
-    tensor = call.option("value")
-    if tensor is None:
+    attributes = call.node.attributes
+    if "value" not in attributes:
         return Items.of(0.0, TensorProto.FLOAT)
-    array = constant_value(tensor)
-    if array is None or array.size != 1:
+    array = attributes["value"]
+    if not isinstance(array, np.ndarray) or array.size != 1:
         return None
     return from_array(array.reshape(()))
 
@@ -760,18 +767,24 @@ VALUE_OPS: dict[str, Callable[[_Call], Items | None]] = {
 
 
 def propagate(
-    node: NodeProto,
+    node: Node | NodeProto,
     opset: int,
     inputs: Sequence[Items | None],
     shapes: Sequence[Sequence[Any] | None] = (),
 ) -> Items | None:
-    """The value of ``node``'s first output from the values of its inputs (``shapes``: its
-    inputs' shapes as items, for Shape and Size), or ``None`` when it is not followed."""
-    operator = VALUE_OPS.get(node.op_type) if node.domain in DEFAULT_DOMAINS else None
+    """The value of ``node``'s first output (a node of the view, or a protobuf read alone)
+    from the values of its inputs (``shapes``: its inputs' shapes as items, for Shape and
+    Size), or ``None`` when it is not followed."""
+    found = _read(node)
+    operator = VALUE_OPS.get(found.op_type) if found.domain in DEFAULT_DOMAINS else None
     if operator is None:
         return None
-    value = operator(_Call(node, opset, inputs, shapes))
+    value = operator(_Call(found, opset, inputs, shapes))
     return value if value is None or _small(value.shape) else None
+
+
+def _read(node: Node | NodeProto) -> Node:
+    return Node.alone(node) if isinstance(node, NodeProto) else node
 
 
 def _small(shape: Sequence[int]) -> bool:
@@ -940,14 +953,15 @@ READS_SHAPES = frozenset({"Shape", "Size", "Reshape", "Expand", "Tile", "Concat"
 
 
 def value_shape(
-    node: NodeProto,
+    node: Node | NodeProto,
     opset: int,
     inputs: Sequence[Items | None],
     shapes: Sequence[Sequence[Any] | None],
 ) -> list[Any] | None:
     """The dims of ``node``'s first output as items, decided by the values (or shapes) of
     its inputs, or ``None`` when they do not decide them."""
-    operator = SHAPE_OPS.get(node.op_type) if node.domain in DEFAULT_DOMAINS else None
+    found = _read(node)
+    operator = SHAPE_OPS.get(found.op_type) if found.domain in DEFAULT_DOMAINS else None
     if operator is None:
         return None
-    return operator(_Call(node, opset, inputs, shapes))
+    return operator(_Call(found, opset, inputs, shapes))

@@ -18,7 +18,7 @@ onnx's own mapping gives them, and ``onnx.reference`` takes and returns them:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -27,7 +27,7 @@ from onnx import TensorProto, TensorShapeProto, TypeProto, ValueInfoProto, helpe
 
 from ...arrays import element_of, numpy_dtype
 from ...core import ElementType, Rule, SplitTypeError
-from ._value_type import read_dim, says, value_type
+from ._value_type import Dim, read_dim, says, value_type
 
 __all__ = [
     "code_of_array",
@@ -41,12 +41,9 @@ __all__ = [
     "element_of_code",
     "has_negative_dim",
     "has_type",
-    "named_placeholders",
     "numpy_dtype",
     "refined_type",
     "rename_all",
-    "rename_in_place",
-    "renamed",
     "says_more",
     "shape_text",
     "stored_bytes",
@@ -54,7 +51,6 @@ __all__ = [
     "tensor_problem",
     "type_text",
     "union_type",
-    "unnamed_placeholders",
     "widened",
 ]
 
@@ -386,75 +382,25 @@ def declared_type(declared: TypeProto, inferred: TypeProto) -> TypeProto:
     return merged
 
 
-def named_placeholders(
-    base: TypeProto, ours: TypeProto
-) -> Iterator[tuple[str, TensorShapeProto.Dimension]]:
-    """Each of onnx's placeholders in ``base`` where ``ours``, a type of the same value, has a
-    value or a name: what the placeholder stands for, wherever onnx wrote it.
+def rename_all(entries: Iterable[ValueInfoProto], names: Mapping[str, Dim]) -> None:
+    """Replace, in every entry's type (a graph's value_info, its outputs), each of onnx's
+    placeholders that ``names`` holds by what it stands for (a length or a name; see
+    :func:`~splitops.onnx.model.named_placeholders`).
 
     >>> from onnx import helper
-    >>> [(p, d.dim_param) for p, d in named_placeholders(
-    ...     helper.make_tensor_type_proto(1, ["unk__3", 4]),
-    ...     helper.make_tensor_type_proto(1, ["ceiling(N/2)", 4]))]
-    [('unk__3', 'ceiling(N/2)')]
+    >>> entry = helper.make_tensor_value_info("a", 1, ["unk__3", 4])
+    >>> rename_all([entry], {"unk__3": "ceiling(N/2)"}); shape_text(entry.type)
+    '[ceiling(N/2), 4]'
     """
-    if base.WhichOneof("value") != ours.WhichOneof("value"):
-        return
-    theirs, mine = _tensor_dims(base), _tensor_dims(ours)
-    if len(theirs) != len(mine):
-        return
-    for a, b in zip(theirs, mine, strict=True):
-        if a.dim_param and _says(a) == 1 and _says(b) >= 2:
-            yield a.dim_param, b
-
-
-def renamed(type_proto: TypeProto, names: dict[str, TensorShapeProto.Dimension]) -> TypeProto:
-    """``type_proto`` with each of onnx's placeholders that ``names`` holds replaced by what
-    it stands for (``type_proto`` itself when it holds none)."""
-    if not _placeholder_dims(type_proto, names):
-        return type_proto
-    copy = TypeProto()
-    copy.CopyFrom(type_proto)
-    rename_in_place(copy, names)
-    return copy
-
-
-def rename_in_place(type_proto: TypeProto, names: dict[str, TensorShapeProto.Dimension]) -> None:
-    """:func:`renamed`, changing ``type_proto`` itself."""
-    for dim in _placeholder_dims(type_proto, names):
-        dim.CopyFrom(names[dim.dim_param])
-
-
-def unnamed_placeholders(
-    type_proto: TypeProto, names: dict[str, TensorShapeProto.Dimension]
-) -> bool:
-    """Whether ``type_proto`` holds one of onnx's placeholders that ``names`` does not."""
-    for dim in _tensor_dims(type_proto):
-        name = dim.dim_param
-        if name and name not in names and _says(dim) == 1:
-            return True
-    return False
-
-
-def rename_all(
-    entries: Iterable[ValueInfoProto], names: dict[str, TensorShapeProto.Dimension]
-) -> None:
-    """:func:`rename_in_place` for every entry's type (a graph's value_info, its outputs)."""
     for entry in entries:
-        tensor = entry.type.tensor_type if entry.type.HasField("tensor_type") else None
-        if tensor is None:
-            rename_in_place(entry.type, names)
-            continue
-        for dim in tensor.shape.dim:
+        for dim in _tensor_dims(entry.type):
             name = dim.dim_param
             if name in names:
-                dim.CopyFrom(names[name])
-
-
-def _placeholder_dims(
-    type_proto: TypeProto, names: dict[str, TensorShapeProto.Dimension]
-) -> list[TensorShapeProto.Dimension]:
-    return [d for d in _tensor_dims(type_proto) if d.dim_param in names]
+                found = names[name]
+                if isinstance(found, int):
+                    dim.dim_value = found
+                elif found is not None:
+                    dim.dim_param = found
 
 
 def _tensor_dims(type_proto: TypeProto) -> Sequence[TensorShapeProto.Dimension]:

@@ -24,7 +24,7 @@ TensorType(element=1, dims=(4, 3, 'M'))
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from onnx import TensorShapeProto, TypeProto, helper
@@ -35,7 +35,10 @@ __all__ = [
     "SequenceType",
     "TensorType",
     "ValueType",
+    "named_placeholders",
     "read_dim",
+    "renamed",
+    "unnamed_placeholders",
     "value_type",
 ]
 
@@ -229,6 +232,10 @@ class OtherType:
     kind: str
     message: TypeProto
 
+    def __hash__(self) -> int:
+        # A message is no hashable value; its bytes are.
+        return hash((self.kind, self.message.SerializeToString(deterministic=True)))
+
     @property
     def known(self) -> bool:
         return True
@@ -272,6 +279,65 @@ def value_type(message: TypeProto | None) -> ValueType | None:
         inner = value_type(message.sequence_type.elem_type)
         return SequenceType(inner if inner is not None else TensorType(0, None))
     return None if kind is None else OtherType(kind, message)
+
+
+def renamed(found: ValueType, names: Mapping[str, Dim]) -> ValueType:
+    """``found`` with each of onnx's placeholders that ``names`` holds replaced by what it
+    stands for (``found`` itself where it holds none), a sequence's items included.
+
+    >>> renamed(TensorType(1, ("unk__3", 4)), {"unk__3": "ceiling(N/2)"})
+    TensorType(element=1, dims=('ceiling(N/2)', 4))
+    """
+    if not names:
+        return found
+    if isinstance(found, SequenceType):
+        inner = renamed(found.element, names)
+        return found if inner is found.element else SequenceType(inner)
+    if not isinstance(found, TensorType) or found.dims is None:
+        return found
+    dims = found.dims
+    for dim in dims:  # a loop, not any() of a generator: asked of every value inferred
+        if type(dim) is str and dim in names:
+            break
+    else:
+        return found
+    return TensorType(found.element, tuple(names.get(d, d) if type(d) is str else d for d in dims))
+
+
+def named_placeholders(base: ValueType, ours: ValueType) -> Iterator[tuple[str, Dim]]:
+    """Each of onnx's placeholders in ``base`` where ``ours``, a type of the same value, has a
+    length or a name: what the placeholder stands for, wherever onnx wrote it.
+
+    >>> list(named_placeholders(TensorType(1, ("unk__3", 4)), TensorType(1, ("ceiling(N/2)", 4))))
+    [('unk__3', 'ceiling(N/2)')]
+    """
+    if type(base) is not type(ours):
+        return
+    theirs, mine = _item_dims(base), _item_dims(ours)
+    if len(theirs) != len(mine):
+        return
+    for a, b in zip(theirs, mine, strict=True):
+        if says(a) == 1 and says(b) >= 2:
+            assert isinstance(a, str)
+            yield a, b
+
+
+def unnamed_placeholders(found: ValueType, names: Collection[str]) -> bool:
+    """Whether ``found`` holds one of onnx's placeholders that ``names`` does not.
+
+    >>> unnamed_placeholders(TensorType(1, ("unk__3", "N")), {"unk__3"})
+    False
+    """
+    return any(says(d) == 1 and d not in names for d in _item_dims(found))
+
+
+def _item_dims(found: ValueType) -> tuple[Dim, ...]:
+    """The dims of a tensor type, or of a sequence's items (none for other types)."""
+    if isinstance(found, SequenceType):
+        return _item_dims(found.element)
+    if isinstance(found, TensorType) and found.dims is not None:
+        return found.dims
+    return ()
 
 
 def read_dim(dim: TensorShapeProto.Dimension) -> Dim:

@@ -43,8 +43,9 @@ True
 
 from __future__ import annotations
 
+import hashlib
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
@@ -61,9 +62,12 @@ from onnx import (
 )
 
 from ...core import require_argument
-from ._node import DEFAULT_DOMAINS, is_split_node, node_label
+from ._fields import declared_entries
+from ._node import DEFAULT_DOMAINS, SPLIT_OPS, is_split_node, node_label
+from ._types import dim_params
 from ._value_type import TensorType, ValueType, value_type
 from ._walk import (
+    FunctionId,
     GraphsAt,
     ScopeKey,
     constant_value,
@@ -139,6 +143,13 @@ def constant_initializers(proto: GraphProto, ir_version: int) -> dict[str, Tenso
 _Owner = TypeVar("_Owner")
 
 
+class _Unread:
+    """What a scope holds of a graph it has not looked up yet."""
+
+
+_UNREAD = _Unread()
+
+
 def _alive(reference: weakref.ReferenceType[_Owner]) -> _Owner:
     """What ``reference`` points to: a scope or a view, which its view keeps alive."""
     found = reference()
@@ -175,13 +186,30 @@ class Node:
     ({'axis': 1, 'num_outputs': 2}, TensorType(element=1, dims=(2, 4)))
     """
 
-    _scope: weakref.ReferenceType[Scope]
+    _scope: weakref.ReferenceType[Scope] | None
     index: int
     proto: NodeProto
     _attributes: Mapping[str, Any] | None = None
+    _input_names: tuple[str, ...] | None = None
+    _output_names: tuple[str, ...] | None = None
+
+    @classmethod
+    def alone(cls, proto: NodeProto) -> Node:
+        """``proto`` read as a node of no model: its fields and attributes, for a rule of one
+        operator asked alone. It lies in no scope: it holds no scopes, and a graph
+        attribute reads as ``None``.
+
+        >>> from onnx import helper
+        >>> node = Node.alone(helper.make_node("Cast", ["x"], ["y"], to=7))
+        >>> node.op_type, node.input_names, node.attribute("to")
+        ('Cast', ('x',), 7)
+        """
+        return cls(None, 0, proto)
 
     @property
     def scope(self) -> Scope:
+        if self._scope is None:
+            raise ReferenceError("a node read alone (Node.alone) lies in no scope.")
         return _alive(self._scope)
 
     @property
@@ -195,6 +223,13 @@ class Node:
     @property
     def name(self) -> str:
         return self.proto.name
+
+    @property
+    def function_id(self) -> FunctionId:
+        """The function it calls where the model has a local function of this identity
+        (:data:`~splitops.onnx.model.FunctionId`): its domain, operator and overload."""
+        proto = self.proto
+        return proto.domain, proto.op_type, proto.overload
 
     @property
     def label(self) -> str:
@@ -215,17 +250,24 @@ class Node:
     @property
     def is_split(self) -> bool:
         """Whether it is a Split or SplitToSequence of the default domain."""
-        return is_split_node(self.proto)
+        proto = self.proto
+        return proto.op_type in SPLIT_OPS and proto.domain in DEFAULT_DOMAINS
 
     @property
     def input_names(self) -> tuple[str, ...]:
-        """The names it reads, as given (``""`` for an input left out)."""
-        return tuple(self.proto.input)
+        """The names it reads, as given (``""`` for an input left out); read once."""
+        names = self._input_names
+        if names is None:
+            names = self._input_names = tuple(self.proto.input)
+        return names
 
     @property
     def output_names(self) -> tuple[str, ...]:
-        """The names it writes, as given (``""`` for an output left out)."""
-        return tuple(self.proto.output)
+        """The names it writes, as given (``""`` for an output left out); read once."""
+        names = self._output_names
+        if names is None:
+            names = self._output_names = tuple(self.proto.output)
+        return names
 
     @property
     def inputs(self) -> tuple[Value | None, ...]:
@@ -265,29 +307,46 @@ class Node:
             self._attributes = _Attributes(self)
         return self._attributes
 
+    def attribute(self, name: str, default: Any = None) -> Any:
+        """The value of its attribute ``name`` (see :attr:`attributes`), or ``default``: the
+        one attribute read, where the others have not been."""
+        if self._attributes is not None:
+            return self._attributes.get(name, default)
+        found = None
+        for attribute in self.proto.attribute:
+            if attribute.name == name:
+                found = attribute  # of two of one name, the last (as the mapping keeps)
+        return default if found is None else _attribute_value(lambda: self.held, found)
+
     @property
     def held(self) -> list[Scope]:
         """The scopes of the graphs it holds (an If's branches, a Loop's body), in order."""
-        if not has_graphs(self.proto):
+        if self._scope is None:
             return []
-        return self.scope.held(self.index)
+        scope = self.scope
+        return scope.held(self.index) if scope._holds(self.index) else []
 
 
 class _Attributes(Mapping[str, Any]):
-    """A node's attributes read as Python values, each at its first ask."""
+    """A node's attributes read as Python values, each at its first ask. It knows its node
+    by its scope (weakly) and index, not by the node, which holds it: no reference cycle."""
 
-    __slots__ = ("_node", "_protos", "_read")
+    __slots__ = ("_index", "_protos", "_read", "_scope")
 
     def __init__(self, node: Node) -> None:
-        self._node = node
+        self._scope, self._index = node._scope, node.index
         self._protos = {attribute.name: attribute for attribute in node.proto.attribute}
         self._read: dict[str, Any] = {}
 
     def __getitem__(self, name: str) -> Any:
         read = self._read
         if name not in read:
-            read[name] = _attribute_value(self._node, self._protos[name])
+            read[name] = _attribute_value(self._held, self._protos[name])
         return read[name]
+
+    def _held(self) -> list[Scope]:
+        scope = self._scope
+        return [] if scope is None else _alive(scope).held(self._index)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._protos)
@@ -299,7 +358,9 @@ class _Attributes(Mapping[str, Any]):
         return repr(dict(self))
 
 
-def _attribute_value(node: Node, attribute: AttributeProto) -> Any:
+def _attribute_value(held: Callable[[], list[Scope]], attribute: AttributeProto) -> Any:
+    """An attribute as a Python value (see :attr:`Node.attributes`); ``held`` gives the
+    scopes of its node's graphs."""
     if attribute.ref_attr_name:
         return Linked(attribute.ref_attr_name)
     kind = attribute.type
@@ -326,8 +387,10 @@ def _attribute_value(node: Node, attribute: AttributeProto) -> Any:
     if attribute.HasField("g") or attribute.graphs:
         # A graph is found by the field that holds it, whatever the attribute's type says
         # (as onnx's inference and every walk of the view find it).
-        held = [s for s in node.held if s.key[1][-1][1] == attribute.name]
-        return held[-1] if attribute.HasField("g") and not attribute.graphs else tuple(held)
+        found = [s for s in held() if s.key[1][-1][1] == attribute.name]
+        if attribute.HasField("g") and not attribute.graphs:
+            return found[-1] if found else None
+        return tuple(found)
     return None
 
 
@@ -388,7 +451,7 @@ class Value:
     @property
     def type(self) -> ValueType | None:
         """Its type: inferred where the view was read with types, else declared."""
-        return self.scope._own_type(self.name)
+        return self.scope.own_type(self.name)
 
     @property
     def is_graph_output(self) -> bool:
@@ -435,10 +498,15 @@ class Scope:
     # would keep a protobuf object per level alive for every scope.
     __slots__ = (
         "__weakref__",
+        "_declared",
+        "_digest",
+        "_free",
         "_held",
+        "_holding",
         "_nodes",
         "_parent",
         "_read_types",
+        "_typed_graph",
         "_types",
         "_values",
         "_view",
@@ -470,7 +538,15 @@ class Scope:
         self._nodes: list[Node] | None = None
         self._values: dict[str, Value] | None = None
         self._types: dict[str, TypeProto] | None = None
-        self._read_types: dict[str, ValueType | None] = {}
+        self._read_types: dict[str, ValueType | None] | None = None
+        self._declared: dict[str, TypeProto] | None = None
+        self._free: list[str] | None = None
+        self._digest: bytes | None = None
+        #: The indexes of its nodes that hold graphs, once found.
+        self._holding: tuple[int, ...] | None = None
+        #: Its graph in the model the view reads types from, once found (see
+        #: :meth:`ModelView._typed_proto`).
+        self._typed_graph: GraphProto | FunctionProto | _Unread | None = _UNREAD
 
     def __repr__(self) -> str:
         return f"Scope({self.label!r})"
@@ -497,12 +573,24 @@ class Scope:
             self._types = self.view._types_of(self)
         return self._types
 
-    def _own_type(self, name: str) -> ValueType | None:
-        """The type this scope itself gives ``name`` (see :meth:`type_of`), read once."""
+    def own_type(self, name: str) -> ValueType | None:
+        """The type this scope itself gives ``name``, not an ancestor's (see
+        :meth:`type_of`); read once."""
         read = self._read_types
-        if name not in read:
-            read[name] = value_type(self._type_protos().get(name))
-        return read[name]
+        if read is None:
+            read = self._read_types = {}
+        elif name in read:
+            return read[name]
+        found = read[name] = self.view._type_value(self._type_protos().get(name))
+        return found
+
+    def declared(self, name: str) -> ValueType | None:
+        """The type the model itself declares for ``name`` in this scope (in its
+        ``value_info`` or its outputs), whatever types the view reads: ``None`` where it
+        declares none, or one that gives no kind."""
+        if self._declared is None:
+            self._declared = declared_types(self.proto, inputs=False)
+        return value_type(self._declared.get(name))
 
     def _define(self) -> dict[str, Value]:
         proto = self.proto
@@ -546,19 +634,77 @@ class Scope:
         return path[-1][1] if path else None
 
     @property
+    def is_branch(self) -> bool:
+        """Whether it is a branch of an If (of the default domain): a graph that some inputs
+        never take."""
+        parent = self.parent
+        if parent is None:
+            return False
+        # The holder's protobuf, not the view's node: asking every scope of a deep tree
+        # would read each parent's nodes into the view.
+        holder = parent.proto.node[self.key[1][-1][0]]
+        return holder.op_type == "If" and holder.domain in DEFAULT_DOMAINS
+
+    @property
     def in_branch(self) -> bool:
         """Whether it lies inside a branch of an If (of the default domain) at any depth:
         a branch that some inputs never take."""
         scope: Scope | None = self
         while scope is not None:
-            parent = scope.parent
-            # The holder's protobuf, not the view's node: asking every scope of a deep tree
-            # would read each parent's nodes into the view.
-            holder = None if parent is None else parent.proto.node[scope.key[1][-1][0]]
-            if holder is not None and holder.op_type == "If" and holder.domain in DEFAULT_DOMAINS:
+            if scope.is_branch:
                 return True
-            scope = parent
+            scope = scope.parent
         return False
+
+    def free_names(self) -> list[str]:
+        """The names it reads from outside itself (its nodes' inputs, its outputs, and what
+        the scopes below it read from outside them, that it does not define), in the order
+        first read; found once per scope.
+
+        >>> from onnx import helper
+        >>> inner = helper.make_graph([helper.make_node("Add", ["a", "k"], ["b"])], "i", [], [])
+        >>> loop = helper.make_node("Loop", ["n", ""], ["y"], body=inner, name="loop")
+        >>> graph = helper.make_graph([helper.make_node("Neg", ["x"], ["a"]), loop], "g", [], [])
+        >>> view = ModelView.read(helper.make_model(graph))
+        >>> view.main.held(1)[0].free_names(), view.main.free_names()
+        (['a', 'k'], ['x', 'n', 'k'])
+        """
+        if self._free is not None:
+            return self._free
+        # Graphs of one digest (:meth:`digest`, where it was asked) read the same names:
+        # If branches alike are read once, not once per branch.
+        alike = self.view._free_by_digest
+        found = None if self._digest is None else alike.get(self._digest)
+        if found is None:
+            proto = self.proto
+            defined = set(self.input_names())
+            if isinstance(proto, GraphProto):
+                defined.update(tensor.name for tensor in proto.initializer)
+            read: list[str] = []
+            holds = self._holds
+            for index, node in enumerate(proto.node):
+                read += node.input
+                if holds(index):
+                    for scope in self.held(index):
+                        read += scope.free_names()
+                defined.update(node.output)
+            read += self.output_names()
+            found = [name for name in dict.fromkeys(read) if name and name not in defined]
+            if self._digest is not None:
+                alike[self._digest] = found
+        self._free = found
+        return found
+
+    def digest(self) -> bytes:
+        """A digest of its graph as the view reads it (the typed copy's, where the view reads
+        types from one): graphs alike, typed alike, have the same digest."""
+        if self._digest is None:
+            view = self.view
+            view._types_read = True
+            proto = None if view._typed is None else view._typed_proto(self, view._typed)
+            found = self.proto if proto is None else proto
+            self._digest = hashlib.blake2b(found.SerializeToString(deterministic=True)).digest()
+        return self._digest
 
     def below(self) -> Iterator[Scope]:
         """This scope, then every scope below it (the graphs its nodes hold, at any depth),
@@ -569,13 +715,31 @@ class Scope:
         while stack:
             scope = stack.pop()
             yield scope
-            below = [s for index in scope.holding() for s in scope.held(index)]
+            below: list[Scope] = []
+            for index in scope.holding():
+                below += scope.held(index)
             below.reverse()
             stack += below
 
     def holding(self) -> list[int]:
-        """The indexes of its nodes that hold graphs."""
-        return [i for i, node in enumerate(self.proto.node) if has_graphs(node)]
+        """The indexes of its nodes that hold graphs (found once)."""
+        if self._holding is None:
+            # A tuple of ints, which Python's cycle collector leaves alone: a model of 32,767
+            # scopes keeps one per scope.
+            found = []
+            for index, node in enumerate(self.proto.node):
+                if has_graphs(node):
+                    found.append(index)
+            self._holding = tuple(found)
+        return list(self._holding)
+
+    def _holds(self, index: int) -> bool:
+        """Whether its node at ``index`` holds graphs."""
+        holding = self._holding
+        if holding is None:
+            self.holding()
+            holding = self._holding
+        return index in holding  # type: ignore[operator]
 
     def held(self, index: int) -> list[Scope]:
         """The scopes of the graphs that its node at ``index`` holds, in order."""
@@ -615,7 +779,7 @@ class Scope:
         """The type ``name`` has here (a frozen :class:`~splitops.onnx.model.TensorType`,
         :class:`~splitops.onnx.model.SequenceType` or other): this scope's own, else an
         ancestor's; inferred where the view was read with types, else declared."""
-        found = self._own_type(name)
+        found = self.own_type(name)
         if found is not None or self._parent is None:
             return found
         outer: ValueType | None = self.view._outer(self, name, types=True)
@@ -637,6 +801,13 @@ class Scope:
         found = self.tensor_type(name)
         dims = None if found is None else found.static_dims
         return None if dims is None else list(dims)
+
+    def split_nodes(self) -> list[Node]:
+        """Its Split and SplitToSequence nodes of the default domain, in order; its nodes are
+        read only where it holds one."""
+        if self._nodes is None and not any(map(is_split_node, self.proto.node)):
+            return []
+        return [node for node in self.nodes if node.is_split]
 
     def walk(self) -> Iterator[Node]:
         """Its nodes and those of every scope below it, in model order: each node, then the
@@ -695,6 +866,12 @@ class ModelView:
     _typed_protos: GraphsAt | None = None
     _names: set[str] | None = None
     _linked: bool = False
+    #: The names the graphs of each digest read from outside them (:meth:`Scope.free_names`).
+    _free_by_digest: dict[bytes, list[str]] = field(default_factory=dict)
+    #: Whether a scope read its types, a digest or its typed graph (:meth:`take_types`).
+    _types_read: bool = False
+    #: The frozen types read, by the bytes of their message (:meth:`_type_value`).
+    _type_values: dict[bytes, ValueType | None] = field(default_factory=dict)
     #: What a name means (its value, or its type) from a scope where the scope itself does
     #: not define it, by scope, once looked up: each scope of a deep nest looks no further
     #: than its parent for a name its siblings looked up already.
@@ -707,6 +884,49 @@ class ModelView:
     @property
     def main(self) -> Scope:
         return self._tops[0]
+
+    @property
+    def functions(self) -> dict[FunctionId, Scope]:
+        """The body of each model-local function, by its identity (of two functions of one
+        identity, the last, as a model's runtime finds it)."""
+        return {scope.key[0]: scope for scope in self._tops[1:] if scope.key[0] is not None}
+
+    @property
+    def opsets(self) -> dict[str, int]:
+        """The opset version the model imports for each domain."""
+        return {entry.domain: int(entry.version) for entry in self.model.opset_import}
+
+    def dim_names(self) -> set[str]:
+        """Every dim name the model itself declares: in the inputs, ``value_info`` and
+        outputs of its graphs, and the ``value_info`` of its function bodies."""
+        names: set[str] = set()
+        for scope in self.scopes:
+            proto = scope.proto
+            entries = declared_entries(proto, outputs=True)
+            if isinstance(proto, GraphProto):
+                entries += proto.input
+            for entry in entries:
+                names.update(dim_params(entry.type))
+        return names
+
+    def take_types(self, typed: ModelProto) -> None:
+        """Read types from ``typed`` from now on: a copy of the model with the same nodes
+        that inference typed (onnx's own pass over it), found by identity for each scope.
+        The types read so far are forgotten; the scopes, nodes and values stay."""
+        self._typed, self._typed_protos = typed, None
+        self._found.clear()
+        self._free_by_digest.clear()
+        if not self._types_read:
+            return  # nothing to forget: no scope read a type, nor a typed graph
+        self._types_read = False
+        for top in self._tops:
+            stack = [top]
+            while stack:
+                scope = stack.pop()
+                scope._types, scope._read_types, scope._typed_graph = None, None, _UNREAD
+                scope._digest = None
+                if scope._held:
+                    stack += (s for found in scope._held.values() for s in found)
 
     def _walk(self) -> Iterator[Scope]:
         for top in self._tops:
@@ -773,12 +993,7 @@ class ModelView:
         scopes are found as the walk reaches them."""
         scopes = self._scopes
         for scope in scopes if scopes is not None else self._walk():
-            # A scope not read yet is read only where it holds one.
-            if scope._nodes is None and not any(map(is_split_node, scope.proto.node)):
-                continue
-            for node in scope.nodes:
-                if node.is_split:
-                    yield node
+            yield from scope.split_nodes()
 
     def fresh_name(self, base: str) -> str:
         """A name no value of the model has: ``base``, else ``base_1``, ``base_2``, ...; each
@@ -829,7 +1044,7 @@ class ModelView:
             if key in found:
                 meaning = found[key]
                 break
-            meaning = around._own_type(name) if types else around.values.get(name)
+            meaning = around.own_type(name) if types else around.values.get(name)
             if meaning is not None:
                 break
             passed.append(key)
@@ -838,9 +1053,22 @@ class ModelView:
             found[key] = meaning
         return meaning
 
+    def _type_value(self, message: TypeProto | None) -> ValueType | None:
+        """``message`` read as a frozen type (:func:`value_type`), once per type of its bytes:
+        the values of a model share a few types, which need not be read again."""
+        if message is None:
+            return None
+        key = message.SerializeToString()
+        known = self._type_values
+        found = known.get(key, _UNREAD)
+        if isinstance(found, _Unread):
+            found = known[key] = value_type(message)
+        return found
+
     def _types_of(self, scope: Scope) -> dict[str, TypeProto]:
         """The types ``scope`` gives its values: those of its body in the typed model where
         the view was read with one (none where that model lacks the body), else its own."""
+        self._types_read = True
         typed = self._typed
         if typed is None:
             return declared_types(scope.proto)
@@ -849,10 +1077,29 @@ class ModelView:
 
     def _typed_proto(self, scope: Scope, typed: ModelProto) -> GraphProto | FunctionProto | None:
         """The graph or function body of ``typed`` where ``scope`` lies in the view's model,
-        or ``None``: one step down from its parent's, rather than a walk over ``typed``."""
-        if self._typed_protos is None:
-            self._typed_protos = GraphsAt(typed)
-        return self._typed_protos(scope.key)
+        or ``None``: one step down from its parent's, rather than a walk over ``typed``. A
+        graph below is the same graph of the same node: of two graphs of one attribute
+        name, which share a key, the one this scope is."""
+        found = scope._typed_graph
+        if not isinstance(found, _Unread):
+            return found
+        self._types_read = True
+        parent = scope.parent
+        proto: GraphProto | FunctionProto | None = None
+        if parent is None:
+            if self._typed_protos is None:
+                self._typed_protos = GraphsAt(typed)
+            proto = self._typed_protos(scope.key)
+        else:
+            above = self._typed_proto(parent, typed)
+            index, name, _ = scope.key[1][-1]
+            if above is not None and index < len(above.node):
+                position = next(k for k, s in enumerate(parent.held(index)) if s is scope)
+                graphs = list(graph_attributes(above.node[index]))
+                if position < len(graphs) and graphs[position][0] == name:
+                    proto = graphs[position][2]
+        scope._typed_graph = proto
+        return proto
 
 
 def interface_entries(scope: Scope) -> tuple[list[ValueInfoProto], list[ValueInfoProto]]:

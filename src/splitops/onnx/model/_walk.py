@@ -167,7 +167,11 @@ def graph_attributes(node: NodeProto) -> Iterator[tuple[str, int, GraphProto]]:
 
 def has_graphs(node: NodeProto) -> bool:
     """Whether ``node`` holds a graph in an attribute (as :func:`graph_attributes` finds)."""
-    return any(attribute.HasField("g") or attribute.graphs for attribute in node.attribute)
+    # A loop, not any() of a generator: every walk asks this of every node.
+    for attribute in node.attribute:  # noqa: SIM110
+        if attribute.HasField("g") or attribute.graphs:
+            return True
+    return False
 
 
 def _held_graphs(node: NodeProto) -> list[tuple[str, int, GraphProto]]:
@@ -385,7 +389,11 @@ def declared_types(
                 types[tensor.name] = helper.make_tensor_type_proto(tensor.data_type, dims)
             entries = [*proto.input, *entries]
         entries += proto.output
-    types.update((e.name, e.type) for e in entries if untyped or has_type(e.type))
+    # A loop, not a generator: every scope read with its types asks this.
+    for entry in entries:
+        found = entry.type
+        if untyped or has_type(found):
+            types[entry.name] = found
     return types
 
 

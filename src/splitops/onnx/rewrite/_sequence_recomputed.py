@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from onnx import GraphProto, NodeProto, TensorProto, helper
 
-from ..model import DEFAULT_DOMAINS, Node, Scope, Value, has_graphs, renamed_copy
+from ..model import DEFAULT_DOMAINS, Node, Scope, Value, renamed_copy
 from ._graph_sizes import PART_CHECK_TYPES, CheckForm, GraphBuilder
 from ._sequence_forms import SequenceRewritten
 from ._sequence_loops import LoopForm, always_true
@@ -50,7 +50,7 @@ class _Found:
     is declared of shape [1], what is appended after the Loop, and who reads the list."""
 
     empty: Node
-    computes: list[NodeProto]
+    computes: list[Node]
     appended: str
     iteration: str
     flat: bool
@@ -69,10 +69,10 @@ def _within(scope: Scope, outer: Scope) -> bool:
 
 def _found(node: Node) -> _Found | str:
     """The Loop's list, or why it is not one the rule removes."""
-    proto, scope = node.proto, node.scope
+    scope, names = node.scope, node.input_names
     if not node.is_op("Loop") or not node.held:
         return "it is not a Loop of the default domain"
-    if len(proto.input) != 3 or len(proto.output) != 1 or not proto.input[0]:
+    if len(names) != 3 or len(node.output_names) != 1 or not names[0]:
         return "it carries more than one list, has scan outputs, or no trip count"
     start = node.inputs[2]
     empty = None if start is None or len(start.uses) != 1 else start.producer
@@ -83,23 +83,25 @@ def _found(node: Node) -> _Found | str:
     if len(names_in) != 3 or len(names_out) != 2:
         return "its body is not of one iteration number, one condition and one list"
     iteration, condition, carried = names_in
-    produced = {out: n.proto for n in body.nodes for out in n.output_names}
-    if proto.input[1]:
-        go = scope.constant(proto.input[1])
+    produced = {out: n for n in body.nodes for out in n.output_names}
+    if names[1]:
+        go = scope.constant(names[1])
         if go is None or go.size != 1 or not bool(go.reshape(-1)[0]):
             return "its condition is not a constant true"
-    if not always_true(names_out[0], condition, produced, scope):
+    protos = {out: n.proto for out, n in produced.items()}
+    if not always_true(names_out[0], condition, protos, scope):
         return "its body's condition is not always true"
     insert = produced.get(names_out[1])
-    if insert is None or insert.op_type != "SequenceInsert" or list(insert.input[:1]) != [carried]:
+    if insert is None or insert.op_type != "SequenceInsert" or insert.input_names[:1] != (carried,):
         return "its body does not append one value to the list"
-    if len(insert.input) != 2:
+    if len(insert.input_names) != 2:
         return "its body inserts at a position, not at the end"
-    computes = _computation(body, produced, insert.input[1], {iteration, condition, carried})
+    appended = insert.input_names[1]
+    computes = _computation(body, produced, appended, {iteration, condition, carried})
     if isinstance(computes, str):
         return computes
     declared = body.tensor_type(iteration)
-    kind = body.tensor_type(insert.input[1])
+    kind = body.tensor_type(appended)
     element = (kind.element if kind is not None else 0) or int(
         empty.attributes.get("dtype", TensorProto.FLOAT)
     )
@@ -111,14 +113,12 @@ def _found(node: Node) -> _Found | str:
         return chain
     tails, inserts, readers = chain
     flat = declared is not None and declared.dims == (1,)
-    return _Found(
-        empty, computes, insert.input[1], iteration, flat, element, tails, inserts, readers
-    )
+    return _Found(empty, computes, appended, iteration, flat, element, tails, inserts, readers)
 
 
 def _computation(
-    body: Scope, produced: dict[str, NodeProto], value: str, barred: set[str]
-) -> list[NodeProto] | str:
+    body: Scope, produced: dict[str, Node], value: str, barred: set[str]
+) -> list[Node] | str:
     """The body's nodes that compute ``value``, in order, where none reads ``barred`` but the
     iteration number (the condition, the list) or is one the rule cannot copy."""
     needed: set[int] = set()
@@ -136,11 +136,11 @@ def _computation(
             continue
         if maker.domain not in DEFAULT_DOMAINS or maker.op_type.startswith("Sequence"):
             return f"its body computes the appended value by {maker.op_type}"
-        if has_graphs(maker):
+        if maker.held:
             return f"its body computes the appended value by {maker.op_type} of a subgraph"
         needed.add(id(maker))
-        stack.extend(name for name in maker.input if name)
-    return [n.proto for n in body.nodes if id(n.proto) in needed]
+        stack.extend(name for name in maker.input_names if name)
+    return [n for n in body.nodes if id(n) in needed]
 
 
 def _chain(loop: Node, value: Value) -> tuple[list[str], list[Node], list[Node]] | str:
@@ -200,7 +200,7 @@ class _ListRecomputed(LoopForm):
             step = plan.scope_builder(reader.scope, label, check="part" if part_check else check)
             count = step.add("Reshape", [trips, step.ints([1])], "trips")
             length = step.add("Add", [count, step.ints([len(found.tails)])], "length")
-            out = reader.proto.output[0]
+            out = reader.output_names[0]
             if reader.op_type == "SequenceLength":
                 step.add("Reshape", [length, step.ints([])], "length", output=out)
             else:
@@ -258,14 +258,14 @@ class _ListRecomputed(LoopForm):
             """The body's computation of the appended value, at ``number``, into ``output``."""
             renamed: dict[str, str] = {found.iteration: number}
             nodes = []
-            for proto in found.computes:
+            for computed in found.computes:
                 outputs = {
                     name: view.fresh_name(f"{step.label}_{name.strip('/').replace('/', '_')}")
-                    for name in proto.output
+                    for name in computed.output_names
                     if name
                 }
-                copy = renamed_copy(proto, renamed, outputs)
-                copy.name = view.fresh_name(f"{copy.name or proto.op_type}_at")
+                copy = renamed_copy(computed.proto, renamed, outputs)
+                copy.name = view.fresh_name(f"{copy.name or computed.op_type}_at")
                 nodes.append(copy)
                 renamed.update(outputs)
             return [*nodes, helper.make_node("Identity", [renamed[found.appended]], [output])]

@@ -110,9 +110,21 @@ def _first_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[:300]}"
 
 
+#: The node tests whose expected outputs are one draw of numpy's global generator, which
+#: nobody seeds (``test_bernoulli_seed`` too: its seed is the node's, not the draw's): a
+#: backend passes one only by chance (Bernoulli of 10 values: about 1 run in 60, which made
+#: the table's counts move), so each counts as failed, whatever the draw.
+BY_CHANCE = frozenset(
+    f"test_bernoulli{kind}{expanded}_cpu"
+    for kind in ("", "_double", "_seed")
+    for expanded in ("", "_expanded")
+)
+
+
 def run_node_suite(runner: Any) -> SuiteRun:
     """Every CPU node test of the installed onnx's suite, run on ``runner`` (an
-    ``onnx.backend``) by ``BackendTest``, in this process."""
+    ``onnx.backend``) by ``BackendTest``, in this process; a test of :data:`BY_CHANCE`
+    counts as failed."""
     outcomes = _Outcomes()
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         # Importing the suite's cases computes their expected outputs, which warns (infinities,
@@ -122,7 +134,9 @@ def run_node_suite(runner: Any) -> SuiteRun:
         suite.include(r"_cpu$")
         node_tests = suite.test_cases["OnnxBackendNodeModelTest"]
         unittest.defaultTestLoader.loadTestsFromTestCase(node_tests).run(outcomes)
-    return SuiteRun(frozenset(outcomes.passed), outcomes.failed)
+    lucky = set(outcomes.passed) & BY_CHANCE
+    failed = outcomes.failed | dict.fromkeys(lucky, "passed by chance: an unseeded draw")
+    return SuiteRun(frozenset(outcomes.passed) - lucky, failed)
 
 
 def _onnxruntime_backend() -> Any:
@@ -195,6 +209,7 @@ def test_the_run_counts_a_test_that_fails_and_one_that_passes() -> None:
     assert not refused.passed
     assert refused.total == suite_run("onnx.reference").total
     assert "test_abs_cpu" in suite_run("onnx.reference").passed
+    assert BY_CHANCE <= set(suite_run("onnx.reference").failed), "the suite renamed them"
 
 
 #: The rows of docs/onnx.md's node-suite table, by backend of :data:`BACKENDS`.

@@ -126,3 +126,30 @@ def test_the_split_a_conversion_writes_has_a_name_of_its_own(opset: int) -> None
     assert names[split] == 1
     assert names["twice"] == 2
     assert {node.op_type for node in converted.graph.node} >= {"Split", "Unsqueeze"}
+
+
+def test_the_onnx2torch_target_names_no_node_as_a_torch_module_attribute() -> None:
+    """onnx2torch sets each converted module as an attribute of a ``torch.nn.Module`` named
+    after its node: a node named ``half`` (a Div computing ``half``, named after its output)
+    failed it, "attribute 'half' already exists"."""
+    torch = pytest.importorskip("torch")
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Div", ["shape", "two"], ["half"]),
+        helper.make_node("Concat", ["half", "half"], ["sizes"], axis=0),
+        helper.make_node("Neg", ["x"], ["float"]),
+        helper.make_node("Split", ["x", "sizes"], ["cuda", "eval"], axis=0),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, [4])],
+        [helper.make_tensor_value_info(n, F, None) for n in ("float", "cuda", "eval")],
+        [numpy_helper.from_array(np.array([2], np.int64), "two")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    lowered = splitops.lower_model(model, target="onnx2torch")
+    names = _names(lowered)
+    assert all(names)
+    assert len(set(names)) == len(names)
+    assert not set(names) & set(dir(torch.nn.Module)), names

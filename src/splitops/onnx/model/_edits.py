@@ -327,19 +327,21 @@ class ModelEdits:
 
 def name_nodes(model: ModelProto) -> int:
     """Give every node of ``model`` (its graphs at any depth, its functions' bodies) without a
-    name, or with one an earlier node has, a name no other node has: what it computes (its
-    first output's name), else its operator numbered. Returns how many it named.
+    name, or with one an earlier node has, a name no other node has: its operator and what it
+    computes (its first output's name), numbered where taken. Returns how many it named.
 
     onnx2torch keys the modules it converts by node name, and fails on two nodes named
-    alike (an empty name included); its target runs this on the whole lowered model. Every
-    other rewrite names only the nodes it places (:meth:`ModelEdits.apply`) and leaves the
-    model's own as they came.
+    alike (an empty name included), and on a name that a ``torch.nn.Module`` attribute has
+    (a node named ``half``: "attribute 'half' already exists"), which the operator in front
+    avoids (as in the names of the nodes edits place); its target runs this on the whole
+    lowered model. Every other rewrite names only
+    the nodes it places (:meth:`ModelEdits.apply`) and leaves the model's own as they came.
 
-    >>> graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"]),
-    ...     helper.make_node("Neg", ["y"], ["z"], name="y")], "g", [], [])
+    >>> graph = helper.make_graph([helper.make_node("Neg", ["x"], ["half"]),
+    ...     helper.make_node("Neg", ["half"], ["z"], name="Neg_half")], "g", [], [])
     >>> model = helper.make_model(graph)
     >>> name_nodes(model), [node.name for node in model.graph.node]
-    (1, ['y_1', 'y'])
+    (1, ['Neg_half_1', 'Neg_half'])
     """
     graphs = list(model_graphs(model))
     taken: dict[str, int] = {}
@@ -364,9 +366,10 @@ def name_nodes(model: ModelProto) -> int:
 
 
 def _fresh_name(node: NodeProto, used: set[str]) -> str:
-    """A name for ``node`` not in ``used``: its first output's name, else its operator,
-    numbered when taken."""
-    base = next((name for name in node.output if name), "") or node.op_type or "node"
+    """A name for ``node`` not in ``used``: its operator and its first output's name (a bare
+    output name may be a word that onnx2torch cannot take: ``half``), numbered when taken."""
+    output = next((name for name in node.output if name), "")
+    base = f"{node.op_type}_{output}" if output else (node.op_type or "node")
     name, index = base, 0
     while name in used:
         index += 1

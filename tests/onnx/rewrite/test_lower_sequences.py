@@ -570,3 +570,107 @@ def test_parts_of_unequal_lengths_joined_on_another_axis_are_kept_where_the_mode
         splitops.lower_model(model, target="openvino")
     equal = _join_in_a_branch_model([3, 3], axis, new_axis)
     assert "SplitToSequence" not in str(splitops.lower_model(equal, target="openvino").graph)
+
+
+def _loop_stacking_model(
+    *, centered: bool, sizes: list[int] | None = None, opset: int = 13
+) -> ModelProto:
+    """``x`` [2, N] cut on axis 1 by SplitToSequence (chunks of the input ``k``, or the
+    constant ``sizes``), a Loop of its length whose body reads the part at its iteration
+    number and stacks, as its scan output, the part less its mean (``centered``: as long as
+    the part, as torch's opset-11 exporter writes ``[p - p.mean(1, True) for p in ...]``) or
+    the mean alone (one shape whatever the part)."""
+    mean = helper.make_node("ReduceMean", ["p"], ["m"], axes=[1], keepdims=1)
+    body_nodes = [helper.make_node("SequenceAt", ["seq", "i"], ["p"]), mean]
+    body_nodes += [helper.make_node("Sub", ["p", "m"], ["v"])] if centered else []
+    body_nodes += [helper.make_node("Identity", ["cond"], ["go"])]
+    body = helper.make_graph(
+        body_nodes,
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("go", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v" if centered else "m", F, None)],
+    )  # fmt: skip
+    split_input = "k" if sizes is None else "sizes"
+    nodes = [
+        helper.make_node("SplitToSequence", ["x", split_input], ["seq"], axis=1),
+        helper.make_node("SequenceLength", ["seq"], ["n"]),
+        helper.make_node("Loop", ["n", "true"], ["stacked"], body=body),
+    ]
+    inputs = [helper.make_tensor_value_info("x", F, [2, "N"])]
+    constants = [numpy_helper.from_array(np.array(True), "true")]
+    if sizes is None:
+        inputs.append(helper.make_tensor_value_info("k", TensorProto.INT64, []))
+    else:
+        constants.append(numpy_helper.from_array(np.array(sizes, np.int64), "sizes"))
+    graph = helper.make_graph(
+        nodes, "g", inputs, [helper.make_tensor_value_info("stacked", F, None)], constants
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _stacked(x: np.ndarray, chunk: int, *, centered: bool) -> np.ndarray:
+    parts = np.split(x, range(chunk, x.shape[1], chunk), axis=1)
+    means = [p.mean(axis=1, keepdims=True) for p in parts]
+    return np.stack([p - m for p, m in zip(parts, means, strict=True)] if centered else means)
+
+
+@pytest.mark.parametrize("runtime", ["onnxruntime", "openvino"])
+def test_a_loop_stacking_parts_of_a_run_time_chunk_fails_where_they_are_unequal(
+    runtime: str,
+) -> None:
+    """A scan output stacks values of one shape: where the parts it stacks differ in length
+    (7 by 3: 3, 3, 1), onnxruntime fails the original ("Inconsistent shape in loop output"),
+    and the lowered model fails in its check, on onnxruntime and on OpenVINO alike (OpenVINO
+    stacked them wrong, without a word); where they are equal it gives the stacked parts."""
+    found = _runtime(runtime)
+    model = _loop_stacking_model(centered=True)
+    target = "portable" if runtime == "onnxruntime" else runtime
+    lowered = splitops.lower_model(model, target=target)
+    assert "SplitToSequence" not in _ops(lowered)
+    k = np.array(3, np.int64)
+    equal = np.arange(12, dtype=np.float32).reshape(2, 6)
+    unequal = np.arange(14, dtype=np.float32).reshape(2, 7)
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        (got,) = workers.run(found, lowered.SerializeToString(), {"x": equal, "k": k})
+        np.testing.assert_allclose(got, _stacked(equal, 3, centered=True), atol=1e-6)
+        # onnxruntime names the failing check's node; OpenVINO its Broadcast (the Expand).
+        failed = "parts_must_be_of_one_length" if runtime == "onnxruntime" else "Broadcast"
+        with pytest.raises(RuntimeRunError, match=failed):
+            workers.run(found, lowered.SerializeToString(), {"x": unequal, "k": k})
+        if runtime == "onnxruntime":
+            with pytest.raises(RuntimeRunError, match="Inconsistent shape in loop output"):
+                workers.run(found, model.SerializeToString(), {"x": unequal, "k": k})
+
+
+def test_a_loop_stacking_what_keeps_one_shape_needs_no_equal_parts() -> None:
+    """The means of parts of 3, 3 and 1 have one shape: nothing is checked, and OpenVINO
+    gives them."""
+    openvino = _runtime("openvino")
+    model = _loop_stacking_model(centered=False)
+    lowered = splitops.lower_model(model, target="openvino")
+    assert not any("parts_must_be_of_one_length" in node.name for node in lowered.graph.node)
+    x = np.arange(14, dtype=np.float32).reshape(2, 7)
+    with RuntimeWorkers(GUARD_SECONDS) as workers:
+        (got,) = workers.run(openvino, lowered.SerializeToString(), {"x": x, "k": np.array(3)})
+    np.testing.assert_allclose(got, _stacked(x, 3, centered=False), rtol=1e-6)
+
+
+def test_a_loop_stacking_parts_of_unequal_constant_sizes_is_refused_saying_why() -> None:
+    """Sizes 2, 4, 6 known when lowering: no form can stack them, so the targets without
+    sequences refuse, saying why (tract's too, which unrolls no such Loop), and ``portable``
+    keeps the sequence, which fails on onnxruntime as the original does."""
+    ort = pytest.importorskip("onnxruntime")
+    model = _loop_stacking_model(centered=True, sizes=[2, 4, 6])
+    for target in ("openvino", "no-sequences"):
+        with pytest.raises(splitops.SplitError, match=r"of unequal lengths \[2, 4, 6\]"):
+            splitops.lower_model(model, target=target)
+    with pytest.raises(splitops.SplitError, match="stacks parts of unequal lengths"):
+        splitops.lower_model(model, target="tract")
+    lowered = splitops.lower_model(model, target="portable")
+    assert "SplitToSequence" in _ops(lowered)
+    session = ort.InferenceSession(lowered.SerializeToString())
+    x = np.arange(24, dtype=np.float32).reshape(2, 12)
+    with pytest.raises(Exception, match="Inconsistent shape in loop output"):
+        session.run(None, {"x": x})

@@ -135,6 +135,7 @@ from ._sequence_forms import (
     by_position,
     sequence_forms,
     sequence_readers,
+    stacks_unequal_parts,
 )
 from ._sequence_lists import LISTS_ACCUMULATED
 from ._sequence_loops import (
@@ -790,6 +791,12 @@ def _refuse_loops(view: ModelView, target: str, removed: Callable[[Node], bool])
     form of the target ``removed``."""
     left = [
         f"{node_label(node.proto)!r} in {scope.label}"
+        + (
+            " (it stacks parts of unequal lengths as a scan output: the model fails there "
+            "at run time)"
+            if stacks_unequal_parts(node)
+            else ""
+        )
         for scope in view.scopes
         for node in scope.nodes
         if node.op_type == "Loop" and node.proto.domain in DEFAULT_DOMAINS

@@ -96,6 +96,11 @@ class SequenceReader:
     #: ``enumerate`` write it), so that every position read lies inside.
     loop: Node | None = None
     inside: bool = False
+    #: Whether the Loop stacks, as a scan output, the part or what an elementwise operator
+    #: computes from it (as long as the part): every part must then be as long as the first,
+    #: since a scan output stacks values of one shape (onnxruntime fails others,
+    #: "Inconsistent shape in loop output"; OpenVINO and TVM stack them wrong).
+    stacked: bool = False
 
     @property
     def at_run_time(self) -> bool:
@@ -122,7 +127,14 @@ def sequence_readers(node: Node, *, erase: bool = False) -> tuple[list[SequenceR
             loop = _iteration_loop(usage, node)
             if loop is None:
                 return [], f"{what} in {reader.scope.label} reads it"
-            found.append(SequenceReader(reader, loop=loop, inside=_runs_inside(loop, sequence)))
+            found.append(
+                SequenceReader(
+                    reader,
+                    loop=loop,
+                    inside=_runs_inside(loop, sequence),
+                    stacked=_stacks_part(loop, reader),
+                )
+            )
             continue
         if erase and reader.is_op("SequenceErase"):
             through, why = _erased_then_concatenated(usage)
@@ -161,6 +173,60 @@ def _iteration_loop(usage: Usage, node: Node) -> Node | None:
     if position is None or not names or position.name != names[0] or position.scope is not body:
         return None
     return loop
+
+
+#: Operators whose output is as long as each input along every axis (up to broadcasting).
+_ELEMENTWISE = frozenset({
+    "Abs", "Add", "And", "BitShift", "Cast", "Ceil", "Clip", "Cos", "Div", "Equal", "Erf",
+    "Exp", "Floor", "Greater", "GreaterOrEqual", "Identity", "IsInf", "IsNaN", "LeakyRelu",
+    "Less", "LessOrEqual", "Log", "Max", "Mean", "Min", "Mod", "Mul", "Neg", "Not", "Or",
+    "Pow", "PRelu", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin",
+    "Softplus", "Sqrt", "Sub", "Sum", "Tanh", "Where", "Xor",
+})  # fmt: skip
+
+
+def _stacks_part(loop: Node, reader: Node) -> bool:
+    """Whether ``loop`` stacks, as one of its scan outputs, the part ``reader`` (a SequenceAt
+    in its body) reads, or what an elementwise operator computes from that part."""
+    part, body = reader.output(0), reader.scope
+    carried = len(loop.inputs) - 2
+    for name in body.output_names()[1 + carried :]:
+        value = body.values.get(name)
+        producer = None if value is None else value.producer
+        if value is not None and value is part:
+            return True
+        if (
+            producer is not None
+            and producer.op_type in _ELEMENTWISE
+            and any(given is not None and given is part for given in producer.inputs)
+        ):
+            return True
+    return False
+
+
+def stacks_unequal_parts(loop: Node) -> bool:
+    """Whether ``loop`` stacks, as a scan output, parts of a SplitToSequence of its scope
+    that it reads at its iteration number (or what an elementwise operator computes from
+    them), where those parts are known now to be of unequal lengths: the model fails there
+    at run time, and no form, unrolled or not, can stack them."""
+    body = loop.held[0] if loop.held else None
+    for reader in [] if body is None else body.nodes:
+        sequence = reader.inputs[0] if reader.is_op("SequenceAt") and reader.inputs else None
+        split = None if sequence is None else sequence.producer
+        if sequence is None or split is None or not split.is_op("SplitToSequence"):
+            continue
+        usage = next((u for u in sequence.uses if u.node is reader and u.index == 0), None)
+        if usage is None or _iteration_loop(usage, split) is not loop:
+            continue
+        if not _stacks_part(loop, reader):
+            continue
+        try:
+            sizes = _sizes(SplitSite.read(split))
+        except SplitError:
+            continue
+        if sizes is not None and len(set(sizes)) > 1:
+            return True
+    return False
 
 
 def _runs_inside(loop: Node, sequence: Value) -> bool:
@@ -321,6 +387,15 @@ def _why_kept(plan: Plan, site: SplitSite[Scope]) -> str | None:
             why = _unequal_join(site, reader, sizes)
             if why is not None:
                 return why
+        stacked = [reader for reader in readers if reader.stacked]
+        if stacked and sizes is not None and len(set(sizes)) > 1:
+            loop = stacked[0].loop
+            assert loop is not None
+            return (
+                f"Loop {loop.label!r} stacks its parts, of unequal lengths {list(sizes)}, as a "
+                "scan output, which stacks values of one shape: the model fails there at run "
+                "time"
+            )
         return None
     if site.spec.split_input is not None and site.split_rank is None:
         return "the rank of its split is not known"
@@ -813,7 +888,7 @@ class _Edits:
                 _concat(step, reader.node.proto, names)
             elif reader.at_run_time:
                 position = reader.node.proto.input[1]
-                parts.part_at(step, position, out, inside=reader.inside)
+                parts.part_at(step, position, out, inside=reader.inside, equal=reader.stacked)
             elif reader.position is not None:
                 parts.part(step, reader.position, out)
             elif count is not None:

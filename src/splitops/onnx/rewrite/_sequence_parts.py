@@ -28,6 +28,10 @@ __all__ = ["RuntimeParts", "concatenated", "not_joinable"]
 _SUMMED_ONE_BY_ONE = 64
 
 
+#: The rule named in the check that fails where a Loop stacks parts of unequal lengths.
+_EQUAL_RULE = "parts_must_be_of_one_length_where_a_loop_stacks_them"
+
+
 class RuntimeParts:
     """The parts of one SplitToSequence, as Slices (or a Gather) of its input.
 
@@ -202,27 +206,65 @@ class RuntimeParts:
             end = self._chunk_end(step, start)
         self._slice(step, start, end, out)
 
-    def part_at(self, step: GraphBuilder, position: str, out: str, *, inside: bool) -> None:
+    def part_at(
+        self, step: GraphBuilder, position: str, out: str, *, inside: bool, equal: bool = False
+    ) -> None:
         """SequenceAt at ``position``, an int64 value known at run time (a Loop's iteration
         number, never negative: 0-d, or of shape [1] as torch declares it, which onnxruntime
-        then gives); ``inside``: known to lie inside the parts."""
+        then gives); ``inside``: known to lie inside the parts; ``equal``: every part must be
+        as long as the first (the Loop stacks them), which fails at run time where not."""
         if self._gathered():
             self._gather(step, step.add("Reshape", [position, step.ints([])], "at"), out)
             return
         where = step.add("Reshape", [position, step.ints([1])], "at")
         if self.kind == "sizes":
-            start, end = self._size_bounds(step, where)
+            start, end = self._size_bounds(step, where, equal=equal)
         else:
-            start = step.add("Mul", [where, self._value("chunk")], "start")
+            chunk = self._value("equal_chunk" if equal else "chunk")
+            start = step.add("Mul", [where, chunk], "start")
             if not inside:
                 start = self._inside(step, start, self._value("length"))
             end = self._chunk_end(step, start)
         self._slice(step, start, end, out)
 
-    def _size_bounds(self, step: GraphBuilder, where: str) -> tuple[str, str]:
+    def _make_equal_chunk(self) -> str:
+        """The chunk length, checked to cut parts of one length: the last is as long as the
+        others, or the only one."""
+        build, chunk, count = self.shared, self._value("chunk"), self._value("chunk_count")
+        covered = build.add("Mul", [count, chunk], "covered")
+        short = build.add("Sub", [covered, self._value("length")], "short")
+        shorter = build.add("Less", [build.ints([0]), short], "last_shorter")
+        several = build.add("Less", [build.ints([1]), count], "several")
+        unequal = build.add("And", [shorter, several], "unequal")
+        return self._at_least(chunk, self._unequal_flag(unequal), 0, _EQUAL_RULE)
+
+    def _make_equal_ends(self) -> str:
+        """The ends of the sizes, checked to be of one length (an empty list is)."""
+        build, sizes, ends = self.shared, self._value("sizes"), self._value("ends")
+        first = build.add("Slice", [sizes, build.ints([0]), build.ints([1])], "first")
+        differ = build.add("Not", [build.add("Equal", [sizes, first], "same")], "differ")
+        flags = build.add("Cast", [differ], "differ", to=TensorProto.INT64)
+        count = build.add("ReduceSum", [flags], "unequal", keepdims=1)
+        unequal = build.add("Less", [build.ints([0]), count], "unequal")
+        total = build.add("Gather", [ends, build.ints([-1])], "total", axis=0)
+        checked = self._at_least(total, self._unequal_flag(unequal), 0, _EQUAL_RULE)
+        return build.add("Add", [ends, build.add("Sub", [checked, total], "zero")], "ends")
+
+    def _unequal_flag(self, unequal: str) -> str:
+        """``[1]`` int64: -1 where the bool ``unequal`` holds, else 0 (what must not be
+        negative)."""
+        build = self.shared
+        return build.add(
+            "Neg", [build.add("Cast", [unequal], "flag", to=TensorProto.INT64)], "flag"
+        )
+
+    def _size_bounds(
+        self, step: GraphBuilder, where: str, *, equal: bool = False
+    ) -> tuple[str, str]:
         """The start and end of the part at ``where`` (``[1]``) of sizes: Gather fails past
-        the parts, as SequenceAt does."""
-        end = step.add("Gather", [self._value("ends"), where], "end", axis=0)
+        the parts, as SequenceAt does; ``equal``: the sizes checked to be equal."""
+        ends = self._value("equal_ends" if equal else "ends")
+        end = step.add("Gather", [ends, where], "end", axis=0)
         size = step.add("Gather", [self._value("sizes"), where], "size", axis=0)
         return step.add("Sub", [end, size], "start"), end
 

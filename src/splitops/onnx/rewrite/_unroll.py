@@ -49,6 +49,7 @@ from ..model import (
 )
 from ._declared import downstream
 from ._rewrite import Rewrite
+from ._sequence_forms import stacks_unequal_parts
 from ._sequence_loops import loop_of_inserts
 from ._split_forms import name_base
 
@@ -175,7 +176,7 @@ class Unroll(Rewrite):
         budget = [MAX_UNROLLED_NODES]
         for scope in _outermost(view):
             for node in scope.nodes:
-                if not node.is_op("Loop") or loop_of_inserts(node):
+                if not node.is_op("Loop") or loop_of_inserts(node) or stacks_unequal_parts(node):
                     continue
                 trips = _trips(node, budget)
                 if trips is not None:

@@ -149,3 +149,38 @@ def test_lowering_for_a_runtime_without_loop_names_the_loop_it_cannot_unroll() -
     assert isinstance(refused, splitops.SplitError)
     assert "'/Loop' in main" in str(refused)
     assert "trip count known only at run time" in str(refused)
+
+
+#: Exports whose graph contradicts unbind's squeeze, by module and opset, and what the
+#: default engine says: torch's exporter took the rank of unbind's parts from onnx's
+#: inference, which keeps the axis, and wrote ``k.transpose(-2, -1)`` as a Transpose of rank
+#: 4 of a part of rank 3. onnx.reference's Transpose refuses it; onnxruntime fuses the
+#: Transpose into its MatMul and computes torch's answer; lowered, every runtime does.
+INCONSISTENT = {
+    ("vit_block", 13): "Inconsistent permutation",
+    ("vit_block", 18): "Inconsistent permutation",
+}
+
+
+@pytest.mark.parametrize("export", EXPORTS, ids=lambda e: f"{e.model}-{e.opset}")
+def test_check_infer_and_run_model_take_every_export_as_exported(export: Export) -> None:
+    """The exports are valid (check finds at most the two patterns it warns of), inference
+    types them, and splitops' default engine gives torch's answer on each, but where
+    onnx.reference, which runs their other operators, computes the model wrong, or refuses
+    a graph that contradicts itself (then in one line naming the operator's complaint)."""
+    model = onnx.load(str(export.path))
+    diagnostics = splitops.check_model(model)
+    assert {d.rule for d in diagnostics} <= {"default-split", "position-shape"}, diagnostics
+    assert all(d.severity == "warning" for d in diagnostics)
+    typed = splitops.infer_shapes(model)
+    assert len(typed.graph.output) == len(model.graph.output)
+    for feeds, want in zip(export.feeds(), export.torch_outputs(), strict=True):
+        if (export.model, export.opset, "onnx.reference") in RUNTIME_WRONG:
+            continue
+        refused = INCONSISTENT.get((export.model, export.opset))
+        if refused is not None:
+            with pytest.raises(splitops.OtherOperatorError, match=refused):
+                splitops.backend.run_model(model, list(feeds.values()))
+            continue
+        got = splitops.backend.run_model(model, list(feeds.values()))
+        assert close(got, want), export.model

@@ -11,9 +11,10 @@ write a document) replaces them. ``--quick`` runs write into :data:`QUICK`, igno
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
-__all__ = ["LATEST", "QUICK", "RESULTS", "default_out"]
+__all__ = ["LATEST", "QUICK", "RESULTS", "add_out", "default_out"]
 
 #: The committed results.
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -26,3 +27,15 @@ QUICK = RESULTS / "quick"
 def default_out(*, quick: bool) -> Path:
     """The folder a run writes into when ``--out`` names none."""
     return QUICK if quick else LATEST
+
+
+def add_out(parser: argparse.ArgumentParser, *, default: Path | None = None) -> None:
+    """The ``--out`` option every benchmark takes: its results folder, ``default`` (``None``:
+    :func:`default_out` of the run's ``--quick``) when left out."""
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=default,
+        help="results folder (default: benchmarks/results/latest, not kept in git; "
+        "--out benchmarks/results replaces the committed results)",
+    )

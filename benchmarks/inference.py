@@ -62,7 +62,7 @@ from harness.shapes import (
 )
 from onnx import ModelProto, TensorProto, helper
 
-from .folders import default_out
+from .folders import add_out, default_out
 from .machine import collect, describe
 from .units import format_time
 
@@ -394,13 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; 1 if a peer inferred a dim that execution contradicts."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.inference", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small models, one round")
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="results folder (default: benchmarks/results/latest, not kept in git; "
-        "--out benchmarks/results replaces the committed results)",
-    )
+    add_out(parser)
     parser.add_argument("--corpus", type=Path, default=None, help="exported corpus folder")
     options = parser.parse_args(argv)
     quick = options.quick

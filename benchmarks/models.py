@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from .folders import LATEST
+from .folders import LATEST, add_out
 from .machine import collect, describe
 from .units import format_time
 
@@ -259,13 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, help="the exported corpus folder (reused)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these models only")
     parser.add_argument("--quick", action="store_true", help="a smoke run: few rounds")
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=LATEST,
-        help="where models.* go (default: benchmarks/results/latest, not kept in git; "
-        "--out benchmarks/results replaces the committed results)",
-    )
+    add_out(parser, default=LATEST)
     options = parser.parse_args(argv)
     import torch
 

@@ -28,7 +28,7 @@ from typing import Any
 import onnx
 from onnx import TensorProto, helper
 
-from .folders import default_out
+from .folders import add_out, default_out
 from .machine import collect, describe
 
 FLOAT = TensorProto.FLOAT
@@ -138,13 +138,7 @@ def measure(model: Path, rounds: int, folder: Path) -> dict[str, dict[str, float
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="depth 10 only, one round")
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="results folder (default: benchmarks/results/latest, not kept in git; "
-        "--out benchmarks/results replaces the committed results)",
-    )
+    add_out(parser)
     parser.add_argument("--rounds", type=int, default=3)
     options = parser.parse_args(argv)
     depths = (10,) if options.quick else (14, 16)

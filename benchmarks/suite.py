@@ -20,7 +20,6 @@ import statistics
 import time
 import timeit
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,7 +27,7 @@ import numpy as np
 from . import checks as checks_module
 from . import targets
 from .cases import Case, cpu_cases, gpu_cases, make_input
-from .folders import default_out
+from .folders import add_out, default_out
 from .measured import Measured
 from .peers import CPU_PEERS, SPLITOPS, Peer
 
@@ -184,13 +183,7 @@ def _parser_extras(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--quick", action="store_true", help="smoke run: tiny cases, few loops, in-process"
     )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="results folder (default: benchmarks/results/latest, not kept in git; "
-        "--out benchmarks/results replaces the committed results)",
-    )
+    add_out(parser)
     parser.add_argument("--only", default="", help="only the cases whose id contains this text")
     parser.add_argument("--no-gpu", action="store_true", help="leave out the GPU section")
     parser.add_argument("--no-plots", action="store_true", help="write no PNG plots")

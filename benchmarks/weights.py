@@ -40,6 +40,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from .folders import add_out
 from .machine import collect, describe
 from .scale import run, write_results
 
@@ -201,13 +202,7 @@ def _cell(row: dict[str, Any]) -> tuple[str, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.weights", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a 1.2 GB sparse model, one round")
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="results folder (default: benchmarks/results/latest, not kept in git; "
-        "--out benchmarks/results replaces the committed results)",
-    )
+    add_out(parser)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cache", type=Path, default=None, help="where GPT-2's export is kept")
     parser.add_argument(

@@ -91,7 +91,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import InitVar, asdict, dataclass, field, replace
-from typing import Any, Literal
+from typing import Literal
 
 from onnx import ModelProto, NodeProto
 
@@ -123,6 +123,7 @@ from ..model import (
 )
 from ._contract import RewriteError
 from ._declared import downstream, loosen_declared, restore_agreeing, unbound_readers
+from ._forms import first_form
 from ._graph_sizes import PART_CHECK_TYPES, CheckForm, GraphBuilder
 from ._outputs import int64_outputs, one_node_per_output
 from ._rewrite import Rewrite
@@ -130,6 +131,7 @@ from ._sequence_forms import (
     KEPT_FOR_ONNXRUNTIME,
     KEPT_OUTPUT_FOR_TVM,
     REFUSED,
+    SequenceFacts,
     SequenceForm,
     SequenceReader,
     by_position,
@@ -155,13 +157,11 @@ from ._split_forms import (
     SPLIT18_AS_SLICES,
     UNSIZED,
     ZERO_SIZES_AS_SLICES,
+    SharedSizes,
     SizesCut,
     SplitForm,
-    axis_symbol,
-    computed_part_sizes,
     computed_sizes,
     copy_node,
-    copy_without_split,
     explicit_sizes_kept,
     kept_at_run_time,
     name_base,
@@ -846,14 +846,11 @@ class Plan:
     #: axis (torch's unbind): what follows from them may be declared with the axis.
     squeezed: list[Value] = field(default_factory=list)
 
-    #: The computed sizes of a Split on an axis known at run time, shared by the nodes of
-    #: one scope that cut an axis of the same symbolic length into as many parts.
-    shared: dict[tuple[Any, ...], tuple[str, ...]] = field(default_factory=dict)
-    #: The 1-d sizes tensor, and the bounds of the parts, of each such shared sizes.
-    sizes: dict[tuple[str, ...], str] = field(default_factory=dict)
-    bounds: dict[tuple[str, ...], list[tuple[str, str]]] = field(default_factory=dict)
-    #: What reads each SplitToSequence's sequence, found once for all its forms.
-    readers: dict[Node, tuple[list[SequenceReader], str | None]] = field(default_factory=dict)
+    #: The sizes computed in the graph, shared by a scope's Splits of one symbolic length.
+    sizes: SharedSizes = field(default_factory=SharedSizes)
+    #: What reads each SplitToSequence's sequence, and why it stays, found once for all the
+    #: forms of the target.
+    sequences: SequenceFacts = field(default_factory=SequenceFacts)
 
     def __post_init__(self, release: str | None) -> None:
         self.forms = target_forms(self.target, release)
@@ -881,6 +878,10 @@ class Plan:
         if check == "part" and site.element not in PART_CHECK_TYPES:
             return "none"
         return check
+
+    def can_spend(self, parts: int) -> bool:
+        """Whether ``parts`` more parts keep the model within the ``max_model_parts`` limit."""
+        return self.parts + parts <= current_limits().max_model_parts
 
     def spend(self, node: Node, parts: int) -> None:
         """Count ``parts`` that the rewrite of ``node`` is about to write (a sequence of 2^20
@@ -936,49 +937,44 @@ class Plan:
 
     def _lower_split(self, site: SplitSite[Scope]) -> None:
         node, spec = site.node, site.spec
-        reasons = []
-        for form in self.forms.split:
-            why_not = form.check(self, site)
-            if why_not is not None:
-                reasons.append(f"{form.name}: {why_not}")
-                continue
-            done = form.rewrite(self, site)
-            nodes, outcome, detail = done.nodes, done.outcome, done.detail
-            # onnxruntime 1.31 and 1.32 die by SIGSEGV running a Split that leaves an output
-            # out, and tract refuses it ("Op says 3, node says 1"): every target names them.
-            if "" in site.proto.output:
-                if nodes is None:
-                    nodes, outcome = [copy_node(site.proto)], "rewritten"
-                    detail = f"omitted outputs named ({detail})"
-                self._name_omitted_outputs(site.proto, nodes)
-            if nodes is not None:
-                self.edits.replace(node, nodes)
-            if done.drops_split:
-                self.drop_input(node, 1)
-            self.note(node, spec, outcome, detail)
-            return
-        raise RewriteError(  # every target's last forms apply to any valid node
-            f"{site.where}: no form of target {self.target!r} applies ({'; '.join(reasons)})."
-        )
+        chosen = first_form(self.forms.split, self, site, node)
+        if chosen.form is None:
+            reasons = "; ".join(why.named for why in chosen.reasons)
+            raise RewriteError(  # every target's last forms apply to any valid node
+                f"{site.where}: no form of target {self.target!r} applies ({reasons})."
+            )
+        done = chosen.rewrite(self, site)
+        nodes, outcome, detail = done.nodes, done.outcome, done.detail
+        # onnxruntime 1.31 and 1.32 die by SIGSEGV running a Split that leaves an output
+        # out, and tract refuses it ("Op says 3, node says 1"): every target names them.
+        if "" in site.proto.output:
+            if nodes is None:
+                nodes, outcome = [copy_node(site.proto)], "rewritten"
+                detail = f"omitted outputs named ({detail})"
+            self._name_omitted_outputs(site.proto, nodes)
+        if nodes is not None:
+            self.edits.replace(node, nodes)
+        if done.drops_split:
+            self.drop_input(node, 1)
+        self.note(node, spec, outcome, detail)
 
     # --- SplitToSequence -------------------------------------------------------------------
 
     def _lower_sequence(self, site: SplitSite[Scope]) -> None:
-        for form in self.forms.sequence:
-            if form.check(self, site) is None:
-                done = form.rewrite(self, site)
-                self.note(site.node, site.spec, done.outcome, done.detail)
-                sequence = site.node.output(0)
-                if site.drops_axis and site.spec.split_input is not None and sequence:
-                    self.squeezed.append(sequence)
-                    self.report[-1] = replace(self.report[-1], squeezed=True)
-                    self._unbound_readers(site, sequence)
-                if done.outcome == "kept":
-                    self.kept_sequences.add((site.scope.key, site.proto.output[0]))
-                return
-        raise RewriteError(  # every target's last form applies to any node
-            f"{site.where}: no SplitToSequence form of target {self.target!r} applies."
-        )
+        chosen = first_form(self.forms.sequence, self, site, site.node)
+        if chosen.form is None:
+            raise RewriteError(  # every target's last form applies to any node
+                f"{site.where}: no SplitToSequence form of target {self.target!r} applies."
+            )
+        done = chosen.rewrite(self, site)
+        self.note(site.node, site.spec, done.outcome, done.detail)
+        sequence = site.node.output(0)
+        if site.drops_axis and site.spec.split_input is not None and sequence:
+            self.squeezed.append(sequence)
+            self.report[-1] = replace(self.report[-1], squeezed=True)
+            self._unbound_readers(site, sequence)
+        if done.outcome == "kept":
+            self.kept_sequences.add((site.scope.key, site.proto.output[0]))
 
     def _unbound_readers(self, site: SplitSite[Scope], sequence: Value) -> None:
         """The nodes reading the parts of an unbind whose axes torch's exporter wrote with
@@ -1025,37 +1021,3 @@ class Plan:
         0-d with ``scalars``)."""
         label, check = name_base(site.proto), self.check_form(site)
         return self.scope_builder(site.scope, label, scalars=scalars, check=check)
-
-    def computed_sizes(
-        self, site: SplitSite[Scope], build: GraphBuilder
-    ) -> tuple[tuple[str, ...], bool]:
-        """The sizes of a Split without sizes, computed in the graph by ``build``; and whether
-        they are shared by the nodes of the scope that cut an axis of the same symbolic
-        length into as many parts (computed once for them all)."""
-        symbol = axis_symbol(site)
-        spec = site.spec
-        key = (
-            site.scope.key,
-            symbol,
-            spec.num_outputs or len(spec.outputs),
-            spec.rule.since_version,
-            build.scalars,
-            build.check,
-        )
-        planned = self.shared.get(key) if symbol is not None else None
-        if planned is None:
-            planned = computed_part_sizes(site, build)
-            if symbol is not None:
-                self.shared[key] = planned
-        return planned, symbol is not None
-
-    def new_split(self, site: SplitSite[Scope], parts: int) -> NodeProto:
-        """A copy of a Split node without its sizes, listing ``parts`` outputs: its own, then
-        one unused output for the rest where it lists fewer than there are parts."""
-        new = copy_without_split(site.proto)
-        rest = range(parts - len(site.spec.outputs))
-        label = name_base(site.proto)
-        outputs = [*site.spec.outputs, *(self.view.fresh_name(f"{label}_rest") for _ in rest)]
-        del new.output[:]
-        new.output.extend(outputs)
-        return new

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from onnx import NodeProto, TensorProto, helper, numpy_helper
@@ -35,12 +35,10 @@ from ..model import (
     node_label,
     write_split_sizes,
 )
+from ._forms import Context, Form, Reason
 from ._graph_sizes import CheckForm, GraphBuilder
 from ._sequence_parts import RuntimeParts, not_joinable
 from ._split_forms import checkable_length, constant_slices, name_base
-
-if TYPE_CHECKING:
-    from ._lower import Plan
 
 __all__ = [
     "BY_POSITION",
@@ -296,12 +294,35 @@ def _erased_then_concatenated(usage: Usage) -> tuple[list[SequenceReader], str |
 # --- what is known of a site ---------------------------------------------------------------
 
 
-def _readers(plan: Plan, site: SplitSite[Scope]) -> tuple[list[SequenceReader], str | None]:
-    """:func:`sequence_readers` of the site's node, found once per plan."""
-    found = plan.readers.get(site.node)
-    if found is None:
-        found = plan.readers[site.node] = sequence_readers(site.node, erase=True)
-    return found
+class SequenceFacts:
+    """What is known of each SplitToSequence of a model whatever the form: what reads its
+    sequence, and why no form can remove it; found once per node, for all the forms of a
+    target (each of which asks)."""
+
+    def __init__(self) -> None:
+        self._readers: dict[Node, tuple[list[SequenceReader], Reason | None]] = {}
+        self._kept: dict[Node, Reason | None] = {}
+
+    def readers(self, site: SplitSite[Scope]) -> tuple[list[SequenceReader], Reason | None]:
+        """:func:`sequence_readers` of the site's node, and why they block every form."""
+        found = self._readers.get(site.node)
+        if found is None:
+            readers, why = sequence_readers(site.node, erase=True)
+            found = self._readers[site.node] = (readers, None if why is None else Reason(why))
+        return found
+
+    def why_kept(self, site: SplitSite[Scope]) -> Reason | None:
+        """Why the sequence cannot be removed by any form, where that is a fact of the model
+        (what reads it, a position past its parts, a split of unknown rank); else ``None``."""
+        if site.node not in self._kept:
+            self._kept[site.node] = _why_kept(self, site)
+        return self._kept[site.node]
+
+
+def _readers(
+    context: Context, site: SplitSite[Scope]
+) -> tuple[list[SequenceReader], Reason | None]:
+    return context.sequences.readers(site)
 
 
 def _sizes(site: SplitSite[Scope]) -> tuple[int, ...] | None:
@@ -343,27 +364,26 @@ def _checkable_unread(site: SplitSite[Scope]) -> bool:
     return site.spec.split_input is None or site.split_rank in (0, 1)
 
 
-def _why_kept(plan: Plan, site: SplitSite[Scope]) -> str | None:
-    """Why the sequence cannot be removed by any form, where that is a fact of the model
-    (what reads it, a position past its parts, a split of unknown rank); else ``None``."""
-    readers, why = _readers(plan, site)
+def _why_kept(facts: SequenceFacts, site: SplitSite[Scope]) -> Reason | None:
+    """:meth:`SequenceFacts.why_kept`, found."""
+    readers, why = facts.readers(site)
     if why is not None:
         return why
     if site.drops_axis is None and site.rank is None:
-        return (
+        return Reason(
             "whether its parts lose the split axis is known only at run time (keepdims=0, "
             "and a 0-d split given then), and the rank of its input is not known"
         )
     if site.drops_axis is None and any(r.node.op_type == "ConcatFromSequence" for r in readers):
-        return (
+        return Reason(
             "ConcatFromSequence reads it, and whether its parts lose the split axis is known "
             "only at run time (keepdims=0, and a 0-d split given then: the scalar 1 is the "
             "default split, which drops it)"
         )
     if not readers:
         if _removable_unread(site) or _checkable_unread(site):
-            return "nothing reads its sequence"
-        return (
+            return Reason("nothing reads its sequence")
+        return Reason(
             "nothing reads its sequence, but what the spec checks of its split at run time "
             "depends on the split's rank, which is not known"
         )
@@ -373,15 +393,22 @@ def _why_kept(plan: Plan, site: SplitSite[Scope]) -> str | None:
         for reader in readers:
             at = reader.position if reader.erase is None else reader.erased
             if at is not None and not -count <= at < count:
-                name = node_label((reader.erase or reader.node).proto)
-                return f"{name!r} reads part {at} of {count}: the model fails there at run time"
+                about = reader.erase or reader.node
+                name = node_label(about.proto)
+                return Reason(
+                    f"{name!r} reads part {at} of {count}: the model fails there at run time",
+                    (about,),
+                )
             if reader.erase is not None and count == 0:
                 name = node_label(reader.erase.proto)
-                return f"{name!r} erases a part of its empty sequence: it fails at run time"
+                return Reason(
+                    f"{name!r} erases a part of its empty sequence: it fails at run time",
+                    (reader.erase,),
+                )
             if reader.erase is not None and count == 1:
-                return "ConcatFromSequence of its empty sequence fails at run time"
+                return Reason("ConcatFromSequence of its empty sequence fails at run time")
         if count == 0 and concat:
-            return "ConcatFromSequence of its empty sequence fails at run time"
+            return Reason("ConcatFromSequence of its empty sequence fails at run time")
         sizes = _sizes(site)
         for reader in concat if sizes is not None else []:
             why = _unequal_join(site, reader, sizes)
@@ -391,32 +418,33 @@ def _why_kept(plan: Plan, site: SplitSite[Scope]) -> str | None:
         if stacked and sizes is not None and len(set(sizes)) > 1:
             loop = stacked[0].loop
             assert loop is not None
-            return (
+            return Reason(
                 f"Loop {loop.label!r} stacks its parts, of unequal lengths {list(sizes)}, as a "
                 "scan output, which stacks values of one shape: the model fails there at run "
-                "time"
+                "time",
+                (loop,),
             )
         return None
     if site.spec.split_input is not None and site.split_rank is None:
-        return "the rank of its split is not known"
+        return Reason("the rank of its split is not known")
     if site.split_rank is not None and site.split_rank > 1:
-        return "its split has more than one axis"
+        return Reason("its split has more than one axis")
     for reader in concat:
         if reader.erase is not None:
-            return (
+            return Reason(
                 "ConcatFromSequence reads what a SequenceErase leaves of it, and its number "
                 "of parts is known only at run time"
             )
         attributes = reader.node.attributes
-        why = not_joinable(site, attributes.get("axis", 0), bool(attributes.get("new_axis", 0)))
-        if why is not None:
-            return why
+        axis, new_axis = attributes.get("axis", 0), bool(attributes.get("new_axis", 0))
+        if (not_join := not_joinable(site, axis, new_axis)) is not None:
+            return Reason(not_join, (reader.node,))
     return None
 
 
 def _unequal_join(
     site: SplitSite[Scope], reader: SequenceReader, sizes: tuple[int, ...] | None
-) -> str | None:
+) -> Reason | None:
     """Why ConcatFromSequence ``reader`` fails at run time: it joins parts of unequal lengths
     along another axis than theirs (or stacks them), which no static form can write (Concat
     of such parts fails to load: "Can't merge shape info"); ``None`` where it can be."""
@@ -432,15 +460,16 @@ def _unequal_join(
     if len(set(parts)) <= 1:
         return None
     name = node_label(reader.node.proto)
-    return (
+    return Reason(
         f"{name!r} joins parts of unequal lengths ({parts}) along another axis than the "
-        "split's: the model fails there at run time"
+        "split's: the model fails there at run time",
+        (reader.node,),
     )
 
 
-def _read(plan: Plan, site: SplitSite[Scope]) -> list[SequenceReader]:
+def _read(context: Context, site: SplitSite[Scope]) -> list[SequenceReader]:
     """The readers, where :func:`_why_kept` found none blocking."""
-    return _readers(plan, site)[0]
+    return _readers(context, site)[0]
 
 
 # --- the rules -----------------------------------------------------------------------------
@@ -455,27 +484,21 @@ class SequenceRewritten:
     detail: str
 
 
-class SequenceForm:
-    """One form of a SplitToSequence node: :meth:`check` says whether it applies to a site
-    (``None``) or why not; :meth:`rewrite` makes its edits."""
-
-    name = ""
-
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
-        raise NotImplementedError
-
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
-        raise NotImplementedError
+#: One form of a SplitToSequence node (:class:`~splitops.onnx.rewrite._forms.Form`): it
+#: says whether it applies to a site or why not, and makes its edits.
+SequenceForm = Form[SplitSite[Scope], SequenceRewritten]
 
 
 class _Unread(SequenceForm):
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
-        readers, why = _readers(plan, site)
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
+        readers, why = _readers(context, site)
         if why is not None:
             return why
-        return "something reads its sequence" if readers else self._check(plan, site)
+        if readers:
+            return Reason("something reads its sequence", tuple(r.node for r in readers))
+        return self._check(context, site)
 
-    def _check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
+    def _check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
         return None
 
 
@@ -484,13 +507,13 @@ class _UnreadRemoved(_Unread):
 
     name = "unread-removed"
 
-    def _check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
+    def _check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
         if _removable_unread(site):
             return None
-        return "what the spec checks of its split is known only at run time"
+        return Reason("what the spec checks of its split is known only at run time")
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
-        _Edits(plan, site).replace([])
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> SequenceRewritten:
+        _Edits(context, site).replace([])
         return SequenceRewritten("removed", "nothing reads its sequence")
 
 
@@ -502,23 +525,23 @@ class _UnreadChecked(_Unread):
 
     name = "unread-checked"
 
-    def _check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
-        return None if _checkable_unread(site) else _why_kept(plan, site)
+    def _check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
+        return None if _checkable_unread(site) else context.sequences.why_kept(site)
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
-        reduce_min18 = plan.forms.reduce_min18
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> SequenceRewritten:
+        reduce_min18 = context.forms.reduce_min18
         shared = GraphBuilder(
-            site.scope, plan.edits, name_base(site.proto), reduce_min18=reduce_min18
+            site.scope, context.edits, name_base(site.proto), reduce_min18=reduce_min18
         )
         RuntimeParts(site, shared).check()
-        _Edits(plan, site).replace(shared.nodes)
+        _Edits(context, site).replace(shared.nodes)
         detail = "nothing reads its sequence -> run-time checks of its split"
         return SequenceRewritten("removed", detail)
 
 
-def _without_split18(plan: Plan, site: SplitSite[Scope]) -> bool:
+def _without_split18(context: Context, site: SplitSite[Scope]) -> bool:
     """Whether a Split would be at opset 18 or later, which the target's runtime lacks."""
-    return (site.scope.opset or 0) >= 18 and not plan.forms.split18
+    return (site.scope.opset or 0) >= 18 and not context.forms.split18
 
 
 class _BySplit(SequenceForm):
@@ -528,29 +551,32 @@ class _BySplit(SequenceForm):
 
     name = "by-split"
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
-        why = _why_kept(plan, site)
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
+        why = context.sequences.why_kept(site)
         if why is not None:
             return why
         if _count(site) is None:
-            return "its number of parts is known only at run time"
-        for reader in _read(plan, site):
+            return Reason("its number of parts is known only at run time")
+        for reader in _read(context, site):
             if reader.at_run_time:
-                return (
+                return Reason(
                     f"{reader.node.op_type} {reader.node.label!r} in {reader.node.scope.label} "
-                    "reads its parts at the Loop's iteration, known only at run time"
+                    "reads its parts at the Loop's iteration, known only at run time",
+                    (reader.node,),
                 )
         if _sizes(site) is None and (site.scope.opset or 0) < 13:
-            return "its sizes are known at run time, and Split takes them as an attribute only"
-        if _sizes(site) is None and _without_split18(plan, site):
-            return f"its sizes are known at run time, and {plan.target} has no Split-18"
+            return Reason(
+                "its sizes are known at run time, and Split takes them as an attribute only"
+            )
+        if _sizes(site) is None and _without_split18(context, site):
+            return Reason(f"its sizes are known at run time, and {context.target} has no Split-18")
         return None
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> SequenceRewritten:
         count = _count(site)
         assert count is not None
-        plan.spend(site.node, count)
-        return _Edits(plan, site).by_split(_read(plan, site), _sizes(site), count)
+        context.spend(site.node, count)
+        return _Edits(context, site).by_split(_read(context, site), _sizes(site), count)
 
 
 class _KeptForOnnxruntime(SequenceForm):
@@ -560,22 +586,22 @@ class _KeptForOnnxruntime(SequenceForm):
 
     name = "kept-for-onnxruntime"
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
-        why = _why_kept(plan, site)
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
+        why = context.sequences.why_kept(site)
         if why is not None:
             return why
         if site.element not in ONNXRUNTIME_SEQUENCE_TYPES:
-            return "onnxruntime has no SplitToSequence kernel for its element type"
+            return Reason("onnxruntime has no SplitToSequence kernel for its element type")
         if site.drops_axis is None:
-            return (
+            return Reason(
                 "onnxruntime drops the axis of any 0-d split with keepdims=0, and fails where "
                 "it is not 1"
             )
         return None
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> SequenceRewritten:
         why = "onnxruntime runs it as the spec says, in fewer nodes than one Slice per part"
-        return _Edits(plan, site).keep(why)
+        return _Edits(context, site).keep(why)
 
 
 @dataclass(frozen=True)
@@ -601,37 +627,38 @@ class _ByPosition(SequenceForm):
     unsqueezed_chunk: bool = False
     name = "by-position"
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
-        why = _why_kept(plan, site)
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
+        why = context.sequences.why_kept(site)
         if why is not None:
             return why
         # Chunks of 1 (torch's unbind) end one past their start: no Min, no clamp.
         chunks = (site.spec.split_input is None or site.split_rank == 0) and site.chunk != 1
         if self.end_by_min and chunks and site.length is None and (site.scope.opset or 0) < 12:
-            return (
+            return Reason(
                 "the ends of its chunks of an axis known only at run time need Min, which takes "
-                f"int64 from opset 12 only ({plan.target} fails a Slice whose end a Where picks: "
-                "docs/portability.md)"
+                f"int64 from opset 12 only ({context.target} fails a Slice whose end a Where "
+                "picks: docs/portability.md)"
             )
         chunks = site.spec.split_input is None or site.split_rank == 0
         if self.counts or _count(site) is not None or not chunks or site.chunk is not None:
             return None  # a constant chunk divides a length known at run time: tract runs it
-        for reader in _read(plan, site):
+        for reader in _read(context, site):
             if reader.node.op_type == "SequenceLength" or (reader.position or 0) < 0:
                 what = f"{reader.node.op_type} {node_label(reader.node.proto)!r}"
-                return (
+                return Reason(
                     f"{what} needs its number of parts, the axis's length over a chunk's, "
-                    f"both known only at run time, which {plan.target} cannot compute (it "
-                    "fails a Div of two lengths known only at run time: docs/portability.md)"
+                    f"both known only at run time, which {context.target} cannot compute (it "
+                    "fails a Div of two lengths known only at run time: docs/portability.md)",
+                    (reader.node,),
                 )
         return None
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
-        readers, count = _read(plan, site), _count(site)
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> SequenceRewritten:
+        readers, count = _read(context, site), _count(site)
         if count is not None and any(r.node.op_type == "ConcatFromSequence" for r in readers):
-            plan.spend(site.node, count)
-        check = self.check_form or plan.check_form(site)
-        edits = _Edits(plan, site)
+            context.spend(site.node, count)
+        check = self.check_form or context.check_form(site)
+        edits = _Edits(context, site)
         return edits.by_position(readers, count, check, self.end_by_min, self.unsqueezed_chunk)
 
 
@@ -639,19 +666,22 @@ class _Last(SequenceForm):
     """The last form of a target: it applies to every node, for the reason the model gives
     or, where none, the form before it."""
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
         return None
 
-    def reason(self, plan: Plan, site: SplitSite[Scope]) -> str:
-        """Why the sequence stays: what in the model keeps it, else why the last form
-        before this one does not apply."""
-        why = _why_kept(plan, site)
-        if why is not None:
-            return why
-        forms = plan.forms.sequence
-        before = forms[: forms.index(self)]
-        found = [why for form in before if (why := form.check(plan, site)) is not None]
-        return found[-1] if found else "no form removes it"
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> SequenceRewritten:
+        return self.rewrite_after(context, site, ())
+
+    def rewrite_after(
+        self, context: Context, site: SplitSite[Scope], reasons: Sequence[Reason]
+    ) -> SequenceRewritten:
+        why = context.sequences.why_kept(site) or (reasons[-1] if reasons else None)
+        return self.stays(context, site, "no form removes it" if why is None else why.text)
+
+    def stays(self, context: Context, site: SplitSite[Scope], why: str) -> SequenceRewritten:
+        """What becomes of the sequence, which stays for ``why``: what in the model keeps it,
+        else why the last form before this one does not apply."""
+        raise NotImplementedError
 
 
 class _Kept(_Last):
@@ -661,8 +691,8 @@ class _Kept(_Last):
 
     name = "kept"
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
-        return _Edits(plan, site).keep(self.reason(plan, site))
+    def stays(self, context: Context, site: SplitSite[Scope], why: str) -> SequenceRewritten:
+        return _Edits(context, site).keep(why)
 
 
 class _Refused(_Last):
@@ -671,10 +701,10 @@ class _Refused(_Last):
 
     name = "refused"
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
+    def stays(self, context: Context, site: SplitSite[Scope], why: str) -> SequenceRewritten:
         raise SplitError(
             f"{site.scope.label}: node {site.label!r} (SplitToSequence) cannot become a "
-            f"Split: {self.reason(plan, site)}.",
+            f"Split: {why}.",
             rule=Rule.CONVERSION,
             hint="Lower with target 'portable' to keep the sequence in a form onnxruntime "
             "runs as the spec says",
@@ -689,20 +719,20 @@ class _KeptOutputForTvm(SequenceForm):
 
     name = "kept-output-for-tvm"
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
         sequence = site.scope.values.get(site.proto.output[0])
         if sequence is None or not sequence.output_of or sequence.uses:
-            return "it is not a graph output that nothing else reads"
+            return Reason("it is not a graph output that nothing else reads")
         constant_sizes = site.split_value is not None and site.split_rank == 1
         if checkable_length(site) is None and not constant_sizes:
-            return "its parts are chunks of an axis known only at run time"
+            return Reason("its parts are chunks of an axis known only at run time")
         return None
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> SequenceRewritten:
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> SequenceRewritten:
         why = "a graph output, which TVM computes as the spec says"
         if checkable_length(site) is None:
             why += " (unchecked: sizes that do not add up to the axis cut parts)"
-        return _Edits(plan, site).keep(why)
+        return _Edits(context, site).keep(why)
 
 
 UNREAD: tuple[SequenceForm, ...] = (_UnreadRemoved(), _UnreadChecked())
@@ -742,38 +772,38 @@ def sequence_forms(
 class _Edits:
     """The edits of one SplitToSequence site and the nodes that read its sequence."""
 
-    def __init__(self, plan: Plan, site: SplitSite[Scope]) -> None:
-        self.plan, self.site, self.spec = plan, site, site.spec
+    def __init__(self, context: Context, site: SplitSite[Scope]) -> None:
+        self.context, self.site, self.spec = context, site, site.spec
         self.scope, self.proto, self.x = site.scope, site.proto, site.data
 
     def replace(self, nodes: Sequence[NodeProto]) -> None:
         """Put ``nodes`` in the node's place; its sequence and split go."""
-        plan = self.plan
-        plan.edits.replace(self.site.node, nodes)
+        context = self.context
+        context.edits.replace(self.site.node, nodes)
         sequence = self.scope.values.get(self.proto.output[0])
         if sequence is not None:
-            plan.edits.forget(sequence)
+            context.edits.forget(sequence)
         if self.spec.split_input is not None:
-            plan.drop_input(self.site.node, 1)
+            context.drop_input(self.site.node, 1)
 
     def replace_node(self, nodes: Sequence[NodeProto]) -> None:
         """Put ``nodes`` in the node's place, its sequence kept."""
-        self.plan.edits.replace(self.site.node, nodes)
+        self.context.edits.replace(self.site.node, nodes)
 
     def _done(self, reader: SequenceReader, nodes: list[NodeProto]) -> None:
         """``nodes`` replace ``reader`` (and the SequenceErase it reads through)."""
-        plan = self.plan
-        plan.edits.replace(reader.node, nodes)
+        context = self.context
+        context.edits.replace(reader.node, nodes)
         for position in range(1, len(reader.node.proto.input)):
-            plan.drop_input(reader.node, position)
+            context.drop_input(reader.node, position)
         erase = reader.erase
-        if erase is not None and not plan.edits.is_replaced(erase):
-            plan.edits.replace(erase, [])
+        if erase is not None and not context.edits.is_replaced(erase):
+            context.edits.replace(erase, [])
             if len(erase.proto.input) > 1 and erase.proto.input[1]:
-                plan.drop_input(erase, 1)
+                context.drop_input(erase, 1)
             left = erase.scope.values.get(erase.proto.output[0])
             if left is not None:
-                plan.edits.forget(left)
+                context.edits.forget(left)
 
     @staticmethod
     def _left(reader: SequenceReader, count: int) -> list[int]:
@@ -787,22 +817,24 @@ class _Edits:
         self, readers: list[SequenceReader], sizes: tuple[int, ...] | None, count: int
     ) -> SequenceRewritten:
         """One Split cuts every part; each reader takes its part, or their count."""
-        plan, scope, spec = self.plan, self.scope, self.spec
+        context, scope, spec = self.context, self.scope, self.spec
         label = name_base(self.proto)
-        build = plan.scope_builder(scope, label)
+        build = context.scope_builder(scope, label)
         squeeze = bool(self.site.drops_axis)
         # A part read once by a SequenceAt that needs no Squeeze is written under its name.
         named: dict[int, str] = {}
         for reader in readers:
             if reader.position is not None and not squeeze:
                 named.setdefault(reader.position % count, reader.node.proto.output[0])
-        outputs = [named.get(i) or plan.view.fresh_name(f"{label}_part{i}") for i in range(count)]
+        outputs = [
+            named.get(i) or context.view.fresh_name(f"{label}_part{i}") for i in range(count)
+        ]
         nodes: list[NodeProto] = []
         # A target whose runtime fails a Split of sizes given at run time (tract, TVM) cuts
         # the parts as its Split form does; one without Split-18 (onnx2torch) cuts constant
         # sizes with Slices.
-        cut = plan.forms.runtime_sizes_cut if sizes is None else None
-        constant = sizes is not None and _without_split18(plan, self.site)
+        cut = context.forms.runtime_sizes_cut if sizes is None else None
+        constant = sizes is not None and _without_split18(context, self.site)
         if count and sizes is not None and constant:
             static = self.site.length is not None
             slices = constant_slices(build, self.x, spec.axis, outputs, sizes, static=static)
@@ -817,19 +849,21 @@ class _Edits:
                 "Split", [self.x], outputs, name=self.proto.name, axis=spec.axis
             )
             if sizes is not None:
-                nodes += write_split_sizes(split, scope, scope.opset or 0, sizes, plan.edits, label)
+                nodes += write_split_sizes(
+                    split, scope, scope.opset or 0, sizes, context.edits, label
+                )
             else:
                 assert spec.split_input is not None
                 runtime = build.as_int64(spec.split_input, self.site.split_element)
                 checked = build.add("Reshape", [runtime, build.ints([count])], "split")
-                build.nodes[-1].name = plan.view.fresh_name(f"{label}/one_size_per_part")
+                build.nodes[-1].name = context.view.fresh_name(f"{label}/one_size_per_part")
                 split.input.append(checked)
             nodes += [*build.nodes, split]
         self.replace(nodes)
         for reader in readers:
             out = reader.node.proto.output[0]
             op = reader.node.op_type
-            step = plan.scope_builder(scope, name_base(reader.node.proto))
+            step = context.scope_builder(scope, name_base(reader.node.proto))
             if op == "SequenceAt":
                 assert reader.position is not None
                 part = outputs[reader.position % count]
@@ -861,11 +895,11 @@ class _Edits:
         it), ConcatFromSequence concatenates the parts (when ``count`` is known). What the
         readers share (the axis length, the checked chunk length or sizes) is computed once,
         in the SplitToSequence's place."""
-        plan, scope = self.plan, self.scope
-        reduce_min18 = plan.forms.reduce_min18
+        context, scope = self.context, self.scope
+        reduce_min18 = context.forms.reduce_min18
 
         def builder(label: str, where: Scope = scope) -> GraphBuilder:
-            return GraphBuilder(where, plan.edits, label, check, reduce_min18=reduce_min18)
+            return GraphBuilder(where, context.edits, label, check, reduce_min18=reduce_min18)
 
         shared = builder(name_base(self.proto))
         parts = RuntimeParts(
@@ -907,7 +941,7 @@ class _Edits:
 
     def keep(self, why: str) -> SequenceRewritten:
         """Keep the sequence, in the form onnxruntime runs as the spec says."""
-        plan, site = self.plan, self.site
+        context, site = self.context, self.site
         new = NodeProto()
         new.CopyFrom(self.proto)
         changes = self._scalar_positions()
@@ -916,7 +950,7 @@ class _Edits:
             # The scalar 1 is the default split, whose parts lose the axis with keepdims=0
             # (torch's unbind): written as the default, which every runtime squeezes.
             del new.input[1:]
-            plan.drop_input(site.node, 1)
+            context.drop_input(site.node, 1)
             self.replace_node([new])
             changes.insert(0, "scalar split 1 -> the default split")
             return SequenceRewritten("kept", f"{why}; " + ", ".join(changes))
@@ -940,11 +974,11 @@ class _Edits:
         length = checkable_length(site)
         if chunk is not None and length:
             sizes = sequence_sizes(length, chunk, opset=self.spec.rule.since_version)
-            plan.spend(site.node, len(sizes))
-            name = plan.view.fresh_name(f"{name_base(self.proto)}_split")
-            constants = plan.edits.int64_constant(self.scope, name, sizes)
+            context.spend(site.node, len(sizes))
+            name = context.view.fresh_name(f"{name_base(self.proto)}_split")
+            constants = context.edits.int64_constant(self.scope, name, sizes)
             new.input[1] = name
-            plan.drop_input(site.node, 1)
+            context.drop_input(site.node, 1)
             shown = list(sizes) if len(sizes) <= 8 else f"[{', '.join(map(str, sizes[:8]))}, ...]"
             changes.append(f"scalar split {chunk} -> {shown}")
             self.replace_node([*constants, new])
@@ -955,16 +989,16 @@ class _Edits:
     def _either_split(self, node: NodeProto) -> None:
         """``node`` (a copy of the SplitToSequence) as an If: of the default split (no
         split, ``keepdims=0``) where its 0-d split is 1, else of the split (no keepdims)."""
-        plan, site = self.plan, self.site
+        context, site = self.context, self.site
         label = name_base(self.proto)
-        build = plan.scope_builder(self.scope, label)
+        build = context.scope_builder(self.scope, label)
         assert self.spec.split_input is not None
         assert site.element
         split = build.as_int64(self.spec.split_input, site.split_element)
         default = build.add("Equal", [split, build.scalar(1)], "default_split")
         branches = {}
         for branch, inputs in (("then", [self.x]), ("else", [self.x, self.spec.split_input])):
-            out = plan.view.fresh_name(f"{label}_{branch}")
+            out = context.view.fresh_name(f"{label}_{branch}")
             keep: dict[str, Any] = {"keepdims": 0} if branch == "then" else {}
             part = helper.make_node("SplitToSequence", inputs, [out], axis=self.spec.axis, **keep)
             info = helper.make_tensor_sequence_value_info(out, site.element, None)
@@ -984,12 +1018,12 @@ class _Edits:
             position = _constant_position(reader)
             if value is None or value.shape != (1,) or position is None:
                 continue
-            step = self.plan.scope_builder(reader.scope, name_base(reader.proto))
+            step = self.context.scope_builder(reader.scope, name_base(reader.proto))
             new = NodeProto()
             new.CopyFrom(reader.proto)
             new.input[1] = step.scalar(position)
-            self.plan.edits.replace(reader, [*step.nodes, new])
-            self.plan.drop_input(reader, 1)
+            self.context.edits.replace(reader, [*step.nodes, new])
+            self.context.drop_input(reader, 1)
             changed += 1
         return [f"{changed} position(s) of shape [1] made 0-d"] if changed else []
 

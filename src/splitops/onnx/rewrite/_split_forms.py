@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from onnx import NodeProto, helper
 
-from ...core import PartCount, current_limits, split_part_sizes
+from ...core import PartCount, split_part_sizes
 from ..model import (
     Scope,
     SplitSite,
@@ -28,10 +28,8 @@ from ..model import (
     set_attributes,
     write_split_sizes,
 )
+from ._forms import Context, Form, Reason
 from ._graph_sizes import GraphArithmetic, GraphBuilder
-
-if TYPE_CHECKING:
-    from ._lower import Plan
 
 __all__ = [
     "FOLD_STATIC_SIZES",
@@ -44,6 +42,7 @@ __all__ = [
     "UNSIZED",
     "ZERO_SIZES_AS_SLICES",
     "Rewritten",
+    "SharedSizes",
     "SplitForm",
     "axis_symbol",
     "checkable_length",
@@ -74,17 +73,9 @@ class Rewritten:
         return "unchanged" if self.nodes is None else "rewritten"
 
 
-class SplitForm:
-    """One form of a Split node: :meth:`check` says whether it applies to a site (``None``)
-    or why not; :meth:`rewrite` builds it."""
-
-    name = ""
-
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
-        raise NotImplementedError
-
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
-        raise NotImplementedError
+#: One form of a Split node (:class:`~splitops.onnx.rewrite._forms.Form`): it says whether
+#: it applies to a site or why not, and builds it.
+SplitForm = Form[SplitSite[Scope], Rewritten]
 
 
 # --- Split-1 ---------------------------------------------------------------------------------
@@ -98,14 +89,16 @@ class _Split1AsSlices(SplitForm):
 
     name = "split-1-as-slices"
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
         if site.spec.rule.since_version != 1:
-            return "not Split-1"
+            return Reason("not Split-1")
         if site.axis < 0:
-            return "its axis counts from the back of a rank that is not known"
-        return None if _split1_sizes(site) is not None else "its sizes are known at run time"
+            return Reason("its axis counts from the back of a rank that is not known")
+        return (
+            None if _split1_sizes(site) is not None else Reason("its sizes are known at run time")
+        )
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
         sizes = _split1_sizes(site)
         assert sizes is not None
         slices, start = [], 0
@@ -141,12 +134,12 @@ class _Split1SizesAsAttribute(SplitForm):
 
     name = "split-1-sizes-as-attribute"
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
         if not _split1_input(site):
-            return "not Split-1 sizes as an input"
-        return None if site.given_sizes is not None else "its sizes are known at run time"
+            return Reason("not Split-1 sizes as an input")
+        return None if site.given_sizes is not None else Reason("its sizes are known at run time")
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
         sizes = site.given_sizes
         assert sizes is not None
         new = copy_without_split(site.proto)
@@ -157,10 +150,10 @@ class _Split1SizesAsAttribute(SplitForm):
 class _Split1SizesAtRunTime(SplitForm):
     name = "split-1-sizes-at-run-time"
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
-        return None if _split1_input(site) else "not Split-1 sizes as an input"
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
+        return None if _split1_input(site) else Reason("not Split-1 sizes as an input")
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
         return Rewritten(None, "Split-1 sizes known at run time")
 
 
@@ -171,21 +164,25 @@ class _ZeroSizesAsSlices(SplitForm):
 
     name = "zero-sizes-as-slices"
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
         given = site.given_sizes
         if given is None or 0 not in given:
-            return "no constant size of 0"
-        return None if (site.scope.opset or 0) >= 10 else "Slice takes bounds as inputs from 10"
+            return Reason("no constant size of 0")
+        return (
+            None
+            if (site.scope.opset or 0) >= 10
+            else Reason("Slice takes bounds as inputs from 10")
+        )
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
         given = site.given_sizes
         assert given is not None
-        build = plan.builder(site)
+        build = context.builder(site)
         static = site.length is not None
         outputs = site.spec.outputs
         nodes = constant_slices(build, site.data, site.spec.axis, outputs, given, static=static)
         unchecked = ""
-        if not static and plan.check_form(site) == "none":
+        if not static and context.check_form(site) == "none":
             unchecked = " (unchecked: sizes that do not add up to the axis cut parts)"
         detail = f"split {list(given)} -> a Slice per part{unchecked}"
         return Rewritten([*build.nodes, *nodes], detail, drops_split=True)
@@ -200,18 +197,18 @@ class _ExplicitSizesKept(SplitForm):
     checks_sum: bool = True
     name = "explicit-sizes"
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
         if not site.spec.has_sizes:
-            return "no explicit sizes"
+            return Reason("no explicit sizes")
         if site.spec.split_input is not None and site.split_value is None:
-            return "its sizes are known at run time"
+            return Reason("its sizes are known at run time")
         return None
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
         if self.checks_sum or site.length is not None:
             return Rewritten(None, "explicit sizes")
         unchecked = "sizes that do not add up to the axis cut parts"
-        return Rewritten(None, f"explicit sizes (unchecked on {plan.target}: {unchecked})")
+        return Rewritten(None, f"explicit sizes (unchecked on {context.target}: {unchecked})")
 
 
 def explicit_sizes_kept(*, checks_sum: bool) -> SplitForm:
@@ -224,18 +221,20 @@ class _FoldStaticSizes(SplitForm):
 
     name = "fold-static-sizes"
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
         if not site.spec.has_sizes or site.spec.split_input is None:
-            return "no sizes input"
-        return None if _static_parts(site) is not None else "its parts' lengths are not static"
+            return Reason("no sizes input")
+        return (
+            None if _static_parts(site) is not None else Reason("its parts' lengths are not static")
+        )
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
         folded = _static_parts(site)
         assert folded is not None
         new = copy_without_split(site.proto)
         opset = site.scope.opset or 0
         constants = write_split_sizes(
-            new, site.scope, opset, folded, plan.edits, name_base(site.proto)
+            new, site.scope, opset, folded, context.edits, name_base(site.proto)
         )
         detail = f"split computed from static shapes -> {folded}"
         return Rewritten([*constants, new], detail, drops_split=True)
@@ -254,16 +253,16 @@ class _RuntimeSizesAsSlices(SplitForm):
         "add up to the axis cut parts)"
     )
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
         spec = site.spec
         if not spec.has_sizes or spec.split_input is None:
-            return "no sizes input"
-        return None if site.split_value is None else "its sizes are constant"
+            return Reason("no sizes input")
+        return None if site.split_value is None else Reason("its sizes are constant")
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
         spec = site.spec
         assert spec.split_input is not None
-        build = plan.builder(site)
+        build = context.builder(site)
         sizes = build.as_int64(spec.split_input, site.split_element)
         slices = self.cut(build, site.data, sizes, spec.axis, spec.outputs)
         return Rewritten([*build.nodes, *slices], self.detail)
@@ -331,15 +330,17 @@ class _RuntimeSizesChecked(SplitForm):
 
     name = "run-time-sizes-checked"
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
-        return None if site.spec.has_sizes else "no explicit sizes"
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
+        return None if site.spec.has_sizes else Reason("no explicit sizes")
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
         spec = site.spec
         assert spec.split_input is not None
-        build = plan.builder(site)
+        build = context.builder(site)
         checked = build.add("Reshape", [spec.split_input, build.ints([len(spec.outputs)])], "split")
-        build.nodes[-1].name = plan.view.fresh_name(f"{name_base(site.proto)}/one_size_per_output")
+        build.nodes[-1].name = context.view.fresh_name(
+            f"{name_base(site.proto)}/one_size_per_output"
+        )
         new = copy_node(site.proto)
         new.input[1] = checked
         detail = "split input known at run time -> checked for one size per output"
@@ -355,26 +356,26 @@ class _Split18AsSlices(SplitForm):
 
     name = "split-18-as-slices"
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
         if site.spec.rule.since_version < 18:
-            return "not Split-18"
+            return Reason("not Split-18")
         if site.axis < 0:
-            return "its axis counts from the back of a rank that is not known"
+            return Reason("its axis counts from the back of a rank that is not known")
         spec = site.spec
         if spec.has_sizes and spec.split_input is not None and site.split_value is None:
             return None  # sizes given at run time
-        return None if _known_sizes(site) is not None else "the axis length is not static"
+        return None if _known_sizes(site) is not None else Reason("the axis length is not static")
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
         sizes = _known_sizes(site)
         if sizes is None:
-            return RUNTIME_SIZES_AS_SLICES.rewrite(plan, site)
-        build = plan.builder(site)
+            return RUNTIME_SIZES_AS_SLICES.rewrite(context, site)
+        build = context.builder(site)
         outputs = site.spec.outputs
         static = site.length is not None
         slices = constant_slices(build, site.data, site.axis, outputs, sizes, static=static)
         unchecked = ""
-        if not static and plan.check_form(site) == "none":
+        if not static and context.check_form(site) == "none":
             unchecked = " (unchecked: sizes that do not add up to the axis cut parts)"
         detail = f"{_how_sized(site)} -> a Slice per part{unchecked}"
         return Rewritten(
@@ -451,10 +452,10 @@ def _how_sized(site: SplitSite[Scope]) -> str:
 class _OnePartAsIdentity(SplitForm):
     name = "one-part-as-identity"
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
-        return None if _count(site) == 1 else "more than one part"
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
+        return None if _count(site) == 1 else Reason("more than one part")
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
         proto = site.proto
         identity = helper.make_node("Identity", [site.data], [proto.output[0]], name=proto.name)
         return Rewritten([identity], f"{_how(site)} -> Identity (one part)")
@@ -463,17 +464,19 @@ class _OnePartAsIdentity(SplitForm):
 class _ConstantSizesOnStaticAxis(SplitForm):
     name = "constant-sizes-on-static-axis"
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
-        return None if checkable_length(site) is not None else "the axis length is not static"
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
+        return (
+            None if checkable_length(site) is not None else Reason("the axis length is not static")
+        )
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
         length = checkable_length(site)
         assert length is not None
         listed = listed_sizes(site.spec.part_sizes(length), len(site.spec.outputs))
-        new = plan.new_split(site, len(listed))
+        new = _new_split(context, site, len(listed))
         opset = site.scope.opset or 0
         constants = write_split_sizes(
-            new, site.scope, opset, listed, plan.edits, name_base(site.proto)
+            new, site.scope, opset, listed, context.edits, name_base(site.proto)
         )
         return Rewritten([*constants, new], f"{_how(site)} -> split {list(listed)} (constant)")
 
@@ -481,10 +484,14 @@ class _ConstantSizesOnStaticAxis(SplitForm):
 class _EqualPartsBeforeOpset13(SplitForm):
     name = "equal-parts-before-opset-13"
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
-        return None if (site.scope.opset or 0) < 13 else "Split takes sizes as an input from 13"
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
+        return (
+            None
+            if (site.scope.opset or 0) < 13
+            else Reason("Split takes sizes as an input from 13")
+        )
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
         return Rewritten(
             None,
             f"{_how(site)} on an axis of length known at run time: "
@@ -504,12 +511,12 @@ class _ForParts(SplitForm):
 
     by: PartsBy
 
-    def check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
+    def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
         if _parts_by(site) != self.by:
-            return f"its parts are not by {self.by}"
-        return self._check(plan, site)
+            return Reason(f"its parts are not by {self.by}")
+        return self._check(context, site)
 
-    def _check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
+    def _check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
         return None
 
 
@@ -523,26 +530,28 @@ class _KeptAtRunTime(_ForParts):
     lists_every_part: bool = False
     name = "kept-at-run-time"
 
-    def _check(self, plan: Plan, site: SplitSite[Scope]) -> str | None:
+    def _check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
         unlisted = _count(site) - len(site.spec.outputs)
         if unlisted and not self.lists_every_part:
-            return "it lists fewer outputs than parts"
-        if plan.parts + unlisted > current_limits().max_model_parts:
-            return "the parts it leaves out would take the model over the max_model_parts limit"
+            return Reason("it lists fewer outputs than parts")
+        if not context.can_spend(unlisted):
+            return Reason(
+                "the parts it leaves out would take the model over the max_model_parts limit"
+            )
         return None
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
         how = f"{_how(site)} on an axis of length known at run time"
         count, listed = _count(site), len(site.spec.outputs)
         if listed == count:
-            return Rewritten(None, f"{how}: {plan.target} computes it as the spec says")
-        plan.spend(site.node, count - listed)
+            return Rewritten(None, f"{how}: {context.target} computes it as the spec says")
+        context.spend(site.node, count - listed)
         new = copy_node(site.proto)
         base = f"{name_base(site.proto)}_rest"
-        new.output.extend(plan.view.fresh_name(base) for _ in range(count - listed))
+        new.output.extend(context.view.fresh_name(base) for _ in range(count - listed))
         detail = (
             f"{how}: its {count - listed} unlisted part(s) listed as unused outputs, which "
-            f"{plan.target} computes as the spec says"
+            f"{context.target} computes as the spec says"
         )
         return Rewritten([new], detail)
 
@@ -554,19 +563,14 @@ class _ComputedSizes(_ForParts):
 
     name = "computed-sizes"
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
-        build = plan.builder(site)
-        planned, shared = plan.computed_sizes(site, build)
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
+        build = context.builder(site)
+        planned = context.sizes.computed(site, build)
         outputs = len(site.spec.outputs)
         parts = tuple(str(size) for size in _listed_in_graph(build, planned, outputs))
-        new = plan.new_split(site, len(parts))
-        tensor = plan.sizes.get(parts) if shared else None
-        if tensor is None:
-            tensor = build.sizes(parts)
-            if shared:
-                plan.sizes[parts] = tensor
-        new.input.append(tensor)
-        detail = f"{_how(site)} -> split computed in the graph{_unchecked(plan, site)}"
+        new = _new_split(context, site, len(parts))
+        new.input.append(context.sizes.tensor(parts, build))
+        detail = f"{_how(site)} -> split computed in the graph{_unchecked(context, site)}"
         return Rewritten([*build.nodes, new], detail)
 
 
@@ -580,14 +584,9 @@ class _SlicesPerPart(_ForParts):
     scalars: bool = False
     name = "slices-per-part"
 
-    def rewrite(self, plan: Plan, site: SplitSite[Scope]) -> Rewritten:
-        build = plan.builder(site, scalars=self.scalars)
-        planned, shared = plan.computed_sizes(site, build)
-        bounds = plan.bounds.get(planned) if shared else None
-        if bounds is None:
-            bounds = _bounds(build, planned)
-            if shared:
-                plan.bounds[planned] = bounds
+    def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
+        build = context.builder(site, scalars=self.scalars)
+        bounds = context.sizes.bounds(context.sizes.computed(site, build), build)
         where = build.ints([site.spec.axis])
         slices = [
             helper.make_node("Slice", [site.data, start, end, where], [output])
@@ -595,8 +594,67 @@ class _SlicesPerPart(_ForParts):
             if output
         ]
         slices = build.on_part(slices)
-        detail = f"{_how(site)} -> a Slice per part{_unchecked(plan, site)}"
+        detail = f"{_how(site)} -> a Slice per part{_unchecked(context, site)}"
         return Rewritten([*build.nodes, *slices], detail)
+
+
+class SharedSizes:
+    """The sizes of Splits without sizes on an axis known at run time, computed in the graph
+    once for the nodes of one scope that cut an axis of the same symbolic length into as
+    many parts (in the same check form), with their 1-d tensor and their parts' bounds.
+    Computed sizes are values of fresh names, so a tensor or bounds made of them is asked
+    for again only by a node sharing them."""
+
+    def __init__(self) -> None:
+        self._sizes: dict[tuple[Any, ...], tuple[str, ...]] = {}
+        self._tensors: dict[tuple[str, ...], str] = {}
+        self._bounds: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+
+    def computed(self, site: SplitSite[Scope], build: GraphBuilder) -> tuple[str, ...]:
+        """The sizes of ``site``'s parts, computed by ``build`` (once for the scope where the
+        axis has a symbolic length)."""
+        symbol = axis_symbol(site)
+        if symbol is None:
+            return computed_part_sizes(site, build)
+        spec = site.spec
+        key = (
+            site.scope.key,
+            symbol,
+            spec.num_outputs or len(spec.outputs),
+            spec.rule.since_version,
+            build.scalars,
+            build.check,
+        )
+        planned = self._sizes.get(key)
+        if planned is None:
+            planned = self._sizes[key] = computed_part_sizes(site, build)
+        return planned
+
+    def tensor(self, parts: tuple[str, ...], build: GraphBuilder) -> str:
+        """The 1-d tensor of ``parts`` (sizes of :meth:`computed`, as many as a node lists)."""
+        found = self._tensors.get(parts)
+        if found is None:
+            found = self._tensors[parts] = build.sizes(parts)
+        return found
+
+    def bounds(self, planned: tuple[str, ...], build: GraphBuilder) -> list[tuple[str, str]]:
+        """The start and end of each part of ``planned`` (sizes of :meth:`computed`)."""
+        found = self._bounds.get(planned)
+        if found is None:
+            found = self._bounds[planned] = _bounds(build, planned)
+        return found
+
+
+def _new_split(context: Context, site: SplitSite[Scope], parts: int) -> NodeProto:
+    """A copy of a Split node without its sizes, listing ``parts`` outputs: its own, then
+    one unused output for the rest where it lists fewer than there are parts."""
+    new = copy_without_split(site.proto)
+    rest = range(parts - len(site.spec.outputs))
+    label = name_base(site.proto)
+    outputs = [*site.spec.outputs, *(context.view.fresh_name(f"{label}_rest") for _ in rest)]
+    del new.output[:]
+    new.output.extend(outputs)
+    return new
 
 
 def kept_at_run_time(by: PartsBy, *, lists_every_part: bool = False) -> SplitForm:
@@ -655,10 +713,10 @@ def _how(site: SplitSite[Scope]) -> str:
     return f"num_outputs={count}" if _parts_by(site) == "num_outputs" else f"{count} equal parts"
 
 
-def _unchecked(plan: Plan, site: SplitSite[Scope]) -> str:
+def _unchecked(context: Context, site: SplitSite[Scope]) -> str:
     # Two parts by num_outputs cannot be invalid (d - ceil(d/2) >= 0): nothing to check.
     can_fail = _parts_by(site) == "equal" or _count(site) > 2
-    if plan.check_form(site) == "none" and can_fail:
+    if context.check_form(site) == "none" and can_fail:
         return " (unchecked: an invalid length cuts parts)"
     return ""
 

@@ -46,7 +46,8 @@ def test_the_runner_keeps_every_reason_with_its_form_and_the_site_s_node_first()
     plan, site = _plan(computed_chunk_model(["at0"])("N"), "portable")
     first, second = _Counted("a"), _Counted("b")
     chosen = first_form([first, second, _Last()], plan, site, site.node)
-    assert chosen.form is not None and chosen.form.name == "last"
+    assert chosen.form is not None
+    assert chosen.form.name == "last"
     assert [why.named for why in chosen.reasons] == ["a: a does not apply", "b: b does not apply"]
     assert all(why.nodes == (site.node,) for why in chosen.reasons)
     # The last form is given the reasons: no form is asked twice.
@@ -81,11 +82,13 @@ def test_the_last_form_says_the_last_reason_before_it() -> None:
     model = computed_chunk_model(["at0", "len"])("N")
     plan, site = _plan(model, "tract")
     chosen = first_form(FORMS["tract"].sequence, plan, site, site.node)
-    assert chosen.form is not None and chosen.form.name == "refused"
+    assert chosen.form is not None
+    assert chosen.form.name == "refused"
     assert plan.sequences.why_kept(site) is None
     last = chosen.reasons[-1]
     assert last.form == "by-position"
-    assert isinstance(last.nodes[1], Node) and last.nodes[1].op_type == "SequenceLength"
+    assert isinstance(last.nodes[1], Node)
+    assert last.nodes[1].op_type == "SequenceLength"
     with pytest.raises(splitops.SplitError) as refused:
         chosen.rewrite(plan, site)
     assert last.text in str(refused.value)

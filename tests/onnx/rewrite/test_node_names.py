@@ -153,3 +153,17 @@ def test_the_onnx2torch_target_names_no_node_as_a_torch_module_attribute() -> No
     assert all(names)
     assert len(set(names)) == len(names)
     assert not set(names) & set(dir(torch.nn.Module)), names
+
+
+def test_nodes_named_alike_are_numbered_in_order_past_the_names_taken() -> None:
+    # 300 Splits writing "a", and a node already named as the third of them would be.
+    from splitops.onnx.model import name_nodes
+
+    nodes = [helper.make_node("Split", ["x"], ["a", f"b{i}"], name="s") for i in range(300)]
+    nodes.append(helper.make_node("Relu", ["x"], ["r"], name="Split_a_2"))
+    model = helper.make_model(helper.make_graph(nodes, "g", [], []))
+    assert name_nodes(model) == 299
+    names = [node.name for node in model.graph.node]
+    assert names[:4] == ["Split_a", "Split_a_1", "Split_a_3", "Split_a_4"]
+    assert names[298:] == ["Split_a_299", "s", "Split_a_2"]  # the last "s" keeps its name
+    assert len(set(names)) == len(names)

@@ -235,9 +235,9 @@ def test_inference_of_branches_alike_reads_each_node_a_few_times_at_any_depth(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Ifs nested 12 and 14 deep, both branches of each holding the If below: 8k and 32k
-    # nodes, 13 and 15 graphs unlike. Counting the nodes, finding those onnx must not see,
-    # and placing the graphs alike read a node's attributes once each; the names a graph
-    # reads outside are found once per graph walked, not once per graph around it.
+    # nodes, 13 and 15 graphs unlike. Finding the nodes onnx must not see (which counts
+    # them) and placing the graphs alike read a node's attributes once each; the names a
+    # graph reads outside are found once per graph walked, not once per graph around it.
     from tests.malformed_models import _if_tree
 
     reads: dict[int, int] = {}
@@ -251,8 +251,34 @@ def test_inference_of_branches_alike_reads_each_node_a_few_times_at_any_depth(
     for depth in (12, 14):
         reads[depth] = 0
         infer_shapes(_if_tree(depth))
-        assert reads[depth] <= 3 * (2 ** (depth + 1) - 1)
+        assert reads[depth] <= 2 * (2 ** (depth + 1) - 1)
     assert reads[14] <= 4.5 * reads[12]
+
+
+@pytest.mark.parametrize(("limit", "refused"), [(2**4 - 2, True), (2**4 - 1, False)])
+def test_a_model_of_too_many_nodes_in_its_subgraphs_is_refused_before_onnx_s_pass(
+    monkeypatch: pytest.MonkeyPatch, limit: int, refused: bool
+) -> None:
+    # Ifs 3 deep: 7 Ifs and 8 Splits, all but one in subgraphs.
+    from tests.malformed_models import _if_tree
+
+    passes = []
+    original = onnx.shape_inference.infer_shapes
+
+    def counted(model: onnx.ModelProto, *args: Any, **kwargs: Any) -> onnx.ModelProto:
+        passes.append(model)
+        return original(model, *args, **kwargs)
+
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", counted)
+    with splitops.limits(max_nodes=limit):
+        if refused:
+            with pytest.raises(SplitError, match="max_nodes") as caught:
+                _engine.infer_split_nodes(_if_tree(3))
+            assert caught.value.rule is Rule.LIMIT
+            assert passes == []
+        else:
+            assert len(_engine.infer_split_nodes(_if_tree(3))) == 2**3
+            assert len(passes) == 1
 
 
 def test_each_split_of_a_node_holding_two_graphs_of_one_name_is_recorded_at_its_place() -> None:

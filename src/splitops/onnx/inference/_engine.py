@@ -188,12 +188,16 @@ def _infer_model(model: ModelProto, *, write: bool) -> tuple[Inferred, list[Spli
     """One inference of the user's ``model`` (see the module's docstring), its size first
     checked against the limits; ``write``: the types go into the returned model. What was
     found, and the record of every node."""
-    check_node_count(model)
+    # Without local functions, the walk that finds what onnx's pass must not see counts
+    # the nodes, before that pass.
     view = ModelView.read(model)
+    functions = bool(view.functions)
+    if functions:
+        check_node_count(model)
     params = DimParams(view.dim_names)
     calls = Calls(_infer_inlined)
     holders = split_holders(view)
-    inferred, view = _infer(view, holders, params, calls, write=write)
+    inferred, view = _infer(view, holders, params, calls, write=write, count_nodes=not functions)
     infer_uncalled(inferred, view, holders, params, calls)
     if write:
         write_functions(inferred, view)
@@ -208,12 +212,20 @@ def _infer_inlined(model: ModelProto, params: DimParams, calls: Calls) -> Inferr
 
 
 def _infer(
-    view: ModelView, holders: set[FunctionId], params: DimParams, calls: Calls, *, write: bool
+    view: ModelView,
+    holders: set[FunctionId],
+    params: DimParams,
+    calls: Calls,
+    *,
+    write: bool,
+    count_nodes: bool = False,
 ) -> tuple[Inferred, ModelView]:
     """onnx's pass and the overlay walk over the view's model, whose local functions
     ``holders`` hold a Split: what they found, and the view of the model walked (a copy
-    without negative dims where the model held some), its types from onnx's typed copy."""
-    view, base = typed_by_onnx(view, holders)
+    without negative dims where the model held some), its types from onnx's typed copy.
+    ``count_nodes``: its nodes are held against the ``max_nodes`` limit before onnx's pass
+    (a model without local functions)."""
+    view, base = typed_by_onnx(view, holders, count_nodes=count_nodes)
     view.take_types(base)
     run = _Pass(view, holders, params, calls)
     main = run.walk_main()

@@ -30,11 +30,15 @@ from ..model import FunctionId, ModelView, Node, onnx_takes, typed_copy
 __all__ = ["onnx_takes_bodies", "split_holders", "typed_by_onnx"]
 
 
-def typed_by_onnx(view: ModelView, holders: set[FunctionId]) -> tuple[ModelView, ModelProto]:
+def typed_by_onnx(
+    view: ModelView, holders: set[FunctionId], *, count_nodes: bool = False
+) -> tuple[ModelView, ModelProto]:
     """onnx's pass over the view's model, the Splits it cannot take and the calls of the
     local functions ``holders`` hidden from it: the view of the model onnx was given (a copy
-    without negative dims, where the model declared some), and onnx's typed copy of it."""
-    given, typed = typed_copy(view.model, holders)
+    without negative dims, where the model declared some), and onnx's typed copy of it.
+    ``count_nodes``: the walk that finds what to hide holds the model's nodes against the
+    ``max_nodes`` limit (a model without local functions)."""
+    given, typed = typed_copy(view.model, holders, count_nodes=count_nodes)
     return (view if given is view.model else ModelView.read(given)), typed
 
 

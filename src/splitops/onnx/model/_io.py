@@ -76,6 +76,7 @@ from ._node import is_split_node, node_label
 from ._types import element_name, stored_bytes, tensor_problem
 from ._view import ModelView
 from ._walk import (
+    check_node_total,
     copy_without,
     expanded_node_count,
     graph_attributes,
@@ -417,20 +418,7 @@ def check_model_size(model: ModelProto) -> None:
 def check_node_count(model: ModelProto) -> None:
     """SplitError (rule ``limit``) for a model of more nodes than ``max_nodes``, each call of
     a local function counting the nodes of its body, at any depth."""
-    limit = current_limits().max_nodes
-    _check_node_total(expanded_node_count(model, cap=limit + 1), limit)
-
-
-def _check_node_total(count: int, limit: int) -> None:
-    if count > limit:
-        raise SplitError(
-            f"the model holds more than {limit} nodes once each call of a local function "
-            "counts the nodes of its body (the max_nodes limit), as onnxruntime inlines them "
-            "and inference and onnx.reference go through them.",
-            rule=Rule.LIMIT,
-            hint="Raise the limit with --max-nodes N (splitops.limits(max_nodes=N)) if the "
-            "model really needs it.",
-        )
+    check_node_total(expanded_node_count(model, cap=current_limits().max_nodes + 1))
 
 
 def check_part_counts(model: ModelProto) -> None:
@@ -567,7 +555,7 @@ class _Survey:
         if model.functions:
             check_node_count(model)
         else:
-            _check_node_total(self.nodes, current_limits().max_nodes)
+            check_node_total(self.nodes)
 
     def stored_tensors(self, model: ModelProto) -> list[TensorProto]:
         """The tensors the model stores, in the order of

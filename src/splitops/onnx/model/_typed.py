@@ -33,6 +33,7 @@ import numpy as np
 import onnx
 import onnx.inliner
 from onnx import (
+    AttributeProto,
     FunctionProto,
     GraphProto,
     ModelProto,
@@ -63,6 +64,7 @@ from ._walk import (
     GraphsAt,
     ScopeKey,
     Step,
+    check_node_total,
     declared_types,
     graph_attributes,
     operator_schema,
@@ -108,17 +110,24 @@ def onnx_takes(node: Node) -> bool:
     >>> onnx_takes(Node.alone(helper.make_node("Split", ["x"], ["a", "b", "c"], num_outputs=2)))
     False
     """
-    if node.op_type != "Split" or node.domain not in DEFAULT_DOMAINS:
-        return True
-    count = node.attribute("num_outputs")
-    if not isinstance(count, int):
-        return True
-    listed = len(node.output_names)
-    return bool(listed <= count <= max(listed, _ONNX_MOST_PARTS))
+    return node.op_type != "Split" or node.domain not in DEFAULT_DOMAINS or _takes_split(node.proto)
+
+
+def _takes_split(proto: NodeProto) -> bool:
+    """:func:`onnx_takes` of a Split of the default domain, read from its protobuf: the
+    walk of :func:`typed_copy` asks it of every Split of a model."""
+    found = None
+    for attribute in proto.attribute:
+        if attribute.name == "num_outputs":
+            found = attribute  # of two of one name, the last (as Node.attribute reads it)
+    if found is None or found.ref_attr_name or found.type != AttributeProto.INT:
+        return True  # no number of outputs (a function's attribute is no number yet)
+    listed = len(proto.output)
+    return bool(listed <= found.i <= max(listed, _ONNX_MOST_PARTS))
 
 
 def typed_copy(
-    model: ModelProto, calls: Collection[FunctionId] = ()
+    model: ModelProto, calls: Collection[FunctionId] = (), *, count_nodes: bool = False
 ) -> tuple[ModelProto, ModelProto]:
     """onnx's own inference of ``model`` (without its data propagation): the model onnx was
     given, and the typed copy it returned.
@@ -128,27 +137,34 @@ def typed_copy(
     copy it returns. A ``value_info`` entry with a negative dim (no tensor has one; an
     earlier pass of onnx writes them for invalid nodes) is dropped first: the model onnx was
     given is then a copy without them, else ``model`` itself. One walk of the protobufs of
-    the main graph and the graphs below it finds both, before any scope is read. A failure
-    of onnx's pass (on another operator: those hidden are splitops') is an
+    the main graph and the graphs below it finds both, before any scope is read; with
+    ``count_nodes`` (for a model without local functions) it counts their nodes too, and a
+    model of more than the ``max_nodes`` limit is a :class:`~splitops.SplitError` before
+    onnx's pass (:func:`~splitops.onnx.model.check_node_count`, without a walk of its own).
+    A failure of onnx's pass (on another operator: those hidden are splitops') is an
     :class:`~splitops.OtherOperatorError`.
     """
     hidden: list[NodeKey] = []
     negative: list[ScopeKey] = []
+    nodes = 0
     stack: list[tuple[tuple[Step, ...], GraphProto]] = [((), model.graph)]
     while stack:
         path, graph = stack.pop()
         entries = graph.value_info
         if entries and any(has_negative_dim(entry.type) for entry in entries):
             negative.append((None, path))
+        nodes += len(graph.node)
         for index, node in enumerate(graph.node):
             domain = node.domain
             if domain in DEFAULT_DOMAINS:
-                if node.op_type == "Split" and not onnx_takes(Node.alone(node)):
+                if node.op_type == "Split" and not _takes_split(node):
                     hidden.append(((None, path), index))
             elif calls and (domain, node.op_type, node.overload) in calls:
                 hidden.append(((None, path), index))
             for name, k, held in graph_attributes(node):
                 stack.append(((*path, (index, name, k)), held))
+    if count_nodes:
+        check_node_total(nodes)
     given = model
     if negative:
         given = ModelProto()

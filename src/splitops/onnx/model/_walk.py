@@ -36,7 +36,7 @@ from onnx import (
     numpy_helper,
 )
 
-from ...core import current_limits, require_argument
+from ...core import Rule, SplitError, current_limits, require_argument
 from ._node import DEFAULT_DOMAINS, node_label
 from ._types import has_type, tensor_problem
 
@@ -46,6 +46,7 @@ __all__ = [
     "GraphsAt",
     "ScopeKey",
     "Step",
+    "check_node_total",
     "constant_value",
     "copy_without",
     "declared_types",
@@ -323,6 +324,22 @@ def expanded_node_count(model: ModelProto, cap: int) -> int:
     roots = [key for key in functions if key not in called]
     total = main_nodes + sum(sizes[c] for c in main_calls) + sum(sizes[k] for k in roots)
     return min(cap, total)
+
+
+def check_node_total(count: int) -> None:
+    """SplitError (rule ``limit``) where ``count``, a model's nodes once each call of a local
+    function counts the nodes of its body (:func:`expanded_node_count`), is over the
+    ``max_nodes`` limit."""
+    limit = current_limits().max_nodes
+    if count > limit:
+        raise SplitError(
+            f"the model holds more than {limit} nodes once each call of a local function "
+            "counts the nodes of its body (the max_nodes limit), as onnxruntime inlines them "
+            "and inference and onnx.reference go through them.",
+            rule=Rule.LIMIT,
+            hint="Raise the limit with --max-nodes N (splitops.limits(max_nodes=N)) if the "
+            "model really needs it.",
+        )
 
 
 def constant_value(source: TensorProto | NodeProto) -> np.ndarray[Any, Any] | None:

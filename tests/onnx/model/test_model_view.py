@@ -12,6 +12,7 @@ import pytest
 from onnx import ModelProto, TensorProto, helper, numpy_helper
 
 import splitops
+from splitops.onnx.model import ScopePlace
 from splitops.onnx.model._edits import ModelEdits
 from splitops.onnx.model._view import ModelView, is_overridable
 from splitops.onnx.rewrite._contract import RewriteError, check_rewrite
@@ -354,6 +355,38 @@ def test_a_scope_asked_for_by_its_identity_is_the_one_the_whole_walk_finds() -> 
     assert len(lazy.scopes) == 2**4 - 1
     assert lazy.scope((None, ((0, "no_branch", -1),))) is None
     assert lazy.scope((None, ((7, "then_branch", -1),))) is None
+
+
+def test_the_places_of_scopes_say_what_the_scopes_say_and_make_them_only_when_asked() -> None:
+    from tests.malformed_models import _if_tree
+
+    # Ifs 3 deep, and a Loop whose body holds the tree: branches inside a body, and a body
+    # inside no branch.
+    tree = _if_tree(3).graph
+    loop = helper.make_node("Loop", ["", "c"], ["z"], body=tree, name="loop")
+    model = helper.make_model(
+        helper.make_graph([*tree.node, loop], "g", [], []),
+        opset_imports=[helper.make_opsetid("", 18)],
+    )
+    view = ModelView.read(model)
+    places, stack = [], [ScopePlace.of(view.main)]
+    while stack:
+        place = stack.pop()
+        places.append(place)
+        below = [held for index in range(len(place.proto.node)) for held in place.held(index)]
+        stack += reversed(below)
+    made = ModelView.read(model).scopes
+    assert [(p.label, p.key, p.opset, p.in_branch) for p in places] == [
+        (s.label, s.key, s.opset, s.in_branch) for s in made
+    ]
+    assert [p.proto for p in places] == [s.proto for s in made]
+    assert sum(p.in_branch for p in places) == 2 * (2**4 - 2)  # all but the main, the body
+    deep = places[3]
+    assert deep.key[1] == ((0, "else_branch", -1),) * 3  # onnx sorts attributes by name
+    assert view.main._held is None  # no scope made below the main graph yet
+    assert deep.scope is view.scope(deep.key)
+    assert deep.op_type(0) == "Split"
+    assert deep.node_proto(0).name == "halves"
 
 
 def test_a_scope_knows_its_holder_and_whether_a_branch_holds_it() -> None:

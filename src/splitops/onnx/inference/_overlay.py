@@ -42,6 +42,7 @@ from ..model import (
     Node,
     Scope,
     ScopeKey,
+    ScopePlace,
     TensorType,
     ValueType,
     attribute_key,
@@ -200,9 +201,9 @@ class _Overlay:
         return [d if d is None or isinstance(d, int) else read(d) for d in found.dims]
 
 
-#: A scope the pass entered (:meth:`_Pass.placed`), the overlay that holds its results (its
-#: own, unless it is alike one walked), and whether it lies inside a branch of an If.
-Place = tuple[Scope, _Overlay, bool]
+#: A scope the pass entered (:meth:`_Pass.placed`), by its place, and the overlay that holds
+#: its results (its own, unless it is alike one walked).
+Place = tuple[ScopePlace, _Overlay]
 
 
 @dataclass
@@ -318,17 +319,18 @@ class _Pass:
     def placed(self) -> Iterator[Place]:
         """Every scope the pass entered, in the order of :attr:`ModelView.scopes`: those
         walked, those alike one walked, and the scopes inside a scope alike, each with the
-        overlay of the scope walked whose results it has."""
+        overlay of the scope walked whose results it has. A scope alike one walked is
+        passed by its place: its :class:`~splitops.onnx.model.Scope` is made only where
+        asked."""
         main = self.graphs[0]
-        stack: list[Place] = [(main.scope, main, False)]
+        stack: list[Place] = [(ScopePlace.of(main.scope), main)]
         while stack:
-            place = stack.pop()
-            yield place
-            scope, graph, in_branch = place
+            place, graph = stack.pop()
+            yield place, graph
             below = []
             for index, children in graph.children:
-                for held, child in zip(scope.held(index), children, strict=True):
-                    below.append((held, child.like or child, in_branch or held.is_branch))
+                for held, child in zip(place.held(index), children, strict=True):
+                    below.append((held, child.like or child))
             below.reverse()
             stack += below
 
@@ -355,15 +357,12 @@ class _Pass:
         """Every Split and SplitToSequence node of the scopes entered, with its outcome; with
         ``write``, splitops' types are written into each scope's typed graph on the way."""
         found: list[tuple[Site, Outcome]] = []
-        for scope, graph, in_branch in self.placed():
-            if write:
-                write_place(scope, graph.ours, self.names)
+        names = self.names
+        for place, graph in self.placed():
+            if write and (graph.ours or names):
+                write_place(place.scope, graph.ours, names)
             if graph.outcomes:
-                nodes = scope.nodes
-                found += (
-                    (Site.of(nodes[index], in_branch, scope), outcome)
-                    for index, outcome in graph.outcomes
-                )
+                found += ((Site.at(place, index), outcome) for index, outcome in graph.outcomes)
         return found
 
     # -- one node --

@@ -37,6 +37,7 @@ from ..model import (
     Node,
     Scope,
     ScopeKey,
+    ScopePlace,
     SequenceType,
     SiteScope,
     SplitNode,
@@ -119,6 +120,20 @@ class Site(NamedTuple):
         scope = node.scope if scope is None else scope
         label, key, opset = scope.label, scope.key, scope.opset
         return cls(label, key, node.index, node.proto, node.op_type, opset, in_branch)
+
+    @classmethod
+    def at(cls, place: ScopePlace, index: int) -> Site:
+        """The site of the node at ``index`` of the scope at ``place``, whose scope need not
+        be made."""
+        return cls(
+            place.label,
+            place.key,
+            index,
+            place.node_proto(index),
+            place.op_type(index),
+            place.opset,
+            place.in_branch,
+        )
 
     @property
     def where(self) -> tuple[Any, ...]:

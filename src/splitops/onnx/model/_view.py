@@ -87,6 +87,7 @@ __all__ = [
     "ModelView",
     "Node",
     "Scope",
+    "ScopePlace",
     "Usage",
     "Value",
     "constant_initializers",
@@ -1193,3 +1194,90 @@ def _link(scope: Scope) -> None:
         found = scope.value(name)
         if found is not None:
             found._output_of += (weakref.ref(scope),)
+
+
+@dataclass(eq=False, slots=True)
+class ScopePlace:
+    """Where a scope lies, read from the protobufs alone: its label, identity, opset and
+    graph, and whether it lies inside a branch of an If. Its :class:`Scope` is made only
+    when asked (:attr:`scope`), one step down from its parent's, so that a walk that passes
+    every graph of a model but reads few of them (the placing of inference's outcomes in a
+    model of 32,767 graphs) makes few scopes.
+
+    >>> from onnx import helper
+    >>> branch = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "b", [], [])
+    >>> node = helper.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=branch,
+    ...                         name="if")
+    >>> view = ModelView.read(helper.make_model(helper.make_graph([node], "g", [], [])))
+    >>> first, _ = ScopePlace.of(view.main).held(0)  # onnx sorts attributes by name
+    >>> first.label, first.key, first.in_branch, first.op_type(0)
+    ('main/if.else_branch', (None, ((0, 'else_branch', -1),)), True, 'Neg')
+    >>> first.scope is view.main.held(0)[0]
+    True
+    """
+
+    label: str
+    #: Its identity (see :data:`~splitops.onnx.model.ScopeKey`).
+    key: ScopeKey
+    opset: int | None
+    proto: GraphProto | FunctionProto
+    #: Whether it lies inside a branch of an If (of the default domain), at any depth.
+    in_branch: bool
+    #: Where its scope is found: among those its parent's node at ``index`` holds, at
+    #: ``position``.
+    parent: ScopePlace | None = None
+    index: int = 0
+    position: int = 0
+    #: Its scope, once made.
+    made: Scope | None = None
+
+    @classmethod
+    def of(cls, scope: Scope) -> ScopePlace:
+        """The place of ``scope``."""
+        return cls(scope.label, scope.key, scope.opset, scope.proto, scope.in_branch, made=scope)
+
+    @property
+    def scope(self) -> Scope:
+        """Its scope, made where not yet made (its ancestors' too), as :meth:`Scope.held`
+        makes it."""
+        pending: list[ScopePlace] = []
+        place = self
+        while place.made is None:
+            pending.append(place)
+            assert place.parent is not None  # a place below one made from a scope
+            place = place.parent
+        found = place.made
+        for place in reversed(pending):
+            found = place.made = found.held(place.index)[place.position]
+        return found
+
+    def held(self, index: int) -> list[ScopePlace]:
+        """The places of the graphs its node at ``index`` holds, in order (those of
+        :meth:`Scope.held`)."""
+        node = self.proto.node[index]
+        in_branch = self.in_branch or (node.op_type == "If" and node.domain in DEFAULT_DOMAINS)
+        root, path = self.key
+        label, opset = self.label, self.opset
+        return [
+            ScopePlace(
+                subgraph_label(label, node, name, k),
+                (root, (*path, (index, name, k))),
+                opset,
+                graph,
+                in_branch,
+                parent=self,
+                index=index,
+                position=position,
+            )
+            for position, (name, k, graph) in enumerate(graph_attributes(node))
+        ]
+
+    def node_proto(self, index: int) -> NodeProto:
+        """The protobuf of its node at ``index``."""
+        node: NodeProto = self.proto.node[index]
+        return node
+
+    def op_type(self, index: int) -> str:
+        """The operator of its node at ``index``."""
+        op: str = self.proto.node[index].op_type
+        return op

@@ -381,12 +381,41 @@ def test_the_places_of_scopes_say_what_the_scopes_say_and_make_them_only_when_as
     ]
     assert [p.proto for p in places] == [s.proto for s in made]
     assert sum(p.in_branch for p in places) == 2 * (2**4 - 2)  # all but the main, the body
+    assert [p.key for p in ModelView.read(model).places()] == [s.key for s in made]
     deep = places[3]
     assert deep.key[1] == ((0, "else_branch", -1),) * 3  # onnx sorts attributes by name
     assert view.main._held is None  # no scope made below the main graph yet
     assert deep.scope is view.scope(deep.key)
     assert deep.op_type(0) == "Split"
     assert deep.node_proto(0).name == "halves"
+
+
+def test_the_types_at_a_place_are_its_scope_s_whether_its_graph_types_a_name_or_not() -> None:
+    # The branch types "a" itself, and "b" not: the main graph types a "b" of its own.
+    branch = helper.make_graph(
+        [helper.make_node("Split", ["x"], ["a", "b"], num_outputs=2, name="s")],
+        "then",
+        [],
+        [helper.make_tensor_value_info("a", F, [2])],
+    )
+    node = helper.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=branch)
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", F, [4])],
+        [helper.make_tensor_value_info("y", F, None)],
+        value_info=[helper.make_tensor_value_info("b", I64, [7])],
+    )
+    view = ModelView.read(helper.make_model(graph))
+    place = next(p for p in view.places() if p.key[1])
+    type_of = view.place_types(place)
+    other = ModelView.read(helper.make_model(graph))
+    scope = other.main.held(0)[0]
+    assert [type_of(n) for n in "abx"] == [scope.type_of(n) for n in "abx"]
+    assert [str(type_of(n)) for n in "ab"] == [
+        "TensorType(element=1, dims=(2,))",
+        "TensorType(element=7, dims=(7,))",
+    ]
 
 
 def test_a_scope_knows_its_holder_and_whether_a_branch_holds_it() -> None:

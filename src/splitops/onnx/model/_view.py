@@ -1102,6 +1102,35 @@ class ModelView:
         scope._typed_graph = proto
         return proto
 
+    def places(self) -> Iterator[ScopePlace]:
+        """Every scope by its place (:class:`ScopePlace`), in the order of :attr:`scopes`,
+        read from the protobufs: a scope is made only where its place's
+        :attr:`~ScopePlace.scope` is asked."""
+        for top in self._tops:
+            stack = [ScopePlace.of(top)]
+            while stack:
+                place = stack.pop()
+                yield place
+                below: list[ScopePlace] = []
+                for index, node in enumerate(place.proto.node):
+                    if has_graphs(node):
+                        below += place.held(index)
+                below.reverse()
+                stack += below
+
+    def place_types(self, place: ScopePlace) -> Callable[[str], ValueType | None]:
+        """The type a name has at ``place``, as its scope's :meth:`Scope.type_of` says: read
+        from the place's graph where the view reads the model's own types and that graph
+        types the name, else from its scope (made then)."""
+        own = declared_types(place.proto) if self._typed is None else {}
+
+        def type_of(name: str) -> ValueType | None:
+            message = own.get(name)
+            found = None if message is None else self._type_value(message)
+            return place.scope.type_of(name) if found is None else found
+
+        return type_of
+
 
 def interface_entries(scope: Scope) -> tuple[list[ValueInfoProto], list[ValueInfoProto]]:
     """Copies of a graph's inputs and outputs as it declares them (for a rewrite that gives

@@ -105,6 +105,16 @@ class ModelEdits:
         self._scopes[node.scope.key] = node.scope
         self._replaced.setdefault(node.scope.key, {})[node.index] = list(nodes)
 
+    def name_omitted(self, nodes: Sequence[NodeProto], base: str) -> None:
+        """Give each output that a Split among ``nodes`` leaves out a fresh name from
+        ``base``: onnxruntime 1.31 and 1.32 die by SIGSEGV running a Split that leaves an
+        output out, and tract refuses it ("Op says 3, node says 1")."""
+        for new in nodes:
+            if new.op_type == "Split" and "" in new.output:
+                for index, name in enumerate(new.output):
+                    if not name:
+                        new.output[index] = self.view.fresh_name(base)
+
     def is_replaced(self, node: Node) -> bool:
         return node.index in self._replaced.get(node.scope.key, {})
 

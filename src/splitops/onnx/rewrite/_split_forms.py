@@ -456,8 +456,8 @@ class _OnePartAsIdentity(SplitForm):
         return None if _count(site) == 1 else Reason("more than one part")
 
     def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
-        proto = site.proto
-        identity = helper.make_node("Identity", [site.data], [proto.output[0]], name=proto.name)
+        node = site.node
+        identity = helper.make_node("Identity", [site.data], [node.output_names[0]], name=node.name)
         return Rewritten([identity], f"{_how(site)} -> Identity (one part)")
 
 

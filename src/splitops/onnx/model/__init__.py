@@ -24,7 +24,9 @@ from ._edits import (
     name_nodes,
     remove_where,
     renamed_copy,
+    rewrite_body,
     route_outputs,
+    set_default_opset,
     write_split_sizes,
 )
 from ._fields import (
@@ -62,6 +64,7 @@ from ._io import (
 )
 from ._memory import (
     copy_model,
+    copy_over,
     reserve_memory,
     types_only,
     weight_bytes,
@@ -205,6 +208,7 @@ __all__ = [
     "constant_value",
     "copy_attributes",
     "copy_model",
+    "copy_over",
     "declarations_of",
     "declared_entries",
     "declared_type",
@@ -270,6 +274,7 @@ __all__ = [
     "replace_initializers",
     "reserve_memory",
     "resolve_linked",
+    "rewrite_body",
     "rewrite_file",
     "route_outputs",
     "run_node",
@@ -277,6 +282,7 @@ __all__ = [
     "save_model",
     "says_more",
     "set_attributes",
+    "set_default_opset",
     "split_nodes",
     "split_output_rows",
     "subgraph_label",

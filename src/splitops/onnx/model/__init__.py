@@ -135,6 +135,7 @@ from ._view import (
     defined_names,
     fed_inputs,
     interface_entries,
+    interface_types,
     is_overridable,
     split_nodes,
 )
@@ -247,6 +248,7 @@ __all__ = [
     "initializers",
     "inline_call",
     "interface_entries",
+    "interface_types",
     "is_large_weight",
     "is_overridable",
     "is_split_node",

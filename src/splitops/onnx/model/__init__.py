@@ -39,6 +39,7 @@ from ._fields import (
     declarations_of,
     declared_entries,
     drop_attributes,
+    drop_declared_shapes,
     drop_value_info,
     function_attribute_names,
     function_default_attributes,
@@ -52,6 +53,7 @@ from ._fields import (
     replace_initializers,
     resolve_linked,
     set_attributes,
+    set_declared_type,
     value_info_entry,
 )
 from ._io import (
@@ -222,6 +224,7 @@ __all__ = [
     "dim_of",
     "dim_params",
     "drop_attributes",
+    "drop_declared_shapes",
     "drop_value_info",
     "dtype_of_code",
     "element_name",
@@ -284,6 +287,7 @@ __all__ = [
     "save_model",
     "says_more",
     "set_attributes",
+    "set_declared_type",
     "set_default_opset",
     "split_nodes",
     "split_output_rows",

@@ -58,7 +58,7 @@ _WRITERS = frozenset({"CopyFrom", "MergeFrom", "ClearField"})
 #: read a folder's models and values, its declared types read as frozen types).
 CEILINGS = {
     "onnx/inference": 10,
-    "onnx/rewrite": 166,
+    "onnx/rewrite": 63,
     "onnx/run": 91,
     "conformance": 24,
     "other": 7,

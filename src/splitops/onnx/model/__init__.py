@@ -24,7 +24,9 @@ from ._edits import (
     name_nodes,
     remove_where,
     renamed_copy,
+    rewrite_body,
     route_outputs,
+    set_default_opset,
     write_split_sizes,
 )
 from ._fields import (
@@ -37,6 +39,7 @@ from ._fields import (
     declarations_of,
     declared_entries,
     drop_attributes,
+    drop_declared_shapes,
     drop_value_info,
     function_attribute_names,
     function_default_attributes,
@@ -50,6 +53,7 @@ from ._fields import (
     replace_initializers,
     resolve_linked,
     set_attributes,
+    set_declared_type,
     value_info_entry,
 )
 from ._io import (
@@ -62,6 +66,7 @@ from ._io import (
 )
 from ._memory import (
     copy_model,
+    copy_over,
     reserve_memory,
     types_only,
     weight_bytes,
@@ -132,6 +137,7 @@ from ._view import (
     defined_names,
     fed_inputs,
     interface_entries,
+    interface_types,
     is_overridable,
     split_nodes,
 )
@@ -205,6 +211,7 @@ __all__ = [
     "constant_value",
     "copy_attributes",
     "copy_model",
+    "copy_over",
     "declarations_of",
     "declared_entries",
     "declared_type",
@@ -217,6 +224,7 @@ __all__ = [
     "dim_of",
     "dim_params",
     "drop_attributes",
+    "drop_declared_shapes",
     "drop_value_info",
     "dtype_of_code",
     "element_name",
@@ -243,6 +251,7 @@ __all__ = [
     "initializers",
     "inline_call",
     "interface_entries",
+    "interface_types",
     "is_large_weight",
     "is_overridable",
     "is_split_node",
@@ -270,6 +279,7 @@ __all__ = [
     "replace_initializers",
     "reserve_memory",
     "resolve_linked",
+    "rewrite_body",
     "rewrite_file",
     "route_outputs",
     "run_node",
@@ -277,6 +287,8 @@ __all__ = [
     "save_model",
     "says_more",
     "set_attributes",
+    "set_declared_type",
+    "set_default_opset",
     "split_nodes",
     "split_output_rows",
     "subgraph_label",

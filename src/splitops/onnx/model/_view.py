@@ -93,6 +93,7 @@ __all__ = [
     "defined_names",
     "fed_inputs",
     "interface_entries",
+    "interface_types",
     "is_overridable",
     "split_nodes",
 ]
@@ -1193,3 +1194,24 @@ def _link(scope: Scope) -> None:
         found = scope.value(name)
         if found is not None:
             found._output_of += (weakref.ref(scope),)
+
+
+#: A graph's inputs or outputs as a caller sees them: each name, in order, with the type
+#: declared for it (``None`` where none is).
+Interface = list[tuple[str, ValueType | None]]
+
+
+def interface_types(model: ModelProto) -> tuple[Interface, Interface]:
+    """What a caller of ``model`` feeds and gets: its main graph's inputs and its outputs,
+    each name in order with the type declared for it (``None`` where none is).
+
+    >>> from onnx import TensorProto, helper
+    >>> graph = helper.make_graph([], "g",
+    ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+    ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)])
+    >>> interface_types(helper.make_model(graph))
+    ([('x', TensorType(element=1, dims=('N',)))], [('x', TensorType(element=1, dims=None))])
+    """
+    graph = model.graph
+    inputs = [(entry.name, value_type(entry.type)) for entry in graph.input]
+    return inputs, [(entry.name, value_type(entry.type)) for entry in graph.output]

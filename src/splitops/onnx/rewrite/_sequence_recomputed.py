@@ -88,8 +88,7 @@ def _found(node: Node) -> _Found | str:
         go = scope.constant(names[1])
         if go is None or go.size != 1 or not bool(go.reshape(-1)[0]):
             return "its condition is not a constant true"
-    protos = {out: n.proto for out, n in produced.items()}
-    if not always_true(names_out[0], condition, protos, scope):
+    if not always_true(names_out[0], condition, produced, scope):
         return "its body's condition is not always true"
     insert = produced.get(names_out[1])
     if insert is None or insert.op_type != "SequenceInsert" or insert.input_names[:1] != (carried,):

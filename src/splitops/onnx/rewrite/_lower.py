@@ -122,7 +122,7 @@ from ..model import (
 )
 from ._contract import RewriteError
 from ._declared import downstream, loosen_declared, restore_agreeing, unbound_readers
-from ._forms import first_form
+from ._forms import Chosen, first_form
 from ._graph_sizes import PART_CHECK_TYPES, CheckForm, GraphBuilder
 from ._outputs import int64_outputs, one_node_per_output
 from ._rewrite import Rewrite
@@ -133,6 +133,7 @@ from ._sequence_forms import (
     SequenceFacts,
     SequenceForm,
     SequenceReader,
+    SequenceRewritten,
     by_position,
     sequence_forms,
     sequence_readers,
@@ -625,14 +626,7 @@ class Lower(Rewrite):
         plan = Plan(view, self.target, edits, self.release)
         if not self._forms.runs_loops:
             removing = [form for form in self._forms.loops or () if form.removes_loop]
-            _refuse_loops(
-                view,
-                self.target,
-                lambda node: any(
-                    node.scope.opset is not None and form.check(plan, node) is None
-                    for form in removing
-                ),
-            )
+            _refuse_loops(view, self.target, lambda node: first_form(removing, plan, node, node))
         for node in list(view.split_nodes()):
             plan.lower(node)
         for node in sequence_loops(view.scopes) if self._forms.loops else ():
@@ -782,23 +776,30 @@ def _refuse_control_flow(model: ModelProto, target: str) -> None:
         )
 
 
-def _refuse_loops(view: ModelView, target: str, removed: Callable[[Node], bool]) -> None:
+def _refuse_loops(
+    view: ModelView, target: str, removing: Callable[[Node], Chosen[Node, SequenceRewritten]]
+) -> None:
     """A SplitError naming the Loops of a model lowered for a target whose runtime runs no
-    Loop, once those of a trip count known before they run are unrolled, but for those a
-    form of the target ``removed``."""
-    left = [
-        f"{node_label(node.proto)!r} in {scope.label}"
-        + (
-            " (it stacks parts of unequal lengths as a scan output: the model fails there "
-            "at run time)"
-            if stacks_unequal_parts(node)
-            else ""
-        )
-        for scope in view.scopes
-        for node in scope.nodes
-        if node.op_type == "Loop" and node.domain in DEFAULT_DOMAINS
-        if not removed(node)
-    ]
+    Loop, once those of a trip count known before they run are unrolled, but for those one
+    of the target's forms ``removing`` them applies to; each named with why none does."""
+    left = []
+    for scope in view.scopes:
+        for node in scope.nodes:
+            if not node.is_op("Loop"):
+                continue
+            chosen = removing(node) if scope.opset is not None else None
+            if chosen is not None and chosen.form is not None:
+                continue
+            said = [why.named for why in chosen.reasons] if chosen is not None else []
+            if stacks_unequal_parts(node):
+                said.insert(
+                    0,
+                    "it stacks parts of unequal lengths as a scan output: the model fails "
+                    "there at run time",
+                )
+            left.append(
+                f"{node.label!r} in {scope.label}" + (f" ({'; '.join(said)})" if said else "")
+            )
     if left:
         shown = "; ".join(left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
         raise SplitError(
@@ -996,11 +997,12 @@ class Plan:
     def lower_loop(self, node: Node) -> None:
         """The first of the target's Loop forms that applies to ``node``, if any (else the
         node stays, and a target without sequences refuses what it leaves)."""
-        for form in self.forms.loops or ():
-            if node.scope.opset is not None and form.check(self, node) is None:
-                done = form.rewrite(self, node)
-                self.note(node, None, done.outcome, done.detail)
-                return
+        if node.scope.opset is None:
+            return
+        chosen = first_form(self.forms.loops or (), self, node, node)
+        if chosen.form is not None:
+            done = chosen.rewrite(self, node)
+            self.note(node, None, done.outcome, done.detail)
 
     def builder(self, site: SplitSite[Scope], *, scalars: bool = False) -> GraphBuilder:
         """Nodes computing values in ``site``'s scope, checked in the target's form (sizes

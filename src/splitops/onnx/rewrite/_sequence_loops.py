@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from onnx import NodeProto, helper, numpy_helper
@@ -32,12 +32,10 @@ from ..model import (
     Value,
     constant_value,
 )
+from ._forms import Context, Form, Reason
 from ._graph_sizes import GraphBuilder
 from ._sequence_forms import SequenceRewritten
 from ._split_forms import name_base
-
-if TYPE_CHECKING:
-    from ._lower import Plan
 
 __all__ = [
     "INSERTED_INTO_EMPTY",
@@ -49,19 +47,13 @@ __all__ = [
 ]
 
 
-class LoopForm:
-    """One form of a Loop node: :meth:`check` says whether it applies (``None``) or why not;
-    :meth:`rewrite` makes its edits."""
+class LoopForm(Form[Node, SequenceRewritten]):
+    """One form of a Loop (or of the SequenceEmpty a list starts as)
+    (:class:`~splitops.onnx.rewrite._forms.Form`): it says whether it applies to the node or
+    why not, and makes its edits."""
 
-    name = ""
     #: Whether the form leaves no Loop where the node was (a runtime without Loop runs it).
     removes_loop = False
-
-    def check(self, plan: Plan, node: Node) -> str | None:
-        raise NotImplementedError
-
-    def rewrite(self, plan: Plan, node: Node) -> SequenceRewritten:
-        raise NotImplementedError
 
 
 #: The operators whose result the rule folds where every input is a constant (the index
@@ -263,38 +255,38 @@ class _LoopOfInsertsUnrolled(LoopForm):
 
     removes_loop = True
 
-    def check(self, plan: Plan, node: Node) -> str | None:
+    def check(self, context: Context, node: Node) -> Reason | None:
         found = _pattern(node)
         if isinstance(found, str):
-            return found
+            return Reason(found)
         value = node.output(0)
         if value is None:
-            return "its sequence is not read"
+            return Reason("its sequence is not read")
         trips = [f"\0trip{i}" for i in range(found.trips)]  # no value is named so
         readers = _readers(value, trips)
         if isinstance(readers, str):
-            return readers
+            return Reason(readers)
         for reader, chosen in readers.found:
             if reader.op_type == "SequenceAt" and chosen[0] in trips:
                 wrong = _declared_wrong(node.scope, found, trips.index(chosen[0]), reader)
                 if wrong is not None:
-                    return wrong
+                    return Reason(wrong, (reader,))
         return None
 
-    def rewrite(self, plan: Plan, node: Node) -> SequenceRewritten:
+    def rewrite(self, context: Context, node: Node) -> SequenceRewritten:
         found = _pattern(node)
         assert not isinstance(found, str)
-        plan.spend(node, found.trips)
+        context.spend(node, found.trips)
         scope, label = node.scope, name_base(node.proto)
-        build = plan.scope_builder(scope, label)
+        build = context.scope_builder(scope, label)
         parts = [_unroll(build, scope, found, trip) for trip in range(found.trips)]
-        plan.edits.replace(node, build.nodes)
-        plan.edits.replace(found.empty, [])
+        context.edits.replace(node, build.nodes)
+        context.edits.replace(found.empty, [])
         for position in (0, 1):
-            plan.drop_input(node, position)
+            context.drop_input(node, position)
         value = node.output(0)
         assert value is not None
-        _give_parts(plan, value, parts)
+        _give_parts(context, value, parts)
         detail = (
             f"Loop of {found.trips} SequenceInsert of a Slice -> {found.trips} Slices of "
             "constant bounds, each reader of its sequence given its parts"
@@ -302,22 +294,22 @@ class _LoopOfInsertsUnrolled(LoopForm):
         return SequenceRewritten("rewritten", detail)
 
 
-def _give_parts(plan: Plan, value: Value, parts: list[str]) -> None:
+def _give_parts(context: Context, value: Value, parts: list[str]) -> None:
     """Each reader of the sequence ``value``, which holds ``parts``, (and of what a
     SequenceInsert makes of it) given its parts; the SequenceInserts go."""
     readers = _readers(value, parts)
     assert not isinstance(readers, str)
     scope = value.scope
     for insert in readers.inserts:
-        plan.edits.replace(insert, [])
+        context.edits.replace(insert, [])
         if len(insert.input_names) > 2:
-            plan.drop_input(insert, 2)
+            context.drop_input(insert, 2)
     for reader, chosen in readers.found:
-        step = plan.scope_builder(scope, name_base(reader.proto))
+        step = context.scope_builder(scope, name_base(reader.proto))
         out = reader.output_names[0]
         if reader.op_type == "SequenceAt":
             step.add("Identity", chosen, "part", output=out)
-            plan.drop_input(reader, 1)
+            context.drop_input(reader, 1)
         elif reader.op_type == "SequenceLength":
             count = numpy_helper.from_array(np.array(len(chosen), np.int64), out)
             step.nodes.append(helper.make_node("Constant", [], [out], value=count))
@@ -327,7 +319,7 @@ def _give_parts(plan: Plan, value: Value, parts: list[str]) -> None:
             if attributes.get("new_axis", 0):
                 chosen = [step.unsqueeze(p, axis) for p in chosen]
             step.add("Concat", chosen, "concat", output=out, axis=axis)
-        plan.edits.replace(reader, step.nodes)
+        context.edits.replace(reader, step.nodes)
 
 
 class _InsertedIntoEmpty(LoopForm):
@@ -337,21 +329,21 @@ class _InsertedIntoEmpty(LoopForm):
 
     name = "inserted-into-empty"
 
-    def check(self, plan: Plan, node: Node) -> str | None:
+    def check(self, context: Context, node: Node) -> Reason | None:
         if not node.is_op("SequenceEmpty"):
-            return "it is not a SequenceEmpty"
+            return Reason("it is not a SequenceEmpty")
         value = node.output(0)
         if value is None or not value.uses:
-            return "nothing reads its sequence"
+            return Reason("nothing reads its sequence")
         readers = _readers(value, [])
-        return readers if isinstance(readers, str) else None
+        return Reason(readers) if isinstance(readers, str) else None
 
-    def rewrite(self, plan: Plan, node: Node) -> SequenceRewritten:
+    def rewrite(self, context: Context, node: Node) -> SequenceRewritten:
         value = node.output(0)
         assert value is not None
         inserts = len(_readers(value, []).inserts)  # type: ignore[union-attr]
-        _give_parts(plan, value, [])
-        plan.edits.replace(node, [])
+        _give_parts(context, value, [])
+        context.edits.replace(node, [])
         return SequenceRewritten(
             "removed",
             f"a sequence of {inserts} SequenceInsert(s) into a SequenceEmpty -> each reader "

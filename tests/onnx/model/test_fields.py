@@ -53,15 +53,16 @@ _MUTATORS = frozenset({"append", "extend", "add", "insert", "remove", "pop", "so
 _WRITERS = frozenset({"CopyFrom", "MergeFrom", "ClearField"})
 
 #: The most uses of protobuf fields each area outside the model layer may make. The model
-#: layer reads and writes models; inference asks its view. The other areas stand at their
-#: count when this rule was written, and may only fall (the pack's at its count once it
-#: read a folder's models and values, its declared types read as frozen types).
+#: layer reads and writes models; inference asks its view. Running, the pack and the command
+#: ask it too, and stand at their count once they did: what is left of theirs serializes a
+#: model or a value (``SerializeToString``) for a file or a runtime. Rewriting stands at its
+#: count when this rule was written. Each may only fall.
 CEILINGS = {
     "onnx/inference": 10,
     "onnx/rewrite": 166,
-    "onnx/run": 91,
-    "conformance": 24,
-    "other": 7,
+    "onnx/run": 4,
+    "conformance": 4,
+    "other": 1,
 }
 TOTAL_CEILING = sum(CEILINGS.values())
 

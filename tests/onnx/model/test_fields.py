@@ -53,16 +53,16 @@ _MUTATORS = frozenset({"append", "extend", "add", "insert", "remove", "pop", "so
 _WRITERS = frozenset({"CopyFrom", "MergeFrom", "ClearField"})
 
 #: The most uses of protobuf fields each area outside the model layer may make. The model
-#: layer reads and writes models; inference asks its view. The other areas stand at their
-#: count when this rule was written, and may only fall (the pack's at its count once it
-#: read a folder's models and values, its declared types read as frozen types; the
-#: rewrites' once conversion, the contract and the Loop rules asked the view).
+#: layer reads and writes models; every other area asks its view, and stands at its count
+#: once it did, to fall only. Inference uses none. What rewriting keeps is node building (34
+#: writes of the nodes it places, 2 reads); what running, the pack and the command keep
+#: serializes a model or a value (``SerializeToString``) for a file or a runtime.
 CEILINGS = {
-    "onnx/inference": 10,
-    "onnx/rewrite": 63,
-    "onnx/run": 91,
-    "conformance": 24,
-    "other": 7,
+    "onnx/inference": 0,
+    "onnx/rewrite": 36,
+    "onnx/run": 4,
+    "conformance": 4,
+    "other": 1,
 }
 TOTAL_CEILING = sum(CEILINGS.values())
 

@@ -111,7 +111,7 @@ class _SplitopsOp(OpRun):
             spec = self.__dict__.get("_spec") or read_node(node, self._opset())
             self._spec: SplitNode = spec
         outputs = tuple(run_read_node(node, spec, list(args)))
-        if node.op_type == "SplitToSequence":
+        if spec.op == "SplitToSequence":
             _spend(node, len(outputs[0]))
         return outputs
 

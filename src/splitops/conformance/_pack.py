@@ -53,10 +53,9 @@ from ..onnx.model import (
     SequenceType,
     TensorType,
     ValueType,
-    input_types,
     load_value,
-    output_types,
 )
+from ..onnx.model.protobuf import input_types, output_types
 from ..onnx.run.backend import check_feeds
 from ._cases import CASES, ConformanceCase
 

@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 from onnx import helper
 
-from ..onnx.model import Node, attribute_values
+from ..onnx.model import Node
+from ..onnx.model.protobuf import attribute_values
 from ._cases import CASES, ConformanceCase
 
 __all__ = ["UPSTREAM_FILES", "upstream_sources", "write_upstream"]

@@ -11,7 +11,7 @@ import pytest
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
 import splitops
-from splitops.onnx.model import (
+from splitops.onnx.model.protobuf import (
     attribute_value,
     attribute_values,
     declared_types,
@@ -421,7 +421,8 @@ def test_graphs_at_finds_every_body_by_identity_as_the_walk_does() -> None:
     whose graph the model lacks gives ``None``."""
     from tests.onnx.rewrite.test_scoped_lowering import CASES
 
-    from splitops.onnx.model import GraphsAt, ModelView
+    from splitops.onnx.model import ModelView
+    from splitops.onnx.model.protobuf import GraphsAt
 
     checked = 0
     for case in CASES:

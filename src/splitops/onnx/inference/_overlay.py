@@ -44,6 +44,8 @@ from ..model import (
     ScopeKey,
     TensorType,
     ValueType,
+)
+from ..model.protobuf import (
     attribute_key,
     call_output,
     infer_call_outputs,

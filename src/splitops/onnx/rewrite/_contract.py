@@ -32,20 +32,22 @@ from onnx import ModelProto, TensorProto
 
 from ...core import SplitopsError
 from ..model import (
-    GraphsAt,
     ModelEdits,
     ModelView,
     ScopeKey,
     TensorType,
     ValueType,
+    location,
+    types_only,
+    value_type,
+)
+from ..model.protobuf import (
+    GraphsAt,
     declared_types,
     defined_names,
     initializers,
     interface_types,
     is_large_weight,
-    location,
-    types_only,
-    value_type,
 )
 
 __all__ = ["RewriteError", "check_fully", "check_rewrite"]

@@ -63,21 +63,23 @@ from ..model import (
     SplitSite,
     TensorType,
     ValueType,
+    node_error,
+    read_node,
+    types_only,
+    write_split_sizes,
+)
+from ..model.protobuf import (
     copy_over,
     element_of_code,
     has_attribute,
     keep_attributes,
     model_graphs,
-    node_error,
     operator_schema,
-    read_node,
     remove_where,
     rewrite_body,
     set_attributes,
     set_default_opset,
     split_nodes,
-    types_only,
-    write_split_sizes,
 )
 from ._contract import check_fully, check_rewrite
 from ._rewrite import Rewrite

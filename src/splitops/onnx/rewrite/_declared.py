@@ -30,19 +30,13 @@ from dataclasses import dataclass
 import onnx
 from onnx import GraphProto, ModelProto, NodeProto, TypeProto
 
-from ..model import (
+from ..model import ModelEdits, Node, ScopeKey, TensorType, Value, types_only, value_type
+from ..model.protobuf import (
     GraphsAt,
-    ModelEdits,
-    Node,
-    ScopeKey,
-    TensorType,
-    Value,
     declarations_of,
     drop_declared_shapes,
     set_attributes,
     set_declared_type,
-    types_only,
-    value_type,
 )
 
 __all__ = ["Loosened", "downstream", "loosen_declared", "restore_agreeing", "unbound_readers"]

@@ -113,13 +113,12 @@ from ..model import (
     SplitNode,
     SplitSite,
     Value,
-    links_attributes,
     location,
-    model_graphs,
     name_nodes,
     node_label,
     types_only,
 )
+from ..model.protobuf import links_attributes, model_graphs
 from ._contract import RewriteError
 from ._declared import downstream, loosen_declared, restore_agreeing, unbound_readers
 from ._forms import Chosen, first_form

@@ -23,17 +23,8 @@ import numpy as np
 from onnx import NodeProto, TensorProto, helper, numpy_helper
 
 from ...core import Rule, SplitError, is_default_split, sequence_sizes
-from ..model import (
-    Node,
-    Scope,
-    SplitSite,
-    Usage,
-    Value,
-    drop_attributes,
-    has_attribute,
-    node_label,
-    write_split_sizes,
-)
+from ..model import Node, Scope, SplitSite, Usage, Value, node_label, write_split_sizes
+from ..model.protobuf import drop_attributes, has_attribute
 from ._forms import Context, Form, Reason
 from ._graph_sizes import CheckForm, GraphBuilder
 from ._sequence_parts import RuntimeParts, not_joinable

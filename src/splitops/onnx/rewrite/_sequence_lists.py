@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from onnx import TensorProto, ValueInfoProto, helper, numpy_helper
 
-from ..model import Node, Value, dtype_of_code, interface_entries
+from ..model import Node, Value
+from ..model.protobuf import dtype_of_code, interface_entries
 from ._forms import Context, Reason
 from ._graph_sizes import CheckForm, GraphBuilder
 from ._sequence_forms import SequenceRewritten

@@ -24,14 +24,8 @@ import numpy as np
 from onnx import NodeProto, helper, numpy_helper
 
 from ...core import current_limits
-from ..model import (
-    DEFAULT_DOMAINS,
-    Linked,
-    Node,
-    Scope,
-    Value,
-    constant_value,
-)
+from ..model import DEFAULT_DOMAINS, Linked, Node, Scope, Value
+from ..model.protobuf import constant_value
 from ._forms import Context, Form, Reason
 from ._graph_sizes import GraphBuilder
 from ._sequence_forms import SequenceRewritten

@@ -20,14 +20,8 @@ from typing import Any, Literal
 from onnx import NodeProto, helper
 
 from ...core import PartCount, split_part_sizes
-from ..model import (
-    Scope,
-    SplitSite,
-    keep_attributes,
-    node_label,
-    set_attributes,
-    write_split_sizes,
-)
+from ..model import Scope, SplitSite, node_label, write_split_sizes
+from ..model.protobuf import keep_attributes, set_attributes
 from ._forms import Context, Form, Reason
 from ._graph_sizes import GraphArithmetic, GraphBuilder
 

@@ -40,7 +40,8 @@ from onnx import TypeProto
 from onnx.reference.op_run import OpRun
 from onnx.reference.ops.op_loop import Loop as _ReferenceLoop
 
-from ..model import TensorType, dtype_of_code, value_type
+from ..model import TensorType, value_type
+from ..model.protobuf import dtype_of_code
 
 __all__ = ["Loop", "Scan", "control_flow_ops"]
 

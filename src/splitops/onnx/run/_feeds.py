@@ -28,16 +28,9 @@ import numpy as np
 
 from ..._files import make_folder, replacing
 from ...core import ModelInputError, current_limits
-from ..model import (
-    ModelView,
-    TensorType,
-    ValueType,
-    describe_type,
-    dtype_of_code,
-    element_name,
-    input_types,
-    widened,
-)
+from ..model import ModelView, TensorType, ValueType
+from ..model.describe import describe_type
+from ..model.protobuf import dtype_of_code, element_name, input_types, widened
 from .backend import check_feeds
 
 __all__ = ["load_npy", "model_feeds", "write_arrays"]

@@ -16,14 +16,8 @@ from typing import Any
 import numpy as np
 from onnx import ModelProto, TensorProto, numpy_helper
 
-from ..model import (
-    Linked,
-    code_of_array,
-    dtype_of_code,
-    model_nodes,
-    reserve_memory,
-    weight_bytes,
-)
+from ..model import Linked
+from ..model.protobuf import code_of_array, dtype_of_code, model_nodes, reserve_memory, weight_bytes
 
 __all__ = [
     "INSTALL",

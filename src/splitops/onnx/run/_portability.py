@@ -41,13 +41,15 @@ from ..model import (
     SplitSite,
     TensorType,
     ValueType,
+    location,
+    read_node,
+)
+from ..model.protobuf import (
     add_initializers,
     element_of_code,
     links_attributes,
-    location,
     numpy_dtype,
     onnx_output_types,
-    read_node,
 )
 from ..rewrite import SequenceReader, Target, lower_model, sequence_readers
 from ._runtimes import RUNTIMES, Runtime, RuntimeWorkers

@@ -26,14 +26,8 @@ from onnx import NodeProto
 from onnx.reference.op_run import OpRun
 
 from ...core import Rule, SplitError, current_limits
-from ..model import (
-    SplitNode,
-    links_attributes,
-    node_label,
-    read_node,
-    resolve_linked,
-    run_read_node,
-)
+from ..model import SplitNode, node_label, read_node
+from ..model.protobuf import links_attributes, resolve_linked, run_read_node
 
 __all__ = ["bounded_run", "reference_ops"]
 

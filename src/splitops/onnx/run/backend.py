@@ -49,12 +49,10 @@ from ...core import (
     require_argument,
     warn_caller,
 )
-from ..model import (
-    Node,
-    TensorType,
-    ValueType,
+from ..model import Node, TensorType, ValueType, read_node
+from ..model.describe import describe_type
+from ..model.protobuf import (
     code_of_array,
-    describe_type,
     dtype_of_code,
     element_name,
     function_defaults,
@@ -62,11 +60,10 @@ from ..model import (
     input_types,
     links_attributes,
     model_nodes,
-    read_node,
     reserve_memory,
     weight_bytes,
 )
-from ..model import run_node as _run_node
+from ..model.protobuf import run_node as _run_node
 from ._control_flow import control_flow_ops
 from ._reference import bounded_run, reference_ops
 

@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, ModelProto, TensorProto, helper, numpy_helper
 
-from splitops.onnx.model import model_graphs
+from splitops.onnx.model.protobuf import model_graphs
 
 #: The most parts a Split may ask for (``num_outputs``) for onnx to infer the model here:
 #: onnx's inference builds every part's size, some 8 bytes each (7.9 GB and 30 s for a

@@ -344,11 +344,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = _command(commands, "run", _run, "run a model (the shipped example by default)")
     _model_arguments(run, optional=True)
+    # Kept as ``inputs`` and ``dims``: ``input`` and ``dim`` name protobuf fields, which no
+    # name of splitops outside the model layer shares.
     run.add_argument(
-        "--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input value"
+        "--input",
+        action="append",
+        default=[],
+        dest="inputs",
+        metavar="NAME=FILE.npy",
+        help="an input value",
     )
     run.add_argument(
-        "--dim", action="append", default=[], metavar="SYMBOL=N", help="a symbolic dim's length"
+        "--dim",
+        action="append",
+        default=[],
+        dest="dims",
+        metavar="SYMBOL=N",
+        help="a symbolic dim's length",
     )
     run.add_argument("--seed", type=_seed, default=0, help="seed of the generated inputs (>= 0)")
     run.add_argument(
@@ -704,13 +716,14 @@ def _infer(args: argparse.Namespace) -> ExitCode:
 
 
 def _convert(args: argparse.Namespace) -> ExitCode:
-    from .onnx import convert_model, default_opset, rewrite_file, split_nodes
+    from .onnx import ModelView, convert_model, rewrite_file, split_nodes
 
     counts: list[tuple[int, int | None]] = []  # the Split nodes, the opset converted from
 
     def convert(model: ModelProto) -> ModelProto:
+        source = ModelView.read(model).main.opset
         converted = convert_model(model, args.opset)
-        counts.append((sum(1 for _ in split_nodes(converted)), default_opset(model.opset_import)))
+        counts.append((sum(1 for _ in split_nodes(converted)), source))
         return converted
 
     # The weights stay where they lie: external data beside the output, inline ones inline.
@@ -737,8 +750,8 @@ def _run(args: argparse.Namespace) -> ExitCode:
     from .onnx import ModelView, describe_array, describe_split_nodes, model_feeds, write_arrays
 
     # The options first, and the engine: what stops the command stops it before it prints.
-    given = dict(_pair(text, "--input", "NAME=FILE.npy") for text in args.input)
-    dims = {name: _length(value, f"--dim {name}") for name, value in map(_dim_pair, args.dim)}
+    given = dict(_pair(text, "--input", "NAME=FILE.npy") for text in args.inputs)
+    dims = {name: _length(value, f"--dim {name}") for name, value in map(_dim_pair, args.dims)}
     if args.engine == "onnxruntime":
         from .onnx import import_onnxruntime
 
@@ -753,13 +766,15 @@ def _run(args: argparse.Namespace) -> ExitCode:
     view = ModelView.read(model)
     say.lines(describe_split_nodes(view))
     feeds, origins = model_feeds(view, given, dims, seed=args.seed)
-    del view  # read for the description and the feeds; the engine reads the model itself
+    outputs = view.main.output_names()
+    # The view is read for the description, the feeds and the outputs' names; the engine
+    # reads the model itself.
+    del view
     for name, value in feeds.items():
         say(f"input {name}: {describe_array(value)} ({origins[name]})")
     # Another operator's failure is the engine's OtherOperatorError; anything else is a defect.
     report_progress(f"running the model (engine {args.engine})")
     results = _prepared(backend, model, args.engine).run(feeds)
-    outputs = [output.name for output in model.graph.output]
     lines: list[str] = []
     files: list[tuple[str, np.ndarray[Any, Any]]] = []
     for name, value in zip(outputs, results, strict=True):

@@ -24,7 +24,7 @@ from tests.malformed_models import _node_with_group
 from tests.model_building import with_inferred_outputs
 
 from splitops import ModelCheckWarning, OtherOperatorError, SplitError, backend
-from splitops.onnx.model import default_opset, split_nodes
+from splitops.onnx.model.protobuf import default_opset, split_nodes
 from splitops.onnx.rewrite._convert import convert_model
 
 F = TensorProto.FLOAT

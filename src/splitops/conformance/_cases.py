@@ -36,6 +36,7 @@ from onnx import ModelProto, NodeProto, TypeProto, helper
 
 from ..core import ElementType, SplitError
 from ..onnx import run_node
+from ..onnx.model import Node
 
 __all__ = ["CASES", "ConformanceCase", "Reading", "case_named", "element_of"]
 
@@ -83,7 +84,7 @@ class ConformanceCase:
     @property
     def op(self) -> str:
         """``"Split"`` or ``"SplitToSequence"``."""
-        return str(self.node.op_type)
+        return Node.alone(self.node).op_type
 
     @property
     def valid(self) -> bool:
@@ -108,13 +109,15 @@ class ConformanceCase:
         version the opset allows, as onnx's own node tests are built."""
         element = element_of(self.inputs[0])
         rank = self.inputs[0].ndim
+        node = Node.alone(self.node)
         inputs = [
             helper.make_tensor_value_info(name, element_of(value), value.shape)
-            for name, value in zip(self.node.input, self.inputs, strict=True)
+            for name, value in zip(node.input_names, self.inputs, strict=True)
         ]
+        expected = self._expected_or_none()
         outputs = [
-            helper.make_value_info(name, _output_type(self.op, element, expected, rank))
-            for name, expected in zip(self.node.output, self._expected_or_none(), strict=True)
+            helper.make_value_info(name, _output_type(self.op, element, value, rank))
+            for name, value in zip(node.output_names, expected, strict=True)
         ]
         graph = helper.make_graph([self.node], self.name, inputs, outputs)
         return helper.make_model_gen_version(
@@ -131,7 +134,9 @@ class ConformanceCase:
         return {"ir_version": 3} if self.opset < 7 else {}
 
     def _expected_or_none(self) -> Sequence[Output | None]:
-        return self.outputs if self.outputs is not None else [None] * len(self.node.output)
+        if self.outputs is not None:
+            return self.outputs
+        return [None] * len(Node.alone(self.node).output_names)
 
 
 def element_of(value: np.ndarray[Any, Any]) -> int:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from onnx import ModelProto, SequenceProto, TensorProto, TypeProto, numpy_helper
+from onnx import ModelProto, SequenceProto, TensorProto, numpy_helper
 
 from .._files import FolderReader, folder_mode, make_folder
 from ..core import ModelInputError, ModelLoadError, PackError, current_limits, report_progress
@@ -41,20 +41,21 @@ from ..onnx import (
     RuntimeCrashError,
     RuntimeRunError,
     RuntimeWorkers,
-    default_opset,
     describe_array,
     describe_type,
     load_model,
     runtime_named,
 )
 from ..onnx.model import (
+    DEFAULT_DOMAINS,
     MAX_MODEL_BYTES,
+    ModelView,
     SequenceType,
     TensorType,
     ValueType,
     load_value,
-    value_type,
 )
+from ..onnx.model.protobuf import input_types, output_types
 from ..onnx.run.backend import check_feeds
 from ._cases import CASES, ConformanceCase
 
@@ -216,8 +217,8 @@ def _write_case(folder: Path, case: ConformanceCase) -> None:
     data = folder / _DATA_SET
     data.mkdir(parents=True)
     (folder / "model.onnx").write_bytes(model.SerializeToString())
-    for index, (value, info) in enumerate(zip(case.inputs, model.graph.input, strict=True)):
-        tensor = numpy_helper.from_array(value, info.name)
+    for index, (value, name) in enumerate(zip(case.inputs, input_types(model), strict=True)):
+        tensor = numpy_helper.from_array(value, name)
         (data / f"input_{index}.pb").write_bytes(tensor.SerializeToString())
     _write_outputs(data, case.outputs, model)
     for reading in case.readings:
@@ -227,12 +228,12 @@ def _write_case(folder: Path, case: ConformanceCase) -> None:
 
 
 def _write_outputs(folder: Path, outputs: Sequence[Any] | None, model: ModelProto) -> None:
-    declared = model.graph.output if outputs is not None else []
-    for index, (expected, info) in enumerate(zip(outputs or (), declared, strict=True)):
+    declared = output_types(model) if outputs is not None else []
+    for index, (expected, (name, _)) in enumerate(zip(outputs or (), declared, strict=True)):
         if isinstance(expected, tuple):
-            proto: TensorProto | SequenceProto = numpy_helper.from_list(list(expected), info.name)
+            proto: TensorProto | SequenceProto = numpy_helper.from_list(list(expected), name)
         else:
-            proto = numpy_helper.from_array(expected, info.name)
+            proto = numpy_helper.from_array(expected, name)
         (folder / f"output_{index}.pb").write_bytes(proto.SerializeToString())
 
 
@@ -458,8 +459,8 @@ def _read_case(pack: FolderReader, entry: dict[str, Any]) -> PackCase:
             _check_listed(entry, model, folder.path)
             with folder.folder(_DATA_SET) as data:
                 feeds = {
-                    info.name: _read_value(data, f"input_{index}.pb", info.type)
-                    for index, info in enumerate(model.graph.input)
+                    name: _read_value(data, f"input_{index}.pb", declared)
+                    for index, (name, declared) in enumerate(input_types(model).items())
                 }
                 outputs = _read_outputs(data, model) if entry["expect"] == "outputs" else None
             readings = tuple(
@@ -513,8 +514,9 @@ def _read_model(folder: FolderReader) -> ModelProto:
 
 def _check_listed(entry: dict[str, Any], model: ModelProto, where: Path) -> None:
     """The pack's model must be the node ``cases.json`` says: its op, at its opset."""
-    ops = [node.op_type for node in model.graph.node if node.domain in ("", "ai.onnx")]
-    opset = default_opset(model.opset_import)
+    main = ModelView.read(model).main
+    ops = [node.op_type for node in main.nodes if node.domain in DEFAULT_DOMAINS]
+    opset = main.opset
     if entry["op"] not in ops or opset != entry["opset"]:
         raise PackError(
             f"{where} is a broken case: {CASES_FILE} lists it as {entry['op']}-"
@@ -530,13 +532,13 @@ def _read_outputs_in(folder: FolderReader, name: str, model: ModelProto) -> list
 
 def _read_outputs(folder: FolderReader, model: ModelProto) -> list[Any]:
     outputs = []
-    for index, info in enumerate(model.graph.output):
-        value = _read_value(folder, f"output_{index}.pb", info.type)
-        problem = _misfit(value_type(info.type), value)
+    for index, (name, declared) in enumerate(output_types(model)):
+        value = _read_value(folder, f"output_{index}.pb", declared)
+        problem = _misfit(declared, value)
         if problem:
             raise PackError(
-                f"{folder.path / f'output_{index}.pb'} does not fit the output {info.name!r} "
-                f"its model declares, {describe_type(info.type)}: {problem}."
+                f"{folder.path / f'output_{index}.pb'} does not fit the output {name!r} "
+                f"its model declares, {describe_type(declared)}: {problem}."
             )
         outputs.append(value)
     return outputs
@@ -575,10 +577,10 @@ def _same_element(code: int, array: np.ndarray[Any, Any]) -> bool:
         return False
 
 
-def _read_value(folder: FolderReader, name: str, kind: TypeProto) -> Any:
+def _read_value(folder: FolderReader, name: str, declared: ValueType | None) -> Any:
     data = folder.read(name, limit=_value_bytes())
     try:
-        sequence = isinstance(value_type(kind), SequenceType)
+        sequence = isinstance(declared, SequenceType)
         return load_value(data, sequence=sequence, name=str(folder.path / name))
     except ModelLoadError as error:
         raise PackError(f"{error}") from error
@@ -689,7 +691,7 @@ def _differs(case: PackCase, expected: Sequence[Any], got: list[Any]) -> str | N
             f"returned {len(got)} output(s), expected {len(expected)}: "
             f"{'; '.join(map(_describe, got))}"
         )
-    names = [info.name for info in case.model.graph.output]
+    names = [name for name, _ in output_types(case.model)]
     for name, want, value in zip(names, expected, got, strict=True):
         if not _same(want, value):
             return f"{name}: expected {_describe(want)}; got {_describe(value)}"

@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 from onnx import helper
 
-from ..onnx.model import attribute_values
+from ..onnx.model import Node
+from ..onnx.model.protobuf import attribute_values
 from ._cases import CASES, ConformanceCase
 
 __all__ = ["UPSTREAM_FILES", "upstream_sources", "write_upstream"]
@@ -96,7 +97,7 @@ def write_upstream(folder: Path, cases: Sequence[ConformanceCase] = CASES) -> li
 
 def _function(case: ConformanceCase) -> str:
     assert case.outputs is not None
-    node = case.node
+    node = Node.alone(case.node)
     names = ["node_input", "split"][: len(case.inputs)]
     lines = [
         "@staticmethod",
@@ -106,11 +107,13 @@ def _function(case: ConformanceCase) -> str:
     lines += [
         f"    {name} = {_array(value)}" for name, value in zip(names, case.inputs, strict=True)
     ]
-    attributes = "".join(f", {name}={value!r}" for name, value in attribute_values(node).items())
+    attributes = "".join(
+        f", {name}={value!r}" for name, value in attribute_values(case.node).items()
+    )
     lines += [
         "",
-        f"    node = onnx.helper.make_node({node.op_type!r}, inputs={list(node.input)!r}, "
-        f"outputs={list(node.output)!r}{attributes})",
+        f"    node = onnx.helper.make_node({node.op_type!r}, inputs={list(node.input_names)!r}, "
+        f"outputs={list(node.output_names)!r}{attributes})",
         "",
         f"    expected_outputs = [{', '.join(map(_output, case.outputs))}]",
         "    expect(",

@@ -36,20 +36,15 @@ from ..core import lazy_attributes
 
 if TYPE_CHECKING:
     from .inference import Diagnostic, check_model, check_model_counted, infer_shapes
-    from .model import (
-        ModelView,
+    from .model import ModelView, load_model, rewrite_file, save_model
+    from .model.describe import (
         SplitOutputRow,
-        default_opset,
         describe_array,
         describe_split_nodes,
         describe_type,
-        load_model,
-        rewrite_file,
-        run_node,
-        save_model,
-        split_nodes,
         split_output_rows,
     )
+    from .model.protobuf import default_opset, run_node, split_nodes
     from .rewrite import (
         Lowering,
         LowerSplits,
@@ -121,18 +116,13 @@ __all__ = [
 #: Where each name lives, by sub-package (each exports it from its face).
 _MODULES = {
     "inference": ["Diagnostic", "check_model", "check_model_counted", "infer_shapes"],
-    "model": [
-        "ModelView",
+    "model": ["ModelView", "load_model", "rewrite_file", "save_model"],
+    "model.protobuf": ["default_opset", "run_node", "split_nodes"],
+    "model.describe": [
         "SplitOutputRow",
-        "default_opset",
         "describe_array",
         "describe_split_nodes",
         "describe_type",
-        "load_model",
-        "rewrite_file",
-        "run_node",
-        "save_model",
-        "split_nodes",
         "split_output_rows",
     ],
     "rewrite": [

@@ -26,7 +26,7 @@ from onnx import ModelProto, TensorProto, helper, numpy_helper, shape_inference
 
 from splitops import backend
 from splitops.onnx.inference._engine import SplitInferenceWarning, infer_shapes
-from splitops.onnx.model import split_nodes
+from splitops.onnx.model.protobuf import split_nodes
 
 SPLIT_OPS = {"Split", "SplitToSequence"}
 

@@ -20,9 +20,13 @@ from splitops.onnx.model import (
     OtherType,
     SequenceType,
     TensorType,
+    check_node_count,
+)
+from splitops.onnx.model._types import shape_text
+from splitops.onnx.model._walk import expanded_node_count
+from splitops.onnx.model.protobuf import (
     call_model,
     call_output,
-    check_node_count,
     infer_call_outputs,
     infer_node,
     inline_call,
@@ -35,8 +39,6 @@ from splitops.onnx.model import (
     with_functions,
     write_types,
 )
-from splitops.onnx.model._types import shape_text
-from splitops.onnx.model._walk import expanded_node_count
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 _OPSETS = [helper.make_opsetid("", 18)]

@@ -10,15 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from onnx import TensorProto, TypeProto, helper
 
-from splitops.onnx.model import (
-    SequenceType,
-    TensorType,
-    conflicts,
-    refined_type,
-    says_more,
-    union_type,
-    value_type,
-)
+from splitops.onnx.model import SequenceType, TensorType, value_type
+from splitops.onnx.model.protobuf import conflicts, refined_type, says_more, union_type
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 

@@ -15,12 +15,13 @@ from harness.portability import (
     sequence_model,
     torch_model,
 )
-from onnx import ModelProto, TensorProto, helper, numpy_helper
+from onnx import AttributeProto, ModelProto, TensorProto, helper, numpy_helper
 from tests.processes import GUARD_SECONDS
 
 import splitops
 from splitops.onnx.model import ModelEdits, ModelView, SplitSite
 from splitops.onnx.rewrite._lower import FORMS, Lower, Plan, lower_model_with_report
+from splitops.onnx.rewrite._sequence_loops import INSERTED_INTO_EMPTY
 from splitops.onnx.run import RuntimeRunError, RuntimeWorkers
 from splitops.onnx.run._runtimes import runtime_named
 
@@ -674,3 +675,47 @@ def test_a_loop_stacking_parts_of_unequal_constant_sizes_is_refused_saying_why()
     x = np.arange(24, dtype=np.float32).reshape(2, 12)
     with pytest.raises(Exception, match="Inconsistent shape in loop output"):
         session.run(None, {"x": x})
+
+
+def _inserts_joined_in_a_function() -> ModelProto:
+    """A model-local function that inserts ``x`` twice into a SequenceEmpty and joins the
+    sequence by ConcatFromSequence, whose axis is the call's attribute ``join``; the main
+    graph calls it with ``join=1``."""
+    body = [
+        helper.make_node("SequenceEmpty", [], ["empty"]),
+        helper.make_node("SequenceInsert", ["empty", "x"], ["one"]),
+        helper.make_node("SequenceInsert", ["one", "x"], ["two"]),
+        helper.make_node("ConcatFromSequence", ["two"], ["y"]),
+    ]
+    body[-1].attribute.append(
+        helper.make_attribute_ref("axis", AttributeProto.INT, ref_attr_name="join")
+    )
+    opsets = [helper.make_opsetid("", 18), helper.make_opsetid("local", 1)]
+    function = helper.make_function("local", "Join", ["x"], ["y"], body, opsets[:1], ["join"])
+    graph = helper.make_graph(
+        [helper.make_node("Join", ["x"], ["y"], domain="local", join=1)],
+        "g",
+        [helper.make_tensor_value_info("x", F, [2, 3])],
+        [helper.make_tensor_value_info("y", F, [2, 6])],
+    )
+    return helper.make_model(graph, opset_imports=opsets, functions=[function])
+
+
+def test_inserts_joined_on_an_axis_the_function_call_gives_keep_their_sequence() -> None:
+    """ConcatFromSequence's axis in a function body may come from the call: known only at
+    each call, so the join is not written as a Concat of the parts (of axis 0, the value a
+    linked attribute stores), and the lowered model joins on the call's axis."""
+    model = _inserts_joined_in_a_function()
+    view = ModelView.read(model)
+    (empty,) = [node for node in view.scopes[1].nodes if node.op_type == "SequenceEmpty"]
+    why = INSERTED_INTO_EMPTY.check(Plan(view, "portable", ModelEdits(view)), empty)
+    reason = "takes its axis from its function's call, known only at each call"
+    assert why is not None
+    assert why.text == f"ConcatFromSequence 'y' {reason}"
+    lowered = splitops.lower_model(model, target="portable")
+    assert "ConcatFromSequence" in {node.op_type for node in lowered.functions[0].node}
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (want,) = splitops.backend.run_model(model, {"x": x})
+    (got,) = splitops.backend.run_model(lowered, {"x": x}, engine="onnxruntime")
+    assert want.shape == (2, 6)
+    np.testing.assert_array_equal(got, want, strict=True)

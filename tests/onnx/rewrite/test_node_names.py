@@ -12,7 +12,7 @@ import pytest
 from onnx import ModelProto, TensorProto, helper, numpy_helper
 
 import splitops
-from splitops.onnx.model import model_graphs
+from splitops.onnx.model.protobuf import model_graphs
 from splitops.onnx.rewrite import TARGETS
 
 F = TensorProto.FLOAT

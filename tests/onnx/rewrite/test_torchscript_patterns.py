@@ -198,9 +198,13 @@ def test_an_unbind_lowered_for_any_target_drops_the_axis_on_every_runtime(
     assert want[0].ndim == (3 if reader == "stack" else 2)
     if reader == "loop" and not FORMS[target].runs_loops and dims[1] == "M":  # type: ignore[index]
         # tract, TVM, tinygrad and onnx2torch run no Loop, and one of a run-time count
-        # stays a Loop: their targets refuse it, naming it.
-        with pytest.raises(splitops.SplitError, match="runs no Loop"):
+        # stays a Loop: their targets refuse it, naming it and why each form that removes a
+        # Loop does not apply.
+        with pytest.raises(splitops.SplitError, match="runs no Loop") as refused:
             lower_model_with_report(model, target=target)  # type: ignore[arg-type]
+        said = str(refused.value)
+        assert "loop-of-inserts-unrolled: its trip count is known only at run time" in said
+        assert "list-recomputed: " in said
         return
     lowered, report = lower_model_with_report(model, target=target)  # type: ignore[arg-type]
     assert next(row for row in report if row.op == "SplitToSequence").squeezed

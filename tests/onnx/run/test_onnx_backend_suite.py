@@ -28,8 +28,8 @@ from onnx import ModelProto
 from onnx.backend.test.loader import load_model_tests
 
 from splitops import backend
-from splitops.onnx.model import model_graphs
 from splitops.onnx.model._node import DEFAULT_DOMAINS
+from splitops.onnx.model.protobuf import model_graphs
 from splitops.onnx.run import _reference as onnx_reference
 
 SPLIT_OPS = frozenset({"Split", "SplitToSequence"})

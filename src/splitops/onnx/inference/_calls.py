@@ -17,12 +17,9 @@ from typing import Any
 from onnx import ModelProto
 from onnx.checker import ValidationError
 
-from ..model import (
-    FunctionId,
+from ..model import FunctionId, ModelView, Node, Scope
+from ..model.protobuf import (
     InputFacts,
-    ModelView,
-    Node,
-    Scope,
     call_model,
     function_defaults,
     inline_call,

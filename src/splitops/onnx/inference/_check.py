@@ -22,7 +22,8 @@ from __future__ import annotations
 from onnx import ModelProto
 
 from ...core import Rule, SplitError, is_default_split, opset_rule, require_argument
-from ..model import ModelView, Node, SplitSite, operator_schema
+from ..model import ModelView, Node, SplitSite
+from ..model.protobuf import operator_schema
 from ._diagnostics import Diagnostic
 from ._engine import SplitNodeInference, infer_split_nodes
 

@@ -49,12 +49,12 @@ from ..model import (
     ModelView,
     Node,
     ScopeKey,
-    SplitOutputDescription,
     ValueType,
     check_node_count,
     node_error,
     node_label,
 )
+from ..model.describe import SplitOutputDescription
 from ._calls import Calls, add_call, infer_uncalled
 from ._onnx_pass import split_holders, typed_by_onnx
 from ._overlay import SAME_TYPE_OPS, _Pass

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from onnx import ModelProto
 
-from ..model import FunctionId, ModelView, Node, onnx_takes, typed_copy
+from ..model import FunctionId, ModelView, Node
+from ..model.protobuf import onnx_takes, typed_copy
 
 __all__ = ["onnx_takes_bodies", "split_holders", "typed_by_onnx"]
 

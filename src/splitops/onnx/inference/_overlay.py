@@ -45,6 +45,8 @@ from ..model import (
     ScopePlace,
     TensorType,
     ValueType,
+)
+from ..model.protobuf import (
     attribute_key,
     call_output,
     infer_call_outputs,

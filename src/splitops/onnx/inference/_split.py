@@ -44,9 +44,9 @@ from ..model import (
     SplitSite,
     TensorType,
     ValueType,
-    describe_type,
-    parts_drop_axis,
 )
+from ..model.describe import describe_type
+from ..model.protobuf import parts_drop_axis
 from ._symbolic import SYMBOLIC, DimParams, sympy  # sympy: an optional extra
 from ._values import Items
 

@@ -45,7 +45,8 @@ from typing import Any
 import numpy as np
 from onnx import NodeProto, TensorProto, helper
 
-from ..model import DEFAULT_DOMAINS, SMALL_TENSOR, Linked, Node, constant_value
+from ..model import DEFAULT_DOMAINS, Linked, Node
+from ..model.protobuf import SMALL_TENSOR, constant_value
 from ._number_types import NumberType, Rounded, number_type
 from ._symbolic import sympy
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..model import Dim, ModelView, Scope, ValueType, write_types
+from ..model import Dim, ModelView, Scope, ValueType
+from ..model.protobuf import write_types
 from ._split import Inferred, merge
 
 __all__ = ["write_functions", "write_place"]

@@ -62,7 +62,9 @@ __all__ = [
     "name_nodes",
     "remove_where",
     "renamed_copy",
+    "rewrite_body",
     "route_outputs",
+    "set_default_opset",
     "write_split_sizes",
 ]
 
@@ -104,6 +106,16 @@ class ModelEdits:
         """Put ``nodes`` (none to remove it) in the place of ``node``."""
         self._scopes[node.scope.key] = node.scope
         self._replaced.setdefault(node.scope.key, {})[node.index] = list(nodes)
+
+    def name_omitted(self, nodes: Sequence[NodeProto], base: str) -> None:
+        """Give each output that a Split among ``nodes`` leaves out a fresh name from
+        ``base``: onnxruntime 1.31 and 1.32 die by SIGSEGV running a Split that leaves an
+        output out, and tract refuses it ("Op says 3, node says 1")."""
+        for new in nodes:
+            if new.op_type == "Split" and "" in new.output:
+                for index, name in enumerate(new.output):
+                    if not name:
+                        new.output[index] = self.view.fresh_name(base)
 
     def is_replaced(self, node: Node) -> bool:
         return node.index in self._replaced.get(node.scope.key, {})
@@ -538,3 +550,50 @@ def remove_where(container: Any, doomed: Callable[[Any], bool]) -> None:
 
 def _named(names: set[str], item: Any) -> bool:
     return item.name in names
+
+
+def rewrite_body(function: Scope, rewrite: Callable[[ModelProto], ModelProto]) -> None:
+    """Run ``rewrite``, a tool that takes and gives models (onnx.version_converter), on the
+    body of the model-local function ``function``: its nodes go through it as the main graph
+    of a model of the function's inputs and outputs (untyped) and opsets, and come back in
+    its place. The view's scope of that body tells the nodes it had.
+
+    >>> body = [helper.make_node("Neg", ["x"], ["y"])]
+    >>> function = helper.make_function("d", "F", ["x"], ["y"], body, [])
+    >>> model = helper.make_model(helper.make_graph([], "g", [], []), functions=[function])
+    >>> def absolute(wrapper):
+    ...     wrapper.graph.node[0].op_type = "Abs"
+    ...     return wrapper
+    >>> rewrite_body(ModelView.read(model).functions["d", "F", ""], absolute)
+    >>> model.functions[0].node[0].op_type
+    'Abs'
+    """
+    body = function.proto
+    assert isinstance(body, FunctionProto)  # a function's scope
+    graph = helper.make_graph(
+        list(body.node),
+        body.name,
+        [helper.make_empty_tensor_value_info(name) for name in body.input],
+        [helper.make_empty_tensor_value_info(name) for name in body.output],
+    )
+    rewritten = rewrite(helper.make_model(graph, opset_imports=list(body.opset_import)))
+    del body.node[:]
+    body.node.extend(rewritten.graph.node)
+
+
+def set_default_opset(model: ModelProto, version: int) -> None:
+    """Make ``model`` and its local functions import ONNX's own domain at ``version``, where
+    they import it, and its IR version one that takes that opset (never a lower one).
+
+    >>> model = helper.make_model(helper.make_graph([], "g", [], []), ir_version=6,
+    ...                           opset_imports=[helper.make_opsetid("", 11)])
+    >>> set_default_opset(model, 21)
+    >>> model.opset_import[0].version, model.ir_version
+    (21, 10)
+    """
+    for owner in (model, *model.functions):
+        for entry in owner.opset_import:
+            if entry.domain in DEFAULT_DOMAINS:
+                entry.version = version
+    needed = helper.find_min_ir_version_for([helper.make_opsetid("", version)], ignore_unknown=True)
+    model.ir_version = max(model.ir_version, needed)

@@ -44,6 +44,7 @@ __all__ = [
     "declarations_of",
     "declared_entries",
     "drop_attributes",
+    "drop_declared_shapes",
     "drop_value_info",
     "function_attribute_names",
     "function_default_attributes",
@@ -57,6 +58,7 @@ __all__ = [
     "replace_initializers",
     "resolve_linked",
     "set_attributes",
+    "set_declared_type",
     "value_info_entry",
 ]
 
@@ -244,3 +246,35 @@ def drop_value_info(proto: _Proto, doomed: Callable[[TypeProto], bool]) -> None:
     if len(kept) != len(proto.value_info):
         del proto.value_info[:]
         proto.value_info.extend(kept)
+
+
+def drop_declared_shapes(proto: GraphProto, name: str, *, inputs: bool) -> list[TypeProto]:
+    """Drop the shape of each declaration of ``name`` in ``proto`` (see
+    :func:`declarations_of`) that gives a tensor one, its element type kept: the types they
+    declared, in order.
+
+    >>> graph = helper.make_graph([], "g", [], [helper.make_tensor_value_info("y", 1, [2])])
+    >>> [declared] = drop_declared_shapes(graph, "y", inputs=False)
+    >>> declared.tensor_type.shape.dim[0].dim_value
+    2
+    >>> tensor = graph.output[0].type.tensor_type
+    >>> tensor.HasField("shape"), tensor.elem_type
+    (False, 1)
+    """
+    declared = []
+    for entry in declarations_of(proto, name, inputs=inputs):
+        if entry.type.HasField("tensor_type"):
+            tensor = entry.type.tensor_type
+            if tensor.HasField("shape"):
+                kept = TypeProto()
+                kept.CopyFrom(entry.type)
+                declared.append(kept)
+                tensor.ClearField("shape")
+    return declared
+
+
+def set_declared_type(proto: GraphProto, name: str, declared: TypeProto, *, inputs: bool) -> None:
+    """Give each declaration of ``name`` in ``proto`` (see :func:`declarations_of`) the type
+    ``declared``."""
+    for entry in declarations_of(proto, name, inputs=inputs):
+        entry.type.CopyFrom(declared)

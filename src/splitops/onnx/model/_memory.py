@@ -16,13 +16,14 @@ MemoryError: cannot have 4611686018427387904 more bytes of memory...
 
 from __future__ import annotations
 
+import copy
 import mmap
 
 from onnx import ModelProto
 
 from ._walk import without_large_weights
 
-__all__ = ["copy_model", "reserve_memory", "types_only", "weight_bytes"]
+__all__ = ["copy_model", "copy_over", "reserve_memory", "types_only", "weight_bytes"]
 
 #: Copies smaller than this need no reservation: a failure there is a failure anywhere.
 _SMALL = 64 * 2**20
@@ -65,3 +66,28 @@ def copy_model(model: ModelProto) -> ModelProto:
     copy = ModelProto()
     copy.CopyFrom(model)
     return copy
+
+
+def copy_over(model: ModelProto, source: ModelProto) -> None:
+    """Make ``model`` a copy of ``source`` (a ``MemoryError`` where its weights do not fit the
+    memory left), but for what stays its author's: its model-local functions and its main
+    graph's declared inputs and outputs. onnx.version_converter's result, say, has no
+    functions, and the shapes its inference found written into the graph's interface.
+
+    >>> from onnx import TensorProto, helper
+    >>> mine, theirs = (helper.make_tensor_value_info("x", TensorProto.FLOAT, [d]) for d in "N3")
+    >>> function = helper.make_function("d", "F", [], [], [], [])
+    >>> model = helper.make_model(helper.make_graph([], "g", [mine], []), functions=[function])
+    >>> copy_over(model, helper.make_model(helper.make_graph([], "new", [theirs], [])))
+    >>> model.graph.name, model.graph.input[0] == mine, len(model.functions)
+    ('new', True, 1)
+    """
+    functions = list(model.functions)
+    interface = copy.deepcopy([list(model.graph.input), list(model.graph.output)])
+    reserve_memory(weight_bytes(source))
+    model.CopyFrom(source)
+    del model.functions[:]
+    model.functions.extend(functions)
+    for declared, entries in zip((model.graph.input, model.graph.output), interface, strict=True):
+        del declared[:]
+        declared.extend(entries)

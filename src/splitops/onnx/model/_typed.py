@@ -79,6 +79,7 @@ __all__ = [
     "infer_call_outputs",
     "infer_node",
     "inline_call",
+    "onnx_output_types",
     "onnx_takes",
     "typed_copy",
     "with_functions",
@@ -435,3 +436,31 @@ def write_types(
             cleared = True
     if cleared:
         drop_value_info(proto, lambda type_proto: not has_type(type_proto))
+
+
+def onnx_output_types(
+    model: ModelProto, shapes: Mapping[str, Sequence[int]]
+) -> list[ValueType | None]:
+    """The types onnx's shape inference (strict, propagating values) gives the outputs of
+    ``model``'s main graph once each of its inputs has the lengths ``shapes`` gives it, a
+    negative length as onnx writes it (it writes one for some nodes the spec rejects). onnx's
+    ``InferenceError`` where it finds the model wrong, and a ``ValueError`` for a shape of
+    another rank than its input's.
+
+    >>> from onnx import TensorProto
+    >>> graph = helper.make_graph([helper.make_node("Split", ["x"], ["a", "b"], axis=0)], "g",
+    ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+    ...     [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "ab"])
+    >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    >>> onnx_output_types(model, {"x": (6,)})
+    [TensorType(element=1, dims=(3,)), TensorType(element=1, dims=(3,))]
+    """
+    static = ModelProto()
+    static.CopyFrom(model)
+    for entry in static.graph.input:
+        dims = entry.type.tensor_type.shape.dim
+        for dim, length in zip(dims, shapes[entry.name], strict=True):
+            dim.Clear()
+            dim.dim_value = length
+    inferred = onnx.shape_inference.infer_shapes(static, strict_mode=True, data_prop=True)
+    return [value_type(entry.type, as_written=True) for entry in inferred.graph.output]

@@ -266,17 +266,27 @@ class OtherType:
 ValueType = TensorType | SequenceType | OtherType
 
 
-def value_type(message: TypeProto | None) -> ValueType | None:
-    """``message`` read as a frozen type, or ``None`` where it gives no kind."""
+def value_type(message: TypeProto | None, *, as_written: bool = False) -> ValueType | None:
+    """``message`` read as a frozen type, or ``None`` where it gives no kind.
+
+    With ``as_written``, a negative length stays as the message writes it rather than
+    reading as unknown (:func:`read_dim`): for a check that names it, as no tensor has one.
+
+    >>> from onnx import helper
+    >>> message = helper.make_tensor_type_proto(1, [-1, "N"])
+    >>> value_type(message), value_type(message, as_written=True)
+    (TensorType(element=1, dims=(None, 'N')), TensorType(element=1, dims=(-1, 'N')))
+    """
     if message is None:
         return None
     kind = message.WhichOneof("value")
     if kind == "tensor_type":
         tensor = message.tensor_type
-        dims = tuple(map(read_dim, tensor.shape.dim)) if tensor.HasField("shape") else None
+        read = _written_dim if as_written else read_dim
+        dims = tuple(map(read, tensor.shape.dim)) if tensor.HasField("shape") else None
         return TensorType(tensor.elem_type, dims)
     if kind == "sequence_type":
-        inner = value_type(message.sequence_type.elem_type)
+        inner = value_type(message.sequence_type.elem_type, as_written=as_written)
         return SequenceType(inner if inner is not None else TensorType(0, None))
     return None if kind is None else OtherType(kind, message)
 
@@ -352,6 +362,13 @@ def read_dim(dim: TensorShapeProto.Dimension) -> Dim:
     if dim.HasField("dim_value"):
         return int(dim.dim_value) if dim.dim_value >= 0 else None
     return str(dim.dim_param) if dim.dim_param else None
+
+
+def _written_dim(dim: TensorShapeProto.Dimension) -> Dim:
+    """A dim as :func:`read_dim` reads it, a negative length kept as written."""
+    if dim.HasField("dim_value"):
+        return int(dim.dim_value)
+    return read_dim(dim)
 
 
 def _kinds(a: ValueType, b: ValueType, said: tuple[str, str]) -> Iterator[str]:

@@ -77,6 +77,7 @@ from ._walk import (
     function_label,
     function_opset,
     graph_attributes,
+    graphs_below,
     has_graphs,
     location,
     subgraph_label,
@@ -93,8 +94,12 @@ __all__ = [
     "constant_initializers",
     "defined_names",
     "fed_inputs",
+    "input_types",
     "interface_entries",
+    "interface_types",
     "is_overridable",
+    "model_nodes",
+    "output_types",
     "split_nodes",
 ]
 
@@ -1191,6 +1196,57 @@ def fed_inputs(graph: GraphProto) -> list[ValueInfoProto]:
     return [entry for entry in graph.input if entry.name not in filled]
 
 
+def input_types(model: ModelProto, *, fed: bool = False) -> dict[str, ValueType | None]:
+    """The inputs of ``model``'s main graph by name, in order, each with the type it declares
+    (``None`` where it declares none), a negative length as written (no tensor has one: a
+    check of what is fed names it); with ``fed``, only those a caller must feed
+    (:func:`fed_inputs`).
+
+    >>> from onnx import TensorProto, helper
+    >>> x, w = (helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N", -1]) for n in "xw")
+    >>> graph = helper.make_graph([], "g", [x, w], [x],
+    ...     initializer=[helper.make_tensor("w", TensorProto.FLOAT, [1], [0.5])])
+    >>> input_types(helper.make_model(graph), fed=True)
+    {'x': TensorType(element=1, dims=('N', -1))}
+    """
+    graph = model.graph
+    entries = fed_inputs(graph) if fed else graph.input
+    return {entry.name: value_type(entry.type, as_written=True) for entry in entries}
+
+
+def model_nodes(model: ModelProto) -> Iterator[tuple[int | None, Node]]:
+    """Each node of ``model`` read alone (:meth:`Node.alone`), with the default-domain opset
+    its body runs at, in the order of :func:`~splitops.onnx.model.model_graphs`: for a check
+    of each node by itself, which reads no more than the protobufs (a view of a model of
+    thousands of nested graphs takes seconds to read).
+
+    >>> from onnx import helper
+    >>> graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "g", [], [])
+    >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    >>> [(opset, node.op_type) for opset, node in model_nodes(model)]
+    [(18, 'Neg')]
+    """
+    main = default_opset(model.opset_import)
+    bodies: list[tuple[int | None, GraphProto | FunctionProto]] = [(main, model.graph)]
+    bodies += ((function_opset(function, main), function) for function in model.functions)
+    for opset, body in bodies:
+        for proto in graphs_below(body):
+            for node in proto.node:
+                yield opset, Node.alone(node)
+
+
+def output_types(model: ModelProto) -> list[tuple[str, ValueType | None]]:
+    """The outputs of ``model``'s main graph in order, each as its name and the type it
+    declares (``None`` where it declares none); a graph may list one value twice.
+
+    >>> from onnx import TensorProto, helper
+    >>> y = helper.make_tensor_value_info("y", TensorProto.INT64, [2])
+    >>> output_types(helper.make_model(helper.make_graph([], "g", [y], [y, y])))
+    [('y', TensorType(element=7, dims=(2,))), ('y', TensorType(element=7, dims=(2,)))]
+    """
+    return [(entry.name, value_type(entry.type)) for entry in model.graph.output]
+
+
 def _add_names(names: set[str], proto: GraphProto | FunctionProto) -> None:
     """Add the names ``proto`` uses to ``names``: its inputs, initializers, ``value_info``,
     outputs, and its nodes' inputs and outputs."""
@@ -1223,6 +1279,27 @@ def _link(scope: Scope) -> None:
         found = scope.value(name)
         if found is not None:
             found._output_of += (weakref.ref(scope),)
+
+
+#: A graph's inputs or outputs as a caller sees them: each name, in order, with the type
+#: declared for it (``None`` where none is).
+Interface = list[tuple[str, ValueType | None]]
+
+
+def interface_types(model: ModelProto) -> tuple[Interface, Interface]:
+    """What a caller of ``model`` feeds and gets: its main graph's inputs and its outputs,
+    each name in order with the type declared for it (``None`` where none is).
+
+    >>> from onnx import TensorProto, helper
+    >>> graph = helper.make_graph([], "g",
+    ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+    ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)])
+    >>> interface_types(helper.make_model(graph))
+    ([('x', TensorType(element=1, dims=('N',)))], [('x', TensorType(element=1, dims=None))])
+    """
+    graph = model.graph
+    inputs = [(entry.name, value_type(entry.type)) for entry in graph.input]
+    return inputs, [(entry.name, value_type(entry.type)) for entry in graph.output]
 
 
 @dataclass(eq=False, slots=True)

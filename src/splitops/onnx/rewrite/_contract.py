@@ -24,26 +24,30 @@ splitops.onnx.rewrite._contract.RewriteError: lowering changed the main graph's 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from typing import Any
 
 import onnx
-from onnx import ModelProto, TensorProto, ValueInfoProto
+from onnx import ModelProto, TensorProto
 
 from ...core import SplitopsError
 from ..model import (
-    GraphsAt,
     ModelEdits,
     ModelView,
     ScopeKey,
+    TensorType,
+    ValueType,
+    location,
+    types_only,
+    value_type,
+)
+from ..model.protobuf import (
+    GraphsAt,
     declared_types,
     defined_names,
     initializers,
+    interface_types,
     is_large_weight,
-    location,
-    node_label,
-    types_only,
-    value_type,
 )
 
 __all__ = ["RewriteError", "check_fully", "check_rewrite"]
@@ -120,10 +124,11 @@ def _at_ir4(model: ModelProto) -> ModelProto:
 def _check_interface(
     original: ModelProto, rewritten: ModelProto, what: str, corrected: set[str]
 ) -> None:
-    for field in ("input", "output"):
+    fields = ("input", "output")
+    sides = zip(fields, interface_types(original), interface_types(rewritten), strict=True)
+    for field, declared_before, declared_after in sides:
         shaped = set(corrected) if field == "output" else set()
-        before = _entries(getattr(original.graph, field), shaped)
-        after = _entries(getattr(rewritten.graph, field), shaped)
+        before, after = _entries(declared_before, shaped), _entries(declared_after, shaped)
         if before != after:
             names = [name for name, _ in before], [name for name, _ in after]
             change = (
@@ -134,13 +139,16 @@ def _check_interface(
             raise RewriteError(f"{what} changed the main graph's {field}s: {change}.")
 
 
-def _entries(entries: Sequence[ValueInfoProto], corrected: set[str]) -> list[tuple[str, Any]]:
-    """Each entry's name and type (of those ``corrected``, its element type alone)."""
+def _entries(
+    declared: list[tuple[str, ValueType | None]], corrected: set[str]
+) -> list[tuple[str, Any]]:
+    """Each entry's name and type (of those ``corrected``, its element type alone: 0 where
+    it declares no tensor)."""
     return [
-        (entry.name, entry.type.tensor_type.elem_type)
-        if entry.name in corrected
-        else (entry.name, entry.type.SerializeToString(deterministic=True))
-        for entry in entries
+        (name, found.element if isinstance(found, TensorType) else 0)
+        if name in corrected
+        else (name, found)
+        for name, found in declared
     ]
 
 
@@ -218,7 +226,7 @@ def _check_types(
                     continue
             producer = value.producer
             where = (
-                location(scope.label, node_label(producer.proto))
+                location(scope.label, producer.label)
                 if producer is not None
                 else f"{scope.label} input {name!r}"
             )

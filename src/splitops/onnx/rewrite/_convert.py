@@ -28,18 +28,13 @@ splitops.SplitError: main: node 's' (Split): Split-18 num_outputs=3 cuts an axis
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 
 import onnx
-from onnx import (
-    FunctionProto,
-    ModelProto,
-    NodeProto,
-    helper,
-)
+from onnx import ModelProto, NodeProto, helper
 
 from ...core import (
     UNKNOWN_LENGTH,
@@ -68,24 +63,23 @@ from ..model import (
     SplitSite,
     TensorType,
     ValueType,
-    default_opset,
+    node_error,
+    read_node,
+    types_only,
+    write_split_sizes,
+)
+from ..model.protobuf import (
+    copy_over,
     element_of_code,
-    function_id,
-    function_label,
     has_attribute,
-    is_split_node,
     keep_attributes,
     model_graphs,
-    node_error,
     operator_schema,
-    read_node,
     remove_where,
-    reserve_memory,
+    rewrite_body,
     set_attributes,
+    set_default_opset,
     split_nodes,
-    types_only,
-    weight_bytes,
-    write_split_sizes,
 )
 from ._contract import check_fully, check_rewrite
 from ._rewrite import Rewrite
@@ -111,8 +105,7 @@ def convert_model(model: ModelProto, opset: int) -> ModelProto:
     """
     require_argument(model, ModelProto, "convert_model", "an onnx.ModelProto")
     target = _check_target(opset)
-    source = default_opset(model.opset_import)
-    if source is None:
+    if ModelView.read(model).main.opset is None:
         raise SplitError(
             "the model imports no opset of the default ONNX domain, so the version its Split "
             "nodes follow is unknown.",
@@ -318,7 +311,7 @@ def _rewrite_split(
         if dim is None or planned is None:
             raise SplitError(
                 f"{spec.rule.name} num_outputs={spec.num_outputs} cuts an axis whose length is "
-                f"{_dim_text(scope.type_of(node.input[0]), axis)}, not a static number, "
+                f"{_dim_text(scope.type_of(site.data), axis)}, not a static number, "
                 f"so the part sizes cannot be known; {rule.name} needs explicit sizes or equal "
                 "parts by output count.",
                 rule=Rule.CONVERSION,
@@ -376,59 +369,35 @@ def _dim_text(found: ValueType | None, axis: int) -> str:
 
 
 def _convert_other_ops(model: ModelProto, target: int) -> None:
-    changed = {scope.key[0] for scope, _ in _changed_ops(model, target)}
-    for function in model.functions:
-        if function_id(function) in changed:
-            _convert_function(function, target)
-    if None in changed:
-        functions = list(model.functions)
-        interface = copy.deepcopy([list(model.graph.input), list(model.graph.output)])
-        result = _convert_with_parked_splits(model, target)
-        reserve_memory(weight_bytes(result))
-        model.CopyFrom(result)
-        # version_converter drops model-local functions: they were converted above.
-        del model.functions[:]
-        model.functions.extend(functions)
-        # It also writes the shapes its inference finds into the graph's inputs and outputs
-        # (a declared output without a shape gets one): the model's interface is its author's.
-        for declared, entries in zip(
-            (model.graph.input, model.graph.output), interface, strict=True
-        ):
-            del declared[:]
-            declared.extend(entries)
-    _set_opset(model, target)
-
-
-def _changed_ops(model: ModelProto, target: int) -> Iterator[tuple[Scope, NodeProto]]:
-    """The default-domain nodes, other than Split, whose schema differs at ``target``."""
+    """The operators other than Split in ``model`` converted to opset ``target`` by
+    onnx.version_converter, in each function body and the main graph where one of their
+    nodes (or one in a graph below) has another schema there; the opsets set to
+    ``target``. The main graph keeps its functions and its declared interface."""
     view = ModelView.read(model)
+    changed = {scope.key[0] for scope in view.scopes if _changes_schema(scope, target)}
     for scope in view.scopes:
-        for node in scope.proto.node:
-            if node.domain not in DEFAULT_DOMAINS or is_split_node(node):
-                continue
-            if scope.opset is None or _schema(node, scope.opset) != _schema(node, target):
-                yield scope, node
+        if scope.is_function and scope.key[0] in changed:
+            where = f" in {scope.label}"
+            rewrite_body(scope, partial(_convert_with_parked_splits, target=target, where=where))
+    if None in changed:
+        copy_over(model, _convert_with_parked_splits(model, target))
+    set_default_opset(model, target)
 
 
-def _schema(node: NodeProto, opset: int) -> int | None:
-    schema = operator_schema(node.op_type, opset)
-    return None if schema is None else int(schema.since_version)
-
-
-def _convert_function(function: FunctionProto, target: int) -> None:
-    """Convert a function body's other operators: version_converter only takes models, so
-    the body goes through it wrapped in one."""
-    graph = helper.make_graph(
-        list(function.node),
-        function.name,
-        [helper.make_empty_tensor_value_info(name) for name in function.input],
-        [helper.make_empty_tensor_value_info(name) for name in function.output],
+def _changes_schema(scope: Scope, target: int) -> bool:
+    """Whether a default-domain node of ``scope``, other than Split, has another schema at
+    ``target``."""
+    opset = scope.opset
+    return any(
+        opset is None or _schema(node.op_type, opset) != _schema(node.op_type, target)
+        for node in scope.nodes
+        if node.domain in DEFAULT_DOMAINS and not node.is_split
     )
-    wrapper = helper.make_model(graph, opset_imports=list(function.opset_import))
-    where = f" in {function_label(function)}"
-    converted = _convert_with_parked_splits(wrapper, target, where)
-    del function.node[:]
-    function.node.extend(converted.graph.node)
+
+
+def _schema(op_type: str, opset: int) -> int | None:
+    schema = operator_schema(op_type, opset)
+    return None if schema is None else int(schema.since_version)
 
 
 def _convert_with_parked_splits(model: ModelProto, target: int, where: str = "") -> ModelProto:
@@ -463,12 +432,3 @@ def _convert_with_parked_splits(model: ModelProto, target: int, where: str = "")
             node.CopyFrom(originals[int(node.name.rsplit(".", 1)[1])])
     remove_where(result.opset_import, lambda entry: entry.domain == _PENDING_DOMAIN)
     return result
-
-
-def _set_opset(model: ModelProto, target: int) -> None:
-    for owner in (model, *model.functions):
-        for entry in owner.opset_import:
-            if entry.domain in DEFAULT_DOMAINS:
-                entry.version = target
-    needed = helper.find_min_ir_version_for([helper.make_opsetid("", target)], ignore_unknown=True)
-    model.ir_version = max(model.ir_version, needed)

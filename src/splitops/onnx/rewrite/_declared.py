@@ -28,19 +28,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import onnx
-from onnx import GraphProto, ModelProto, NodeProto, TypeProto, ValueInfoProto
+from onnx import GraphProto, ModelProto, NodeProto, TypeProto
 
-from ..model import (
+from ..model import ModelEdits, Node, ScopeKey, TensorType, Value, types_only, value_type
+from ..model.protobuf import (
     GraphsAt,
-    ModelEdits,
-    Node,
-    ScopeKey,
-    TensorType,
-    Value,
     declarations_of,
+    drop_declared_shapes,
     set_attributes,
-    types_only,
-    value_type,
+    set_declared_type,
 )
 
 __all__ = ["Loosened", "downstream", "loosen_declared", "restore_agreeing", "unbound_readers"]
@@ -103,14 +99,8 @@ def loosen_declared(
         proto = graphs(key)
         if not isinstance(proto, GraphProto):
             continue  # a function body declares no types
-        for entry in declarations_of(proto, value.name, inputs=bool(key[1])):
-            if entry.type.HasField("tensor_type"):
-                tensor = entry.type.tensor_type
-                if tensor.HasField("shape"):
-                    declared = TypeProto()
-                    declared.CopyFrom(entry.type)
-                    loosened.append(Loosened(key, value.name, declared))
-                    tensor.ClearField("shape")
+        for declared in drop_declared_shapes(proto, value.name, inputs=bool(key[1])):
+            loosened.append(Loosened(key, value.name, declared))
     return loosened
 
 
@@ -143,10 +133,8 @@ def restore_agreeing(model: ModelProto, loosened: list[Loosened]) -> list[Loosen
         written = item.declared if agrees else _known_rank(inferred_type)
         if not agrees:
             changed.append(item)
-        if written is None:
-            continue
-        for entry in _entries(proto, item):
-            entry.type.CopyFrom(written)
+        if written is not None:
+            set_declared_type(proto, item.name, written, inputs=bool(item.key[1]))
     return changed
 
 
@@ -208,10 +196,6 @@ def _with(node: Node, **attributes: object) -> NodeProto:
     copy.CopyFrom(node.proto)
     set_attributes(copy, **attributes)
     return copy
-
-
-def _entries(proto: GraphProto, item: Loosened) -> list[ValueInfoProto]:
-    return declarations_of(proto, item.name, inputs=bool(item.key[1]))
 
 
 def _type_in(proto: GraphProto, name: str) -> TensorType | None:

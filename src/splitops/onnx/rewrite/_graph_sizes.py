@@ -42,7 +42,7 @@ from typing import Any, Literal
 import numpy as np
 from onnx import NodeProto, TensorProto, helper, numpy_helper
 
-from ..model import ModelEdits, Scope
+from ..model import ModelEdits, Node, Scope, renamed_copy
 
 __all__ = ["CHECK_FORMS", "PART_CHECK_TYPES", "CheckForm", "GraphArithmetic", "GraphBuilder"]
 
@@ -221,10 +221,10 @@ class GraphBuilder:
         self.nodes[-1].name = self.edits.view.fresh_name(f"{self.label}/{rules}")
         total = self.add("ReduceSum", [empty], "nothing", keepdims=0)
         false = self.add("Cast", [total], "false", to=TensorProto.BOOL)
-        last = slices[-1]
-        part, unchecked = last.output[0], self.name("unchecked")
-        last.output[0] = unchecked
-        return [*slices, helper.make_node("Where", [false, unchecked, unchecked], [part])]
+        *before, last = slices
+        part, unchecked = Node.alone(last).output_names[0], self.name("unchecked")
+        picked = helper.make_node("Where", [false, unchecked, unchecked], [part])
+        return [*before, renamed_copy(last, {}, {part: unchecked}), picked]
 
     def as_int64(self, value: str, element: int | None) -> str:
         """``value`` cast to int64 unless it is int64 already."""

@@ -29,7 +29,7 @@ except ImportError as missing:
         "pip install onnx-ir (or pip install 'splitops[ir]')"
     ) from missing
 
-from ..model import SMALL_TENSOR
+from ..model.protobuf import SMALL_TENSOR
 from ._lower import Target, check_target, lower_model
 
 __all__ = ["LowerSplits"]

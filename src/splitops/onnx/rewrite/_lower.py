@@ -93,7 +93,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import InitVar, asdict, dataclass, field, replace
 from typing import Literal
 
-from onnx import ModelProto, NodeProto
+from onnx import ModelProto
 
 from ...core import (
     Rule,
@@ -113,17 +113,15 @@ from ..model import (
     SplitNode,
     SplitSite,
     Value,
-    function_id,
-    links_attributes,
     location,
-    model_graphs,
     name_nodes,
     node_label,
     types_only,
 )
+from ..model.protobuf import links_attributes, model_graphs
 from ._contract import RewriteError
 from ._declared import downstream, loosen_declared, restore_agreeing, unbound_readers
-from ._forms import first_form
+from ._forms import Chosen, first_form
 from ._graph_sizes import PART_CHECK_TYPES, CheckForm, GraphBuilder
 from ._outputs import int64_outputs, one_node_per_output
 from ._rewrite import Rewrite
@@ -134,6 +132,7 @@ from ._sequence_forms import (
     SequenceFacts,
     SequenceForm,
     SequenceReader,
+    SequenceRewritten,
     by_position,
     sequence_forms,
     sequence_readers,
@@ -626,14 +625,7 @@ class Lower(Rewrite):
         plan = Plan(view, self.target, edits, self.release)
         if not self._forms.runs_loops:
             removing = [form for form in self._forms.loops or () if form.removes_loop]
-            _refuse_loops(
-                view,
-                self.target,
-                lambda node: any(
-                    node.scope.opset is not None and form.check(plan, node) is None
-                    for form in removing
-                ),
-            )
+            _refuse_loops(view, self.target, lambda node: first_form(removing, plan, node, node))
         for node in list(view.split_nodes()):
             plan.lower(node)
         for node in sequence_loops(view.scopes) if self._forms.loops else ():
@@ -719,8 +711,8 @@ def _refuse_sequences(
         f"{op} {node_label(node.proto)!r} in {scope.label}"
         for scope in view.scopes
         for node in scope.nodes
-        if (op := node.op_type) in SEQUENCE_OPS and node.proto.domain in DEFAULT_DOMAINS
-        if not (op == "SplitToSequence" and (scope.key, node.proto.output[0]) in kept)
+        if (op := node.op_type) in SEQUENCE_OPS and node.domain in DEFAULT_DOMAINS
+        if not (op == "SplitToSequence" and (scope.key, node.output_names[0]) in kept)
         if id(node) not in building
     ]
     if not left:
@@ -760,19 +752,17 @@ def _refuse_control_flow(model: ModelProto, target: str) -> None:
     """A SplitError naming the control flow and function calls in a model lowered for a
     target whose runtime converts neither (onnx2torch has no If, Loop, Scan or function
     converter, and refuses the whole model)."""
-    functions = {function_id(f) for f in model.functions}
+    view = ModelView.read(model)
 
     def is_call(node: Node) -> bool:
-        proto = node.proto
-        return (proto.domain, proto.op_type, proto.overload) in functions
+        return node.function_id in view.functions
 
     left = [
-        f"{node.op_type} {node_label(node.proto)!r} in {scope.label}"
+        f"{node.op_type} {node.label!r} in {scope.label}"
         + (" (a model-local function)" if is_call(node) else "")
-        for scope in ModelView.read(model).scopes
+        for scope in view.scopes
         for node in scope.nodes
-        if (node.op_type in _CONTROL_FLOW_OPS and node.proto.domain in DEFAULT_DOMAINS)
-        or is_call(node)
+        if (node.op_type in _CONTROL_FLOW_OPS and node.domain in DEFAULT_DOMAINS) or is_call(node)
     ]
     if left:
         shown = "; ".join(left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
@@ -785,23 +775,30 @@ def _refuse_control_flow(model: ModelProto, target: str) -> None:
         )
 
 
-def _refuse_loops(view: ModelView, target: str, removed: Callable[[Node], bool]) -> None:
+def _refuse_loops(
+    view: ModelView, target: str, removing: Callable[[Node], Chosen[Node, SequenceRewritten]]
+) -> None:
     """A SplitError naming the Loops of a model lowered for a target whose runtime runs no
-    Loop, once those of a trip count known before they run are unrolled, but for those a
-    form of the target ``removed``."""
-    left = [
-        f"{node_label(node.proto)!r} in {scope.label}"
-        + (
-            " (it stacks parts of unequal lengths as a scan output: the model fails there "
-            "at run time)"
-            if stacks_unequal_parts(node)
-            else ""
-        )
-        for scope in view.scopes
-        for node in scope.nodes
-        if node.op_type == "Loop" and node.proto.domain in DEFAULT_DOMAINS
-        if not removed(node)
-    ]
+    Loop, once those of a trip count known before they run are unrolled, but for those one
+    of the target's forms ``removing`` them applies to; each named with why none does."""
+    left = []
+    for scope in view.scopes:
+        for node in scope.nodes:
+            if not node.is_op("Loop"):
+                continue
+            chosen = removing(node) if scope.opset is not None else None
+            if chosen is not None and chosen.form is not None:
+                continue
+            said = [why.named for why in chosen.reasons] if chosen is not None else []
+            if stacks_unequal_parts(node):
+                said.insert(
+                    0,
+                    "it stacks parts of unequal lengths as a scan output: the model fails "
+                    "there at run time",
+                )
+            left.append(
+                f"{node.label!r} in {scope.label}" + (f" ({'; '.join(said)})" if said else "")
+            )
     if left:
         shown = "; ".join(left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
         raise SplitError(
@@ -908,7 +905,7 @@ class Plan:
         if links_attributes(proto):
             if "" in proto.output and proto.op_type == "Split":
                 named = copy_node(proto)
-                self._name_omitted_outputs(proto, [named])
+                self.edits.name_omitted([named], f"{name_base(proto)}_unused")
                 self.edits.replace(node, [named])
                 detail = "omitted outputs named (its attributes come from the call)"
                 self.note(node, None, "rewritten", detail)
@@ -945,13 +942,12 @@ class Plan:
             )
         done = chosen.rewrite(self, site)
         nodes, outcome, detail = done.nodes, done.outcome, done.detail
-        # onnxruntime 1.31 and 1.32 die by SIGSEGV running a Split that leaves an output
-        # out, and tract refuses it ("Op says 3, node says 1"): every target names them.
-        if "" in site.proto.output:
+        # Every target names the outputs a Split leaves out (ModelEdits.name_omitted).
+        if "" in site.node.output_names:
             if nodes is None:
                 nodes, outcome = [copy_node(site.proto)], "rewritten"
                 detail = f"omitted outputs named ({detail})"
-            self._name_omitted_outputs(site.proto, nodes)
+            self.edits.name_omitted(nodes, f"{name_base(site.proto)}_unused")
         if nodes is not None:
             self.edits.replace(node, nodes)
         if done.drops_split:
@@ -974,7 +970,7 @@ class Plan:
             self.report[-1] = replace(self.report[-1], squeezed=True)
             self._unbound_readers(site, sequence)
         if done.outcome == "kept":
-            self.kept_sequences.add((site.scope.key, site.proto.output[0]))
+            self.kept_sequences.add((site.scope.key, site.node.output_names[0]))
 
     def _unbound_readers(self, site: SplitSite[Scope], sequence: Value) -> None:
         """The nodes reading the parts of an unbind whose axes torch's exporter wrote with
@@ -1000,21 +996,12 @@ class Plan:
     def lower_loop(self, node: Node) -> None:
         """The first of the target's Loop forms that applies to ``node``, if any (else the
         node stays, and a target without sequences refuses what it leaves)."""
-        for form in self.forms.loops or ():
-            if node.scope.opset is not None and form.check(self, node) is None:
-                done = form.rewrite(self, node)
-                self.note(node, None, done.outcome, done.detail)
-                return
-
-    def _name_omitted_outputs(self, proto: NodeProto, nodes: list[NodeProto]) -> None:
-        """Give each output that a Split among ``nodes`` (what ``proto`` became) leaves out
-        a fresh name."""
-        for new in nodes:
-            if new.op_type == "Split" and "" in new.output:
-                base = f"{name_base(proto)}_unused"
-                for index, name in enumerate(new.output):
-                    if not name:
-                        new.output[index] = self.view.fresh_name(base)
+        if node.scope.opset is None:
+            return
+        chosen = first_form(self.forms.loops or (), self, node, node)
+        if chosen.form is not None:
+            done = chosen.rewrite(self, node)
+            self.note(node, None, done.outcome, done.detail)
 
     def builder(self, site: SplitSite[Scope], *, scalars: bool = False) -> GraphBuilder:
         """Nodes computing values in ``site``'s scope, checked in the target's form (sizes

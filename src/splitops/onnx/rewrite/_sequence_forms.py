@@ -23,18 +23,8 @@ import numpy as np
 from onnx import NodeProto, TensorProto, helper, numpy_helper
 
 from ...core import Rule, SplitError, is_default_split, sequence_sizes
-from ..model import (
-    Node,
-    Scope,
-    SplitSite,
-    Usage,
-    Value,
-    attribute_values,
-    drop_attributes,
-    has_attribute,
-    node_label,
-    write_split_sizes,
-)
+from ..model import Node, Scope, SplitSite, Usage, Value, node_label, write_split_sizes
+from ..model.protobuf import drop_attributes, has_attribute
 from ._forms import Context, Form, Reason
 from ._graph_sizes import CheckForm, GraphBuilder
 from ._sequence_parts import RuntimeParts, not_joinable
@@ -720,7 +710,7 @@ class _KeptOutputForTvm(SequenceForm):
     name = "kept-output-for-tvm"
 
     def check(self, context: Context, site: SplitSite[Scope]) -> Reason | None:
-        sequence = site.scope.values.get(site.proto.output[0])
+        sequence = site.node.output(0)
         if sequence is None or not sequence.output_of or sequence.uses:
             return Reason("it is not a graph output that nothing else reads")
         constant_sizes = site.split_value is not None and site.split_rank == 1
@@ -780,7 +770,7 @@ class _Edits:
         """Put ``nodes`` in the node's place; its sequence and split go."""
         context = self.context
         context.edits.replace(self.site.node, nodes)
-        sequence = self.scope.values.get(self.proto.output[0])
+        sequence = self.site.node.output(0)
         if sequence is not None:
             context.edits.forget(sequence)
         if self.spec.split_input is not None:
@@ -794,14 +784,14 @@ class _Edits:
         """``nodes`` replace ``reader`` (and the SequenceErase it reads through)."""
         context = self.context
         context.edits.replace(reader.node, nodes)
-        for position in range(1, len(reader.node.proto.input)):
+        for position in range(1, len(reader.node.input_names)):
             context.drop_input(reader.node, position)
         erase = reader.erase
         if erase is not None and not context.edits.is_replaced(erase):
             context.edits.replace(erase, [])
-            if len(erase.proto.input) > 1 and erase.proto.input[1]:
+            if erase.input_value(1) is not None:
                 context.drop_input(erase, 1)
-            left = erase.scope.values.get(erase.proto.output[0])
+            left = erase.output(0)
             if left is not None:
                 context.edits.forget(left)
 
@@ -825,7 +815,7 @@ class _Edits:
         named: dict[int, str] = {}
         for reader in readers:
             if reader.position is not None and not squeeze:
-                named.setdefault(reader.position % count, reader.node.proto.output[0])
+                named.setdefault(reader.position % count, reader.node.output_names[0])
         outputs = [
             named.get(i) or context.view.fresh_name(f"{label}_part{i}") for i in range(count)
         ]
@@ -846,7 +836,7 @@ class _Edits:
             nodes += [*build.nodes, *slices]
         elif count:
             split = helper.make_node(
-                "Split", [self.x], outputs, name=self.proto.name, axis=spec.axis
+                "Split", [self.x], outputs, name=self.site.node.name, axis=spec.axis
             )
             if sizes is not None:
                 nodes += write_split_sizes(
@@ -861,7 +851,7 @@ class _Edits:
             nodes += [*build.nodes, split]
         self.replace(nodes)
         for reader in readers:
-            out = reader.node.proto.output[0]
+            out = reader.node.output_names[0]
             op = reader.node.op_type
             step = context.scope_builder(scope, name_base(reader.node.proto))
             if op == "SequenceAt":
@@ -876,7 +866,7 @@ class _Edits:
             else:
                 chosen = [outputs[i] for i in self._left(reader, count)]
                 elements = [step.squeeze(p, spec.axis) for p in chosen] if squeeze else chosen
-                _concat(step, reader.node.proto, elements)
+                _concat(step, reader.node, elements)
             self._done(reader, step.nodes)
         kind = "a Slice per part" if cut is not None or constant else "Split"
         kind += " + Squeeze" if squeeze else ""
@@ -907,7 +897,7 @@ class _Edits:
         )
         for reader in readers:
             step = builder(name_base(reader.node.proto), reader.node.scope)
-            out = reader.node.proto.output[0]
+            out = reader.node.output_names[0]
             if reader.node.op_type == "ConcatFromSequence" and count is None:
                 attributes = reader.node.attributes
                 axis, new_axis = attributes.get("axis", 0), bool(attributes.get("new_axis", 0))
@@ -919,10 +909,10 @@ class _Edits:
                 names = [step.name(f"part{i}") for i in left]
                 for position, name in zip(left, names, strict=True):
                     parts.part(step, position, name)
-                _concat(step, reader.node.proto, names)
+                _concat(step, reader.node, names)
             elif reader.at_run_time:
-                position = reader.node.proto.input[1]
-                parts.part_at(step, position, out, inside=reader.inside, equal=reader.stacked)
+                at = reader.node.input_names[1]
+                parts.part_at(step, at, out, inside=reader.inside, equal=reader.stacked)
             elif reader.position is not None:
                 parts.part(step, reader.position, out)
             elif count is not None:
@@ -959,7 +949,7 @@ class _Edits:
             # 1, which drops the axis, else chunks that keep it. An If of the two (If takes
             # sequences from opset 13), which onnxruntime (which drops the axis of every 0-d
             # split) and onnx.reference run.
-            self._either_split(new)
+            self._either_split()
             changes.insert(0, "0-d split given at run time -> an If of the default split")
             return SequenceRewritten("kept", f"{why}; " + ", ".join(changes))
         if given and has_attribute(new, "keepdims"):
@@ -986,9 +976,9 @@ class _Edits:
             self.replace_node([new])
         return SequenceRewritten("kept", f"{why}; " + (", ".join(changes) or "unchanged"))
 
-    def _either_split(self, node: NodeProto) -> None:
-        """``node`` (a copy of the SplitToSequence) as an If: of the default split (no
-        split, ``keepdims=0``) where its 0-d split is 1, else of the split (no keepdims)."""
+    def _either_split(self) -> None:
+        """The SplitToSequence as an If: of the default split (no split, ``keepdims=0``)
+        where its 0-d split is 1, else of the split (no keepdims)."""
         context, site = self.context, self.site
         label = name_base(self.proto)
         build = context.scope_builder(self.scope, label)
@@ -1003,7 +993,7 @@ class _Edits:
             part = helper.make_node("SplitToSequence", inputs, [out], axis=self.spec.axis, **keep)
             info = helper.make_tensor_sequence_value_info(out, site.element, None)
             branches[f"{branch}_branch"] = helper.make_graph([part], out, [], [info])
-        choose = helper.make_node("If", [default], list(node.output), **branches)
+        choose = helper.make_node("If", [default], [*site.node.output_names], **branches)
         self.replace_node([*build.nodes, choose])
 
     def _scalar_positions(self) -> list[str]:
@@ -1028,14 +1018,13 @@ class _Edits:
         return [f"{changed} position(s) of shape [1] made 0-d"] if changed else []
 
 
-def _concat(step: GraphBuilder, node: NodeProto, parts: list[str]) -> None:
-    """ConcatFromSequence over the sequence's elements ``parts``: a Concat (of the parts
-    given a new axis first, with ``new_axis=1``)."""
-    attributes = attribute_values(node)
-    axis = int(attributes.get("axis", 0))
-    if attributes.get("new_axis", 0):
+def _concat(step: GraphBuilder, node: Node, parts: list[str]) -> None:
+    """ConcatFromSequence ``node`` over the sequence's elements ``parts``: a Concat (of the
+    parts given a new axis first, with ``new_axis=1``)."""
+    axis = int(node.attribute("axis", 0))
+    if node.attribute("new_axis", 0):
         parts = [step.unsqueeze(p, axis) for p in parts]
-    step.add("Concat", parts, "concat", output=node.output[0], axis=axis)
+    step.add("Concat", parts, "concat", output=node.output_names[0], axis=axis)
 
 
 def _count_constant(name: str, count: int) -> NodeProto:

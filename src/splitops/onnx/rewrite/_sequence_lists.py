@@ -24,19 +24,17 @@ after the Loop, as ConcatFromSequence of an empty sequence does.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from onnx import TensorProto, ValueInfoProto, helper, numpy_helper
 
-from ..model import Node, Value, dtype_of_code, interface_entries
+from ..model import Node, Value
+from ..model.protobuf import dtype_of_code, interface_entries
+from ._forms import Context, Reason
 from ._graph_sizes import CheckForm, GraphBuilder
 from ._sequence_forms import SequenceRewritten
 from ._sequence_loops import LoopForm
 from ._split_forms import name_base
-
-if TYPE_CHECKING:
-    from ._lower import Plan
 
 __all__ = ["LISTS_ACCUMULATED"]
 
@@ -127,16 +125,16 @@ class _ListsAccumulated(LoopForm):
 
     name = "lists-accumulated"
 
-    def check(self, plan: Plan, node: Node) -> str | None:
+    def check(self, context: Context, node: Node) -> Reason | None:
         found = _lists(node)
-        return found if isinstance(found, str) else None
+        return Reason(found) if isinstance(found, str) else None
 
-    def rewrite(self, plan: Plan, node: Node) -> SequenceRewritten:
+    def rewrite(self, context: Context, node: Node) -> SequenceRewritten:
         found = _lists(node)
         assert not isinstance(found, str)
         body = node.held[0]
         label = name_base(node.proto)
-        view, edits = plan.view, plan.edits
+        view, edits = context.view, context.edits
         inputs, outputs = list(node.input_names), list(node.output_names)
         body_inputs, body_outputs = interface_entries(body)
         carried = len(inputs) - 2
@@ -144,7 +142,7 @@ class _ListsAccumulated(LoopForm):
         extra_out: list[str] = []
         extra_body_in: list[ValueInfoProto] = []
         extra_body_out: list[ValueInfoProto] = []
-        outside = plan.scope_builder(node.scope, label)
+        outside = context.scope_builder(node.scope, label)
         joins = []
         for item in found:
             code = item.code
@@ -155,7 +153,7 @@ class _ListsAccumulated(LoopForm):
             # whose carried value starts as an initializer of no elements), or at 0.
             inputs[2 + item.slot] = _empty(outside, code)
             extra_in += [_empty(outside, TensorProto.INT64), outside.ints([0]), outside.ints([0])]
-            step = plan.scope_builder(body, name_base(item.insert.proto))
+            step = context.scope_builder(body, name_base(item.insert.proto))
             value = item.element.name
             if item.new_axis:
                 value = step.unsqueeze(value, item.axis)
@@ -201,7 +199,7 @@ class _ListsAccumulated(LoopForm):
         )
         edits.insert_before(node, outside.nodes)
         for item, final in joins:
-            self._join(plan, node, item, final)
+            self._join(context, node, item, final)
         shown = ", ".join(
             f"ConcatFromSequence along axis {item.axis}" + (" (new axis)" if item.new_axis else "")
             for item in found
@@ -214,16 +212,16 @@ class _ListsAccumulated(LoopForm):
         )
 
     @staticmethod
-    def _join(plan: Plan, loop: Node, item: _List, final: dict[str, str]) -> None:
+    def _join(context: Context, loop: Node, item: _List, final: dict[str, str]) -> None:
         """After the Loop: the carried values reshaped to the last value's dims, the joined
         axis's length summed; an empty list fails, as ConcatFromSequence of one does."""
         for reader in item.readers:
             label = name_base(reader.proto)
             # The checked length goes into a shape: of a static length, which an Expand's
             # result is not (OpenVINO's CPU plugin refuses a Reshape of a dynamic rank).
-            form: CheckForm | None = "expand-gather" if plan.forms.check == "expand" else None
-            checks = plan.scope_builder(loop.scope, label, check=form)
-            step = plan.scope_builder(loop.scope, label)
+            form: CheckForm | None = "expand-gather" if context.forms.check == "expand" else None
+            checks = context.scope_builder(loop.scope, label, check=form)
+            step = context.scope_builder(loop.scope, label)
             empty = checks.add("Less", [final["count"], checks.ints([1])], "empty")
             total = checks.checked(final["total"], empty, "concat_of_an_empty_sequence")
             if checks.check == "part":
@@ -242,7 +240,7 @@ class _ListsAccumulated(LoopForm):
             step.add("Identity", [joined], "concat", output=reader.output_names[0])
             if checks.pending:
                 step.nodes[:] = checks.on_part(step.nodes)
-            plan.edits.replace(reader, [*checks.nodes, *step.nodes])
+            context.edits.replace(reader, [*checks.nodes, *step.nodes])
 
 
 def _empty(build: GraphBuilder, code: int) -> str:

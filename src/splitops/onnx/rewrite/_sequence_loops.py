@@ -16,31 +16,20 @@ says when it applies (or why not) and what it did, for the report.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-from onnx import GraphProto, NodeProto, helper, numpy_helper
+from onnx import NodeProto, helper, numpy_helper
 
 from ...core import current_limits
-from ..model import (
-    DEFAULT_DOMAINS,
-    Node,
-    Scope,
-    Value,
-    attribute_values,
-    constant_value,
-    graph_attributes,
-    held_graph,
-    node_label,
-)
+from ..model import DEFAULT_DOMAINS, Linked, Node, Scope, Value
+from ..model.protobuf import constant_value
+from ._forms import Context, Form, Reason
 from ._graph_sizes import GraphBuilder
 from ._sequence_forms import SequenceRewritten
 from ._split_forms import name_base
-
-if TYPE_CHECKING:
-    from ._lower import Plan
 
 __all__ = [
     "INSERTED_INTO_EMPTY",
@@ -52,24 +41,18 @@ __all__ = [
 ]
 
 
-class LoopForm:
-    """One form of a Loop node: :meth:`check` says whether it applies (``None``) or why not;
-    :meth:`rewrite` makes its edits."""
+class LoopForm(Form[Node, SequenceRewritten]):
+    """One form of a Loop (or of the SequenceEmpty a list starts as)
+    (:class:`~splitops.onnx.rewrite._forms.Form`): it says whether it applies to the node or
+    why not, and makes its edits."""
 
-    name = ""
     #: Whether the form leaves no Loop where the node was (a runtime without Loop runs it).
     removes_loop = False
-
-    def check(self, plan: Plan, node: Node) -> str | None:
-        raise NotImplementedError
-
-    def rewrite(self, plan: Plan, node: Node) -> SequenceRewritten:
-        raise NotImplementedError
 
 
 #: The operators whose result the rule folds where every input is a constant (the index
 #: arithmetic of torch's export), each as numpy computes it.
-_FOLDED: dict[str, Callable[[list[Any], dict[str, Any]], Any]] = {
+_FOLDED: dict[str, Callable[[list[Any], Mapping[str, Any]], Any]] = {
     "Identity": lambda a, _: a[0],
     "Add": lambda a, _: np.add(a[0], a[1]),
     "Sub": lambda a, _: np.subtract(a[0], a[1]),
@@ -86,104 +69,111 @@ class _Pattern:
     the SequenceEmpty it starts from."""
 
     trips: int
-    body: GraphProto
+    body: Scope
     inserted: str
     empty: Node
 
 
 def _pattern(node: Node) -> _Pattern | str:
     """The Loop's pattern, or why it is not one the rule unrolls."""
-    proto, scope = node.proto, node.scope
-    if len(proto.input) != 3 or len(proto.output) != 1:
+    scope, names = node.scope, node.input_names
+    if len(names) != 3 or len(node.output_names) != 1:
         return "it carries more than one sequence, or has scan outputs"
-    trips = scope.constant(proto.input[0]) if proto.input[0] else None
+    trips = scope.constant(names[0]) if names[0] else None
     if trips is None or trips.size != 1 or trips.dtype.kind not in "iu":
         return "its trip count is known only at run time"
     if not 0 <= int(trips.reshape(-1)[0]) <= current_limits().max_model_parts:
         return "its trip count is negative or over the max_model_parts limit"
-    if proto.input[1]:
-        go = scope.constant(proto.input[1])
+    if names[1]:
+        go = scope.constant(names[1])
         if go is None or go.size != 1 or not bool(go.reshape(-1)[0]):
             return "its condition is not a constant true"
-    start = scope.value(proto.input[2])
+    start = scope.value(names[2])
     empty = None if start is None or len(start.uses) != 1 else start.producer
     if empty is None or empty.op_type != "SequenceEmpty":
         return "its sequence does not start as a SequenceEmpty read by the Loop alone"
-    body = held_graph(proto, "body", -1)
-    if body is None or len(body.input) != 3 or len(body.output) != 2:
+    body = node.attribute("body")
+    if not isinstance(body, Scope) or len(body.input_names()) != 3 or len(body.output_names()) != 2:
         return "its body is not of one iteration number, one condition and one sequence"
-    _, condition, carried = (i.name for i in body.input)
-    cond_out, seq_out = (o.name for o in body.output)
-    produced = {out: n for n in body.node for out in n.output}
+    _, condition, carried = body.input_names()
+    cond_out, seq_out = body.output_names()
+    produced = _produced(body)
     insert = produced.get(seq_out)
+    appended = () if insert is None else insert.input_names
     if (
         insert is None
         or insert.op_type != "SequenceInsert"
-        or list(insert.input) != [carried, insert.input[1]]
+        or len(appended) != 2
+        or appended[0] != carried
     ):
         return "its body does not append one tensor to the sequence"
-    for inner in body.node:
+    for inner in body.nodes:
         if inner is insert:
             continue
-        if inner.domain not in DEFAULT_DOMAINS or next(graph_attributes(inner), None) is not None:
-            return f"its body's {inner.op_type} {node_label(inner)!r} is not one it copies"
-        if carried in inner.input or inner.op_type in ("Split", "SplitToSequence"):
-            return f"its body's {inner.op_type} {node_label(inner)!r} is not one it copies"
+        if inner.domain not in DEFAULT_DOMAINS or inner.held:
+            return f"its body's {inner.op_type} {inner.label!r} is not one it copies"
+        if carried in inner.input_names or inner.op_type in ("Split", "SplitToSequence"):
+            return f"its body's {inner.op_type} {inner.label!r} is not one it copies"
     if not always_true(cond_out, condition, produced, scope):
         return "its body's condition is not always true"
-    part = produced.get(insert.input[1])
+    part = produced.get(appended[1])
     if part is None or part.op_type != "Slice":
         return "its body does not insert a Slice"
     folded = _fold(body, scope, 0)
-    if any(bound not in folded for bound in part.input[1:3]):
+    if any(bound not in folded for bound in part.input_names[1:3]):
         return "the bounds of the Slice its body inserts are known only at run time"
-    return _Pattern(int(trips.reshape(-1)[0]), body, str(insert.input[1]), empty)
+    return _Pattern(int(trips.reshape(-1)[0]), body, appended[1], empty)
+
+
+def _produced(body: Scope) -> dict[str, Node]:
+    """The node of ``body`` that computes each value, by the value's name."""
+    return {out: n for n in body.nodes for out in n.output_names}
 
 
 def _declared_wrong(scope: Scope, found: _Pattern, trip: int, reader: Node) -> str | None:
     """Where the part a SequenceAt reads has a static length that its output's declared type
     contradicts (torch's static export declares every part as long as the second), why the
     rule leaves the Loop: the unrolled Slice would make onnx's check refuse the model."""
-    produced = {out: n for n in found.body.node for out in n.output}
-    part = produced[found.inserted]
-    dims = scope.dims(part.input[0])
-    declared = scope.dims(reader.proto.output[0])
+    inputs = _produced(found.body)[found.inserted].input_names
+    dims = scope.dims(inputs[0])
+    declared = scope.dims(reader.output_names[0])
     known = _fold(found.body, scope, trip)
-    axes = known.get(part.input[3]) if len(part.input) > 3 else None
-    if axes is None and len(part.input) > 3:
-        axes = scope.constant(part.input[3])
-    if dims is None or declared is None or axes is None or len(part.input) > 4:
+    axes = known.get(inputs[3]) if len(inputs) > 3 else None
+    if axes is None and len(inputs) > 3:
+        axes = scope.constant(inputs[3])
+    if dims is None or declared is None or axes is None or len(inputs) > 4:
         return None
     axis = int(np.asarray(axes).reshape(-1)[0])
     axis += len(dims) if axis < 0 else 0
     if not 0 <= axis < len(dims) or len(declared) != len(dims) or dims[axis] is None:
         return None
     length = int(dims[axis])  # type: ignore[arg-type]
-    start, end = (int(np.asarray(known[b]).reshape(-1)[0]) for b in part.input[1:3])
+    start, end = (int(np.asarray(known[b]).reshape(-1)[0]) for b in inputs[1:3])
     start, end = (min(max(b + length if b < 0 else b, 0), length) for b in (start, end))
     if declared[axis] is None or declared[axis] == max(end - start, 0):
         return None
     return (
-        f"{reader.op_type} {node_label(reader.proto)!r} is declared of length "
+        f"{reader.op_type} {reader.label!r} is declared of length "
         f"{declared[axis]} on axis {axis}, but reads a part of {max(end - start, 0)}: the "
         "model's declared types are wrong (onnx's check would refuse the unrolled model)"
     )
 
 
-def always_true(name: str, given: str, produced: dict[str, NodeProto], scope: Scope) -> bool:
+def always_true(name: str, given: str, produced: dict[str, Node], scope: Scope) -> bool:
     """Whether the body's condition ``name`` is the condition it was given (a constant true)
-    or a constant true, through Identity nodes."""
+    or a constant true, through Identity nodes; ``produced`` gives the body's node that
+    computes each value, ``scope`` the constants the body sees from outside."""
     while name != given:
         node = produced.get(name)
         if node is None:
             value = scope.constant(name)
             return value is not None and value.size == 1 and bool(value.reshape(-1)[0])
         if node.op_type == "Constant":
-            value = constant_value(node)
+            value = constant_value(node.proto)
             return value is not None and value.size == 1 and bool(value.reshape(-1)[0])
         if node.op_type != "Identity":
             return False
-        name = node.input[0]
+        name = node.input_names[0]
     return True
 
 
@@ -204,22 +194,22 @@ def _readers(value: Value, parts: list[str]) -> _Readers | str:
     found = _Readers([], [])
     for usage in value.uses:
         reader = usage.node
-        proto, what = reader.proto, f"{reader.op_type} {reader.label!r}"
+        names, what = reader.input_names, f"{reader.op_type} {reader.label!r}"
         if reader.scope is not value.scope or reader.domain not in DEFAULT_DOMAINS:
             return f"{what} reads its sequence"
         if usage.index != 0:
             return f"{what} reads its sequence as a tensor"
         if reader.op_type == "SequenceInsert":
             at = len(parts)
-            if len(proto.input) > 2 and proto.input[2]:
-                given = reader.scope.constant(proto.input[2])
+            if len(names) > 2 and names[2]:
+                given = reader.scope.constant(names[2])
                 if given is None or given.size != 1:
                     return f"{what} inserts at a position known only at run time"
                 at = int(given.reshape(-1)[0])
                 if not -len(parts) <= at <= len(parts):
                     return f"{what} inserts past the sequence: it fails at run time"
                 at %= len(parts) + 1
-            grown = [*parts[:at], proto.input[1], *parts[at:]]
+            grown = [*parts[:at], names[1], *parts[at:]]
             after = reader.output(0)
             more = _readers(after, grown) if after is not None else _Readers([], [])
             if isinstance(more, str):
@@ -227,13 +217,15 @@ def _readers(value: Value, parts: list[str]) -> _Readers | str:
             found.found += more.found
             found.inserts += [reader, *more.inserts]
         elif reader.op_type == "SequenceAt":
-            given = reader.scope.constant(proto.input[1])
+            given = reader.scope.constant(names[1])
             if given is None or given.size != 1 or given.dtype.kind not in "iu":
                 return f"{what} reads it at a position known only at run time"
             at = int(given.reshape(-1)[0])
             if not -len(parts) <= at < len(parts):
                 return f"{what} reads part {at} of {len(parts)}: it fails at run time"
             found.found.append((reader, [parts[at]]))
+        elif reader.op_type == "ConcatFromSequence" and _linked(reader):
+            return f"{what} takes its axis from its function's call, known only at each call"
         elif reader.op_type == "SequenceLength" or (
             reader.op_type == "ConcatFromSequence" and parts
         ):
@@ -241,6 +233,11 @@ def _readers(value: Value, parts: list[str]) -> _Readers | str:
         else:
             return f"{what} reads its sequence"
     return found
+
+
+def _linked(node: Node) -> bool:
+    """Whether an attribute of ``node`` takes its value from its function's call."""
+    return any(isinstance(value, Linked) for value in node.attributes.values())
 
 
 class _LoopOfInsertsUnrolled(LoopForm):
@@ -252,38 +249,38 @@ class _LoopOfInsertsUnrolled(LoopForm):
 
     removes_loop = True
 
-    def check(self, plan: Plan, node: Node) -> str | None:
+    def check(self, context: Context, node: Node) -> Reason | None:
         found = _pattern(node)
         if isinstance(found, str):
-            return found
-        value = node.scope.value(node.proto.output[0])
+            return Reason(found)
+        value = node.output(0)
         if value is None:
-            return "its sequence is not read"
+            return Reason("its sequence is not read")
         trips = [f"\0trip{i}" for i in range(found.trips)]  # no value is named so
         readers = _readers(value, trips)
         if isinstance(readers, str):
-            return readers
+            return Reason(readers)
         for reader, chosen in readers.found:
             if reader.op_type == "SequenceAt" and chosen[0] in trips:
                 wrong = _declared_wrong(node.scope, found, trips.index(chosen[0]), reader)
                 if wrong is not None:
-                    return wrong
+                    return Reason(wrong, (reader,))
         return None
 
-    def rewrite(self, plan: Plan, node: Node) -> SequenceRewritten:
+    def rewrite(self, context: Context, node: Node) -> SequenceRewritten:
         found = _pattern(node)
         assert not isinstance(found, str)
-        plan.spend(node, found.trips)
+        context.spend(node, found.trips)
         scope, label = node.scope, name_base(node.proto)
-        build = plan.scope_builder(scope, label)
+        build = context.scope_builder(scope, label)
         parts = [_unroll(build, scope, found, trip) for trip in range(found.trips)]
-        plan.edits.replace(node, build.nodes)
-        plan.edits.replace(found.empty, [])
+        context.edits.replace(node, build.nodes)
+        context.edits.replace(found.empty, [])
         for position in (0, 1):
-            plan.drop_input(node, position)
-        value = scope.value(node.proto.output[0])
+            context.drop_input(node, position)
+        value = node.output(0)
         assert value is not None
-        _give_parts(plan, value, parts)
+        _give_parts(context, value, parts)
         detail = (
             f"Loop of {found.trips} SequenceInsert of a Slice -> {found.trips} Slices of "
             "constant bounds, each reader of its sequence given its parts"
@@ -291,32 +288,32 @@ class _LoopOfInsertsUnrolled(LoopForm):
         return SequenceRewritten("rewritten", detail)
 
 
-def _give_parts(plan: Plan, value: Value, parts: list[str]) -> None:
+def _give_parts(context: Context, value: Value, parts: list[str]) -> None:
     """Each reader of the sequence ``value``, which holds ``parts``, (and of what a
     SequenceInsert makes of it) given its parts; the SequenceInserts go."""
     readers = _readers(value, parts)
     assert not isinstance(readers, str)
     scope = value.scope
     for insert in readers.inserts:
-        plan.edits.replace(insert, [])
-        if len(insert.proto.input) > 2:
-            plan.drop_input(insert, 2)
+        context.edits.replace(insert, [])
+        if len(insert.input_names) > 2:
+            context.drop_input(insert, 2)
     for reader, chosen in readers.found:
-        step = plan.scope_builder(scope, name_base(reader.proto))
-        out = reader.proto.output[0]
+        step = context.scope_builder(scope, name_base(reader.proto))
+        out = reader.output_names[0]
         if reader.op_type == "SequenceAt":
             step.add("Identity", chosen, "part", output=out)
-            plan.drop_input(reader, 1)
+            context.drop_input(reader, 1)
         elif reader.op_type == "SequenceLength":
             count = numpy_helper.from_array(np.array(len(chosen), np.int64), out)
             step.nodes.append(helper.make_node("Constant", [], [out], value=count))
         else:
-            attributes = attribute_values(reader.proto)
+            attributes = reader.attributes
             axis = int(attributes.get("axis", 0))
             if attributes.get("new_axis", 0):
                 chosen = [step.unsqueeze(p, axis) for p in chosen]
             step.add("Concat", chosen, "concat", output=out, axis=axis)
-        plan.edits.replace(reader, step.nodes)
+        context.edits.replace(reader, step.nodes)
 
 
 class _InsertedIntoEmpty(LoopForm):
@@ -326,21 +323,21 @@ class _InsertedIntoEmpty(LoopForm):
 
     name = "inserted-into-empty"
 
-    def check(self, plan: Plan, node: Node) -> str | None:
+    def check(self, context: Context, node: Node) -> Reason | None:
         if not node.is_op("SequenceEmpty"):
-            return "it is not a SequenceEmpty"
+            return Reason("it is not a SequenceEmpty")
         value = node.output(0)
         if value is None or not value.uses:
-            return "nothing reads its sequence"
+            return Reason("nothing reads its sequence")
         readers = _readers(value, [])
-        return readers if isinstance(readers, str) else None
+        return Reason(readers) if isinstance(readers, str) else None
 
-    def rewrite(self, plan: Plan, node: Node) -> SequenceRewritten:
+    def rewrite(self, context: Context, node: Node) -> SequenceRewritten:
         value = node.output(0)
         assert value is not None
         inserts = len(_readers(value, []).inserts)  # type: ignore[union-attr]
-        _give_parts(plan, value, [])
-        plan.edits.replace(node, [])
+        _give_parts(context, value, [])
+        context.edits.replace(node, [])
         return SequenceRewritten(
             "removed",
             f"a sequence of {inserts} SequenceInsert(s) into a SequenceEmpty -> each reader "
@@ -354,15 +351,14 @@ def loop_of_inserts(node: Node) -> bool:
     return node.is_op("Loop") and not isinstance(_pattern(node), str)
 
 
-def _fold(body: GraphProto, scope: Scope, trip: int) -> dict[str, Any]:
+def _fold(body: Scope, scope: Scope, trip: int) -> dict[str, Any]:
     """What the body computes from constants alone (its own Constant nodes, the constants it
-    sees, its iteration number ``trip``, and the condition it is given, true at every trip of
-    a Loop the rule unrolls) by the operators of :data:`_FOLDED`, by name: an unrolled body
-    keeps none of them, nor what reads its condition (an Identity of it)."""
-    known: dict[str, Any] = {
-        body.input[0].name: np.array(trip, np.int64),
-        body.input[1].name: np.array(True),
-    }
+    sees in ``scope``, its iteration number ``trip``, and the condition it is given, true at
+    every trip of a Loop the rule unrolls) by the operators of :data:`_FOLDED`, by name: an
+    unrolled body keeps none of them, nor what reads its condition (an Identity of it). A
+    node whose attributes its function's call gives is not folded."""
+    iteration, condition = body.input_names()[:2]
+    known: dict[str, Any] = {iteration: np.array(trip, np.int64), condition: np.array(True)}
     computed: set[str] = set()  # what the body computes at run time
 
     def constant(name: str) -> Any:
@@ -370,24 +366,24 @@ def _fold(body: GraphProto, scope: Scope, trip: int) -> dict[str, Any]:
             return known[name]
         return None if name in computed else scope.constant(name)
 
-    for node in body.node:
+    for node in body.nodes:
+        outputs = node.output_names
         if node.op_type == "Constant":
-            value = constant_value(node)
+            value = constant_value(node.proto)
             if value is not None:
-                known[node.output[0]] = value
+                known[outputs[0]] = value
                 continue
-        values = [constant(name) for name in node.input]
+        values = [constant(name) for name in node.input_names]
         fold = _FOLDED.get(node.op_type)
         if fold is not None and values and all(v is not None for v in values):
-            attributes = attribute_values(node)
             try:
-                result = np.asarray(fold(values, attributes))
+                result = None if _linked(node) else np.asarray(fold(values, node.attributes))
             except (IndexError, ValueError):  # fails at run time, as the node will
                 result = None
             if result is not None and result.size <= _MOST_FOLDED:
-                known[node.output[0]] = result
+                known[outputs[0]] = result
                 continue
-        computed.update(node.output)
+        computed.update(outputs)
     return known
 
 
@@ -409,15 +405,15 @@ def _unroll(build: GraphBuilder, scope: Scope, found: _Pattern, trip: int) -> st
         build.nodes += build.edits.tensor_constant(scope, tensor)
         return tensor.name
 
-    for node in found.body.node:
-        if node.op_type == "SequenceInsert" or all(out in known for out in node.output):
+    for node in found.body.nodes:
+        if node.op_type == "SequenceInsert" or all(out in known for out in node.output_names):
             continue
         copy = NodeProto()
-        copy.CopyFrom(node)
+        copy.CopyFrom(node.proto)
         copy.name = build.name(f"trip{trip}_{node.op_type.lower()}") if node.name else ""
-        for index, name in enumerate(node.input):
+        for index, name in enumerate(node.input_names):
             copy.input[index] = written(name, flat=node.op_type == "Slice" and index > 0)
-        for index, name in enumerate(node.output):
+        for index, name in enumerate(node.output_names):
             if name:
                 renamed[name] = build.name(f"trip{trip}_{name.strip('/').replace('/', '_')}")
                 copy.output[index] = renamed[name]

@@ -27,18 +27,15 @@ Loop is unrolled instead (:mod:`~splitops.onnx.rewrite._sequence_loops`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from onnx import GraphProto, NodeProto, TensorProto, helper
 
 from ..model import DEFAULT_DOMAINS, Node, Scope, Value, renamed_copy
+from ._forms import Context, Reason
 from ._graph_sizes import PART_CHECK_TYPES, CheckForm, GraphBuilder
 from ._sequence_forms import SequenceRewritten
 from ._sequence_loops import LoopForm, always_true
 from ._split_forms import name_base
-
-if TYPE_CHECKING:
-    from ._lower import Plan
 
 __all__ = ["LIST_RECOMPUTED"]
 
@@ -88,8 +85,7 @@ def _found(node: Node) -> _Found | str:
         go = scope.constant(names[1])
         if go is None or go.size != 1 or not bool(go.reshape(-1)[0]):
             return "its condition is not a constant true"
-    protos = {out: n.proto for out, n in produced.items()}
-    if not always_true(names_out[0], condition, protos, scope):
+    if not always_true(names_out[0], condition, produced, scope):
         return "its body's condition is not always true"
     insert = produced.get(names_out[1])
     if insert is None or insert.op_type != "SequenceInsert" or insert.input_names[:1] != (carried,):
@@ -185,35 +181,35 @@ class _ListRecomputed(LoopForm):
     name = "list-recomputed"
     removes_loop = True
 
-    def check(self, plan: Plan, node: Node) -> str | None:
+    def check(self, context: Context, node: Node) -> Reason | None:
         found = _found(node)
-        return found if isinstance(found, str) else None
+        return Reason(found) if isinstance(found, str) else None
 
-    def rewrite(self, plan: Plan, node: Node) -> SequenceRewritten:
+    def rewrite(self, context: Context, node: Node) -> SequenceRewritten:
         found = _found(node)
         assert not isinstance(found, str)
         trips = node.input_names[0]
         for reader in found.readers:
             label = name_base(reader.proto)
-            part_check = plan.forms.check == "part" and found.element in PART_CHECK_TYPES
-            check: CheckForm | None = "none" if plan.forms.check == "part" else None
-            step = plan.scope_builder(reader.scope, label, check="part" if part_check else check)
+            part_check = context.forms.check == "part" and found.element in PART_CHECK_TYPES
+            check: CheckForm | None = "none" if context.forms.check == "part" else None
+            step = context.scope_builder(reader.scope, label, check="part" if part_check else check)
             count = step.add("Reshape", [trips, step.ints([1])], "trips")
             length = step.add("Add", [count, step.ints([len(found.tails)])], "length")
             out = reader.output_names[0]
             if reader.op_type == "SequenceLength":
                 step.add("Reshape", [length, step.ints([])], "length", output=out)
             else:
-                self._read(plan, step, found, reader, count, length, out)
-            plan.edits.replace(reader, step.nodes)
+                self._read(context, step, found, reader, count, length, out)
+            context.edits.replace(reader, step.nodes)
         for insert in found.inserts:
-            plan.edits.replace(insert, [])
-        plan.edits.replace(found.empty, [])
-        plan.edits.replace(node, [])
-        plan.drop_input(node, 1)
+            context.edits.replace(insert, [])
+        context.edits.replace(found.empty, [])
+        context.edits.replace(node, [])
+        context.drop_input(node, 1)
         for reader in found.readers:
             if reader.op_type == "SequenceAt":
-                plan.drop_input(reader, 1)
+                context.drop_input(reader, 1)
         return SequenceRewritten(
             "removed",
             f"a list of a run-time number of values appended by the Loop, "
@@ -223,7 +219,7 @@ class _ListRecomputed(LoopForm):
 
     @staticmethod
     def _read(
-        plan: Plan,
+        context: Context,
         step: GraphBuilder,
         found: _Found,
         reader: Node,
@@ -252,7 +248,7 @@ class _ListRecomputed(LoopForm):
         else:
             at = step.checked(at, outside, rule)
         number = at if found.flat else step.add("Reshape", [at, step.ints([])], "number")
-        view = plan.view
+        view = context.view
 
         def copied(output: str) -> list[NodeProto]:
             """The body's computation of the appended value, at ``number``, into ``output``."""

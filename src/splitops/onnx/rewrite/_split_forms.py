@@ -20,14 +20,8 @@ from typing import Any, Literal
 from onnx import NodeProto, helper
 
 from ...core import PartCount, split_part_sizes
-from ..model import (
-    Scope,
-    SplitSite,
-    keep_attributes,
-    node_label,
-    set_attributes,
-    write_split_sizes,
-)
+from ..model import Scope, SplitSite, node_label, write_split_sizes
+from ..model.protobuf import keep_attributes, set_attributes
 from ._forms import Context, Form, Reason
 from ._graph_sizes import GraphArithmetic, GraphBuilder
 
@@ -456,8 +450,8 @@ class _OnePartAsIdentity(SplitForm):
         return None if _count(site) == 1 else Reason("more than one part")
 
     def rewrite(self, context: Context, site: SplitSite[Scope]) -> Rewritten:
-        proto = site.proto
-        identity = helper.make_node("Identity", [site.data], [proto.output[0]], name=proto.name)
+        node = site.node
+        identity = helper.make_node("Identity", [site.data], [node.output_names[0]], name=node.name)
         return Rewritten([identity], f"{_how(site)} -> Identity (one part)")
 
 

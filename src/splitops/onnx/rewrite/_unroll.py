@@ -35,7 +35,6 @@ from onnx.reference import ReferenceEvaluator
 from ...core import SplitError, current_limits
 from ..inference import infer_model_and_nodes
 from ..model import (
-    SMALL_TENSOR,
     ModelEdits,
     ModelView,
     Node,
@@ -43,10 +42,10 @@ from ..model import (
     SplitSite,
     TensorType,
     Value,
-    copy_attributes,
     renamed_copy,
     types_only,
 )
+from ..model.protobuf import SMALL_TENSOR, copy_attributes
 from ._declared import downstream
 from ._rewrite import Rewrite
 from ._sequence_forms import stacks_unequal_parts

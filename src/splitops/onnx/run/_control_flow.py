@@ -40,7 +40,8 @@ from onnx import TypeProto
 from onnx.reference.op_run import OpRun
 from onnx.reference.ops.op_loop import Loop as _ReferenceLoop
 
-from ..model import dtype_of_code, tensor_parts
+from ..model import TensorType, value_type
+from ..model.protobuf import dtype_of_code
 
 __all__ = ["Loop", "Scan", "control_flow_ops"]
 
@@ -158,9 +159,11 @@ def _stack(values: list[Any], axis: int, kind: TypeProto) -> Any:
     if values:
         first = np.asarray(values[0])
         return np.stack([np.asarray(v) for v in values], axis=axis % (first.ndim + 1))
-    code, dims = tensor_parts(kind)
-    dtype = dtype_of_code(code) if code else None
-    shape = [d.dim_value if d.HasField("dim_value") else 0 for d in dims or ()]
+    declared = value_type(kind)
+    if not isinstance(declared, TensorType):
+        declared = TensorType(0, None)
+    dtype = dtype_of_code(declared.element) if declared.element else None
+    shape = [d if isinstance(d, int) else 0 for d in declared.static_dims or ()]
     shape.insert(axis % (len(shape) + 1), 0)
     return np.empty(shape, dtype=dtype if dtype is not None else np.float32)
 

@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
-from onnx import ValueInfoProto
 
 from ..._files import make_folder, replacing
 from ...core import ModelInputError, current_limits
-from ..model import ModelView, describe_type, dtype_of_code, element_name, widened
+from ..model import ModelView, TensorType, ValueType
+from ..model.describe import describe_type
+from ..model.protobuf import dtype_of_code, element_name, input_types, widened
 from .backend import check_feeds
 
 __all__ = ["load_npy", "model_feeds", "write_arrays"]
@@ -46,7 +47,7 @@ def model_feeds(
     length ``dims`` gives it, else 1, from a generator seeded with ``seed``. The arrays must
     fit the model's inputs (:func:`~splitops.backend.check_feeds`).
     """
-    declared = {entry.name: entry for entry in view.fed_inputs()}
+    declared = input_types(view.model, fed=True)
     unknown = sorted(set(given) - set(declared))
     if unknown:
         raise ModelInputError(
@@ -54,7 +55,11 @@ def model_feeds(
             f"{sorted(declared)}."
         )
     symbols = {
-        d.dim_param for i in declared.values() for d in i.type.tensor_type.shape.dim if d.dim_param
+        dim
+        for found in declared.values()
+        if isinstance(found, TensorType)
+        for dim in found.dims or ()
+        if isinstance(dim, str)
     }
     unused = sorted(set(dims) - symbols)
     if unused:
@@ -63,7 +68,9 @@ def model_feeds(
             f"{sorted(symbols) or 'none'}."
         )
     shapes = {
-        name: _generated_shape(info, dims) for name, info in declared.items() if name not in given
+        name: _generated_shape(name, found, dims)
+        for name, found in declared.items()
+        if name not in given
     }
     total = sum(int(np.prod(shape, dtype=object)) for shape in shapes.values())
     limit = current_limits().max_input_elements
@@ -76,13 +83,14 @@ def model_feeds(
     rng = np.random.default_rng(seed)
     feeds: dict[str, np.ndarray[Any, Any]] = {}
     origins = {}
-    for name, info in declared.items():
+    for name, found in declared.items():
         if name in given:
             array = load_npy(Path(given[name]))
             feeds[name] = array.astype(object) if array.dtype.kind == "U" else array
             origins[name] = f"from {given[name]}"
         else:
-            feeds[name] = _generated_input(info, shapes[name], rng)
+            assert isinstance(found, TensorType)  # as _generated_shape found it
+            feeds[name] = _generated_input(name, found.element, shapes[name], rng)
             origins[name] = "generated"
     try:
         check_feeds(view.model, feeds)
@@ -93,26 +101,26 @@ def model_feeds(
     return feeds, origins
 
 
-def _generated_shape(info: ValueInfoProto, dims: Mapping[str, int]) -> tuple[int, ...]:
-    """The shape of a generated input: its declared dims, each symbolic one of the length
-    ``dims`` gives it, else 1."""
-    tensor = info.type.tensor_type
-    if not info.type.HasField("tensor_type") or not tensor.HasField("shape"):
+def _generated_shape(
+    name: str, declared: ValueType | None, dims: Mapping[str, int]
+) -> tuple[int, ...]:
+    """The shape of a generated input of the type ``declared`` (a negative length as
+    written): its declared dims, each symbolic one of the length ``dims`` gives it, else 1."""
+    if not isinstance(declared, TensorType) or declared.dims is None:
         raise ModelInputError(
-            f"input {info.name} is {describe_type(info.type)}: splitops generates tensors of "
+            f"input {name} is {describe_type(declared)}: splitops generates tensors of "
             "known rank only. Pass it with --input NAME=FILE.npy."
         )
-    declared = tensor.shape.dim
-    negative = [d.dim_value for d in declared if d.HasField("dim_value") and d.dim_value < 0]
+    negative = [d for d in declared.dims if isinstance(d, int) and d < 0]
     if negative:
         raise ModelInputError(
-            f"input {info.name} declares the dim {negative[0]}, and no tensor has a negative "
+            f"input {name} declares the dim {negative[0]}, and no tensor has a negative "
             "length: the model is broken. Fix its declared shape, or pass the input with "
             "--input NAME=FILE.npy."
         )
     return tuple(
-        d.dim_value if d.HasField("dim_value") else dims.get(d.dim_param, 1)
-        for d in tensor.shape.dim
+        d if isinstance(d, int) else dims.get(d, 1) if isinstance(d, str) else 1
+        for d in declared.dims
     )
 
 
@@ -121,15 +129,14 @@ _WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hote
 
 
 def _generated_input(
-    info: ValueInfoProto, shape: tuple[int, ...], rng: np.random.Generator
+    name: str, code: int, shape: tuple[int, ...], rng: np.random.Generator
 ) -> np.ndarray[Any, Any]:
-    """Seeded random values: whole numbers from -9 to 9 (0 to 9 unsigned; within the range
-    of a narrower type, such as int4's -8 to 7), bools, words."""
-    code = info.type.tensor_type.elem_type
+    """Seeded random values of the element type ``code``: whole numbers from -9 to 9 (0 to 9
+    unsigned; within the range of a narrower type, such as int4's -8 to 7), bools, words."""
     dtype = dtype_of_code(code)
     if dtype is None:
         raise ModelInputError(
-            f"input {info.name} is of element type {element_name(code)}, which no numpy dtype "
+            f"input {name} is of element type {element_name(code)}, which no numpy dtype "
             "holds: splitops cannot make or read one."
         )
     if dtype.kind == "O":

@@ -16,14 +16,8 @@ from typing import Any
 import numpy as np
 from onnx import ModelProto, TensorProto, numpy_helper
 
-from ..model import (
-    attribute_value,
-    code_of_array,
-    dtype_of_code,
-    model_graphs,
-    reserve_memory,
-    weight_bytes,
-)
+from ..model import Linked
+from ..model.protobuf import code_of_array, dtype_of_code, model_nodes, reserve_memory, weight_bytes
 
 __all__ = [
     "INSTALL",
@@ -97,10 +91,10 @@ def avoid_crashes(model: ModelProto) -> str | None:
     other than the first (``scan_output_axes``) dies by SIGFPE when a part is empty, which
     only the run knows: such a model does not run on onnxruntime.
     """
-    for node in (node for proto in model_graphs(model) for node in proto.node):
-        if node.op_type == "Scan" and node.domain in ("", "ai.onnx"):
-            axes: list[int] = attribute_value(node, "scan_output_axes", [])
-            if any(axes):
+    for _, node in model_nodes(model):
+        if node.is_op("Scan"):
+            axes = node.attribute("scan_output_axes", ())
+            if not isinstance(axes, Linked) and any(axes):
                 return (
                     "onnxruntime dies (SIGFPE) on a Scan stacking an empty scan output along "
                     f"an axis other than the first, and node {node.name or node.op_type!r} "

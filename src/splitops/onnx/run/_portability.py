@@ -36,16 +36,20 @@ from ..inference import infer_model_and_nodes
 from ..model import (
     ModelView,
     Node,
+    SequenceType,
     SplitNode,
     SplitSite,
+    TensorType,
+    ValueType,
+    location,
+    read_node,
+)
+from ..model.protobuf import (
     add_initializers,
-    attribute_values,
     element_of_code,
     links_attributes,
-    location,
-    node_label,
     numpy_dtype,
-    read_node,
+    onnx_output_types,
 )
 from ..rewrite import SequenceReader, Target, lower_model, sequence_readers
 from ._runtimes import RUNTIMES, Runtime, RuntimeWorkers
@@ -169,7 +173,7 @@ def check_portability(
     made: dict[tuple[Any, ...], tuple[int, _Probe | str, bytes]] = {}
     for split_node in view.split_nodes():
         body, node = split_node.scope, split_node.proto
-        where = location(body.label, node_label(node))
+        where = split_node.where
         if (body.key, split_node.index) in invalid or body.opset is None:
             continue
         if links_attributes(node):
@@ -210,8 +214,8 @@ def check_portability(
             departures.append(
                 Departure(
                     body.label,
-                    node_label(node),
-                    node.op_type,
+                    split_node.label,
+                    split_node.op_type,
                     since,
                     runtime,
                     behaviour,
@@ -233,17 +237,18 @@ def _alike(split_node: Node) -> tuple[Any, ...] | None:
     """What a Split node's probe is made of (the node, its opset, its input's type, its
     constant sizes): nodes of one key have one probe. ``None`` for a SplitToSequence, whose
     probe holds the nodes that read its sequence too."""
-    node, scope = split_node.proto, split_node.scope
-    if node.op_type != "Split":
+    scope = split_node.scope
+    if split_node.op_type != "Split":
         return None
-    x = node.input[0]
+    x = split_node.input_names[0]
     sizes = None
-    if len(node.input) > 1 and node.input[1]:
-        value = scope.constant(node.input[1])
+    split = split_node.input_value(1)
+    if split is not None:
+        value = split.constant()
         sizes = None if value is None else (value.dtype.str, value.shape, value.tobytes())
     dims = scope.dims(x)
     return (
-        node.SerializeToString(deterministic=True),
+        split_node.proto.SerializeToString(deterministic=True),
         scope.opset,
         scope.element(x),
         None if dims is None else tuple(dims),
@@ -299,24 +304,17 @@ def _infer_each(model: ModelProto, runs: Sequence[dict[str, Any]]) -> list[Any]:
 
 def _infer(model: ModelProto, feeds: dict[str, Any]) -> list[Any]:
     """The output shapes onnx infers, for the feeds' shapes (``None`` for an unknown dim)."""
-    static = ModelProto()
-    static.CopyFrom(model)
-    for value in static.graph.input:
-        dims = value.type.tensor_type.shape.dim
-        for dim, length in zip(dims, np.shape(feeds[value.name]), strict=True):
-            dim.Clear()
-            dim.dim_value = length
-    inferred = onnx.shape_inference.infer_shapes(static, strict_mode=True, data_prop=True)
-    return [_shape_of(output.type) for output in inferred.graph.output]
+    shapes = {name: np.shape(value) for name, value in feeds.items()}
+    return [_shape_of(found) for found in onnx_output_types(model, shapes)]
 
 
-def _shape_of(type_proto: onnx.TypeProto) -> Any:
-    if type_proto.WhichOneof("value") == "sequence_type":
+def _shape_of(found: ValueType | None) -> Any:
+    """An inferred type's shape (a negative length as onnx wrote it), or :data:`_SEQUENCE`."""
+    if isinstance(found, SequenceType):
         return _SEQUENCE
-    tensor = type_proto.tensor_type
-    if not tensor.HasField("shape"):
+    if not isinstance(found, TensorType) or found.dims is None:
         return None
-    return tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
+    return tuple(d if isinstance(d, int) else None for d in found.dims)
 
 
 # --- one probe ------------------------------------------------------------------------------
@@ -328,6 +326,8 @@ class _Probe:
     run it at."""
 
     model: ModelProto
+    #: The name of its input.
+    data: str
     element: int
     dims: tuple[int | None, ...]
     axis: int
@@ -362,7 +362,7 @@ class _Probe:
             if why is None:
                 nodes, outputs = _with_readers(node_proto, found, element, len(dims), drop)
                 positions = {
-                    r.node.proto.input[1]: r.position for r in found if r.position is not None
+                    r.node.input_names[1]: r.position for r in found if r.position is not None
                 }
                 initializers += [
                     numpy_helper.from_array(np.array(position, np.int64), name)
@@ -383,12 +383,12 @@ class _Probe:
             ir_version=max(ir_version, helper.find_min_ir_version_for(opsets)),
         )
         static = dims[axis]
-        count = len(node_proto.output)
+        count = len(node.output_names)
         lengths = (static,) if static is not None else _lengths(spec, split_value, count)
         full = tuple(length if length is not None else OTHER_AXES for length in dims)
         _check_input_size(full, axis, max(lengths, default=0))
         parts = sum(_part_count(spec, split_value, length) for length in lengths)
-        return cls(model, element, full, axis, lengths, parts)
+        return cls(model, x, element, full, axis, lengths, parts)
 
     def key(self) -> bytes:
         model: bytes = self.model.SerializeToString(deterministic=True)
@@ -397,7 +397,7 @@ class _Probe:
     def feeds(self, length: int) -> dict[str, Any]:
         shape = [OTHER_AXES if d is None else d for d in self.dims]
         shape[self.axis] = length
-        return {self.model.graph.input[0].name: _values(self.element, tuple(shape))}
+        return {self.data: _values(self.element, tuple(shape))}
 
     def run(self, runtimes: _Runtimes) -> list[tuple[str, str, bool, tuple[int, ...], str]]:
         """Each departure found: (runtime, behaviour, fixed by lower, lengths, detail); the
@@ -592,16 +592,15 @@ def _with_readers(
     nodes = [node]
     outputs = []
     for reader in readers:
-        proto = reader.node.proto
-        nodes.append(proto)
-        out = proto.output[0]
-        if proto.op_type == "SequenceAt":
+        read = reader.node
+        nodes.append(read.proto)
+        out = read.output_names[0]
+        if read.op_type == "SequenceAt":
             outputs.append(helper.make_tensor_value_info(out, element, [None] * (rank - squeezed)))
-        elif proto.op_type == "SequenceLength":
+        elif read.op_type == "SequenceLength":
             outputs.append(helper.make_tensor_value_info(out, TensorProto.INT64, []))
         else:
-            attributes = attribute_values(proto)
-            joined = rank - squeezed + int(attributes.get("new_axis", 0))
+            joined = rank - squeezed + int(read.attribute("new_axis", 0))
             outputs.append(helper.make_tensor_value_info(out, element, [None] * joined))
     return nodes, outputs
 

@@ -26,14 +26,8 @@ from onnx import NodeProto
 from onnx.reference.op_run import OpRun
 
 from ...core import Rule, SplitError, current_limits
-from ..model import (
-    SplitNode,
-    links_attributes,
-    node_label,
-    read_node,
-    resolve_linked,
-    run_read_node,
-)
+from ..model import SplitNode, node_label, read_node
+from ..model.protobuf import links_attributes, resolve_linked, run_read_node
 
 __all__ = ["bounded_run", "reference_ops"]
 
@@ -111,7 +105,7 @@ class _SplitopsOp(OpRun):
             spec = self.__dict__.get("_spec") or read_node(node, self._opset())
             self._spec: SplitNode = spec
         outputs = tuple(run_read_node(node, spec, list(args)))
-        if node.op_type == "SplitToSequence":
+        if spec.op == "SplitToSequence":
             _spend(node, len(outputs[0]))
         return outputs
 

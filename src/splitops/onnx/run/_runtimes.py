@@ -166,7 +166,9 @@ def _load_tract(path: str) -> _Loaded:
     import onnx
     import tract
 
-    names = [entry.name for entry in onnx.load(path, load_external_data=False).graph.input]
+    from ..model import ModelView
+
+    names = ModelView.read(onnx.load(path, load_external_data=False)).main.input_names()
     runnable = tract.onnx().load(path).into_model().into_runnable()
     return lambda feeds: [t.to_numpy() for t in runnable.run([feeds[name] for name in names])]
 
@@ -177,15 +179,18 @@ def _load_tvm(path: str) -> _Loaded:
     from tvm import relax
     from tvm.relax.frontend.onnx import from_onnx
 
+    from ..model import ModelView, SequenceType
+
     model = onnx.load(path)
     module = from_onnx(model, keep_params_in_input=False)
     module = relax.transform.DecomposeOpsForInference()(module)
     module = relax.transform.LegalizeOps()(module)
     machine = relax.VirtualMachine(tvm.compile(module, target="llvm"), tvm.cpu())
-    names = [entry.name for entry in model.graph.input]
+    main = ModelView.read(model).main
+    names = main.input_names()
     # A lone sequence output comes back as a tuple of tensors: a list, as other runtimes give.
-    outputs = model.graph.output
-    sequence = len(outputs) == 1 and outputs[0].type.HasField("sequence_type")
+    outputs = main.output_names()
+    sequence = len(outputs) == 1 and isinstance(main.declared(outputs[0]), SequenceType)
 
     def run(feeds: dict[str, Any]) -> list[Any]:
         found: list[Any] = []
@@ -228,13 +233,16 @@ def _load_onnx2torch(path: str) -> _Loaded:
     from onnx2torch import convert
     from onnx2torch.onnx_graph import OnnxGraph
 
+    from ..model import ModelView
+
     model = onnx.load(path)
     module = convert(model).eval()
-    names = [entry.name for entry in model.graph.input]
+    main = ModelView.read(model).main
+    names = main.input_names()
     graph = OnnxGraph(model.graph)
     # The module returns one value per node that writes a graph output (their tuple where
     # there are several), each node's outputs as a tuple where it has several.
-    wanted = [graph.value_as_node_output(output.name) for output in model.graph.output]
+    wanted = [graph.value_as_node_output(name) for name in main.output_names()]
     nodes = list(dict.fromkeys(node for node, _ in wanted))
 
     def run(feeds: dict[str, Any]) -> list[Any]:

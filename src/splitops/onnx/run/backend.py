@@ -35,12 +35,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import (
-    FunctionProto,
-    ModelProto,
-    NodeProto,
-    TypeProto,
-)
+from onnx import FunctionProto, ModelProto, NodeProto
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 from onnx.reference import ReferenceEvaluator
 
@@ -54,24 +49,21 @@ from ...core import (
     require_argument,
     warn_caller,
 )
-from ..model import (
+from ..model import Node, TensorType, ValueType, read_node
+from ..model.describe import describe_type
+from ..model.protobuf import (
     code_of_array,
-    default_opset,
-    describe_type,
     dtype_of_code,
     element_name,
-    fed_inputs,
     function_defaults,
-    function_opset,
-    graphs_below,
-    is_split_node,
+    function_id,
+    input_types,
     links_attributes,
-    read_node,
+    model_nodes,
     reserve_memory,
-    tensor_parts,
     weight_bytes,
 )
-from ..model import run_node as _run_node
+from ..model.protobuf import run_node as _run_node
 from ._control_flow import control_flow_ops
 from ._reference import bounded_run, reference_ops
 
@@ -151,11 +143,12 @@ class SplitopsEvaluator(ReferenceEvaluator):
         super()._init()
 
     def _load_impl(self, node: NodeProto, input_types: Any = None) -> Any:
-        key = node.domain, node.op_type
-        called = self._functions_by_id.get((*key, node.overload))
+        identity = Node.alone(node).function_id
+        called = self._functions_by_id.get(identity)
         if called is None:
             return super()._load_impl(node, input_types)
         # The base class finds a function by (domain, name): for this call, the one named.
+        key = identity[:2]
         self.functions_[key] = called
         try:
             return super()._load_impl(node, input_types)
@@ -206,7 +199,8 @@ class SplitopsRep(BackendRep):
             raise OtherOperatorError(
                 f"onnx.reference cannot prepare the model: {type(error).__name__}: {error}"
             ) from error
-        self.input_names = [entry.name for entry in fed_inputs(model.graph)]
+        self.input_names = list(input_types(model, fed=True))
+        self._declared = input_types(model)
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Run on ``inputs``: a mapping by name, a sequence in graph-input order, or one array.
@@ -215,7 +209,7 @@ class SplitopsRep(BackendRep):
         requires; a :class:`~splitops.ModelInputError` says which does not.
         """
         feeds = feeds_by_name(self.input_names, inputs)
-        check_feeds(self.model, feeds)
+        _check_feeds(self._declared, self.input_names, feeds)
         try:
             return tuple(self.evaluator.run(None, feeds))
         except (SplitopsError, MemoryError):
@@ -245,7 +239,7 @@ class OnnxruntimeRep(BackendRep):
 
         release = str(import_onnxruntime().__version__)
         self.model = model
-        self.input_names = [entry.name for entry in fed_inputs(model.graph)]
+        self.input_names = list(input_types(model, fed=True))
         self.session: Any = None
         self.fallback: str | None = None
         self._reference: SplitopsRep | None = None
@@ -436,8 +430,14 @@ def check_feeds(model: ModelProto, feeds: Mapping[str, Any]) -> None:
     ...
     splitops.ModelInputError: input 'x': the model declares ..., but ... dim 1 must be 4.
     """
-    declared = {entry.name: entry for entry in model.graph.input}
-    needed = [entry.name for entry in fed_inputs(model.graph)]
+    _check_feeds(input_types(model), list(input_types(model, fed=True)), feeds)
+
+
+def _check_feeds(
+    declared: Mapping[str, ValueType | None], needed: Sequence[str], feeds: Mapping[str, Any]
+) -> None:
+    """:func:`check_feeds` against the types of the graph inputs (:func:`input_types`) and
+    the names of those a caller must feed, read once."""
     unknown = sorted(set(feeds) - set(declared))
     if unknown:
         raise ModelInputError(f"the model has no input {unknown[0]!r}; its inputs are {needed}.")
@@ -446,22 +446,23 @@ def check_feeds(model: ModelProto, feeds: Mapping[str, Any]) -> None:
         raise ModelInputError(f"the model needs input {missing[0]!r}; none was given.")
     lengths: dict[str, tuple[int, str]] = {}
     for name, value in feeds.items():
-        problem = _misfit(declared[name].type, value, name, lengths)
+        problem = _misfit(declared[name], value, name, lengths)
         if problem:
             given = f"an array of {_element_text(value)} {tuple(np.shape(value))}"
             raise ModelInputError(
-                f"input {name!r}: the model declares {describe_type(declared[name].type)}, but "
+                f"input {name!r}: the model declares {describe_type(declared[name])}, but "
                 f"{given} was given: {problem}."
             )
 
 
 def _misfit(
-    declared: TypeProto, value: Any, name: str, lengths: dict[str, tuple[int, str]]
+    declared: ValueType | None, value: Any, name: str, lengths: dict[str, tuple[int, str]]
 ) -> str | None:
-    """What about ``value`` does not fit ``declared``, or ``None``."""
-    elem, dims = tensor_parts(declared)
-    if declared.WhichOneof("value") != "tensor_type" or not hasattr(value, "dtype"):
+    """What about ``value`` does not fit ``declared`` (a negative length as written), or
+    ``None``."""
+    if not isinstance(declared, TensorType) or not hasattr(value, "dtype"):
         return None
+    elem, dims = declared.element, declared.dims
     if elem and code_of_array(value.dtype) != elem:
         holder = dtype_of_code(elem)
         if holder is None:
@@ -474,14 +475,12 @@ def _misfit(
     if len(shape) != len(dims):
         return f"its rank must be {len(dims)}"
     for axis, (dim, length) in enumerate(zip(dims, shape, strict=True)):
-        if dim.HasField("dim_value") and dim.dim_value != length:
-            return f"dim {axis} must be {dim.dim_value}"
-        if dim.dim_param:
-            first = lengths.setdefault(dim.dim_param, (length, f"{name!r} dim {axis}"))
+        if isinstance(dim, int) and dim != length:
+            return f"dim {axis} must be {dim}"
+        if isinstance(dim, str):
+            first = lengths.setdefault(dim, (length, f"{name!r} dim {axis}"))
             if first[0] != length:
-                return (
-                    f"dim {axis} is the symbol {dim.dim_param!r}, which is {first[0]} in {first[1]}"
-                )
+                return f"dim {axis} is the symbol {dim!r}, which is {first[0]} in {first[1]}"
     return None
 
 
@@ -497,21 +496,9 @@ def check_split_nodes(model: ModelProto) -> None:
     Raises SplitError naming the first broken node. A node of a function body whose attributes
     refer to the function's (``ref_attr_name``) is read when it runs, once the call gives them.
     """
-    main = default_opset(model.opset_import)
-    bodies = [(main, model.graph)]
-    bodies += ((function_opset(function, main), function) for function in model.functions)
-    for opset, body in bodies:
-        if opset is None:
-            continue
-        for proto in graphs_below(body):
-            for node in proto.node:
-                if is_split_node(node) and not links_attributes(node):
-                    read_node(node, opset)
-
-
-def function_id(function: FunctionProto) -> tuple[str, str, str]:
-    """What names a local function, as a call names it: its domain, name and overload."""
-    return function.domain, function.name, function.overload
+    for opset, node in model_nodes(model):
+        if node.is_split and opset is not None and not links_attributes(node.proto):
+            read_node(node.proto, opset)
 
 
 def _split_error_cause(error: BaseException) -> SplitError | None:

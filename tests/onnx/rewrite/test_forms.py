@@ -38,8 +38,8 @@ class _Last(Form[SplitSite[Any], str]):
     def check(self, context: Context, site: SplitSite[Any]) -> Reason | None:
         return None
 
-    def rewrite_after(self, context: Context, site: SplitSite[Any], reasons: Any) -> str:
-        return " / ".join(why.named for why in reasons)
+    def rewrite_after(self, context: Context, site: SplitSite[Any], before: Any) -> str:
+        return " / ".join(why.named for why in before.reasons)
 
 
 def test_the_runner_keeps_every_reason_with_its_form_and_the_site_s_node_first() -> None:

@@ -91,35 +91,52 @@ class Form(Generic[SiteT, ResultT]):
     def rewrite(self, context: Context, site: SiteT) -> ResultT:
         raise NotImplementedError
 
-    def rewrite_after(self, context: Context, site: SiteT, reasons: Sequence[Reason]) -> ResultT:
-        """:meth:`rewrite`, for a form that applies after the ``reasons`` of those before it
-        (the last form of a list, which keeps or refuses, says the last of them)."""
+    def rewrite_after(
+        self, context: Context, site: SiteT, before: Chosen[SiteT, ResultT]
+    ) -> ResultT:
+        """:meth:`rewrite`, for a form chosen after the forms ``before`` it (the last form
+        of a list, which keeps or refuses, says the last of their reasons)."""
         return self.rewrite(context, site)
 
 
 @dataclass(frozen=True)
 class Chosen(Generic[SiteT, ResultT]):
-    """The first form of a list that applies to a site (``None``: none does), and the
-    reason of each form before it."""
+    """The first form of a list that applies to a site (``None``: none does), and what each
+    form before it said. A site's reasons are read only where it is refused or kept, so they
+    take their form's name and the site's node when :attr:`reasons` is read."""
 
     form: Form[SiteT, ResultT] | None
-    reasons: tuple[Reason, ...]
+    node: Node
+    tried: tuple[tuple[Form[SiteT, ResultT], Reason], ...]
+
+    @property
+    def reasons(self) -> tuple[Reason, ...]:
+        """The reason of each form before :attr:`form`, its form's name and the site's node
+        first among the nodes it names."""
+        node = self.node
+        return tuple(
+            replace(
+                why,
+                nodes=why.nodes if why.nodes[:1] == (node,) else (node, *why.nodes),
+                form=form.name,
+            )
+            for form, why in self.tried
+        )
 
     def rewrite(self, context: Context, site: SiteT) -> ResultT:
         assert self.form is not None
-        return self.form.rewrite_after(context, site, self.reasons)
+        return self.form.rewrite_after(context, site, self)
 
 
 def first_form(
     forms: Sequence[Form[SiteT, ResultT]], context: Context, site: SiteT, node: Node
 ) -> Chosen[SiteT, ResultT]:
     """Run ``forms`` in order on ``site`` (of ``node``) up to the first that applies,
-    keeping each reason, its form's name and ``node`` first among the nodes it names."""
-    reasons: list[Reason] = []
+    keeping what each said (:attr:`Chosen.reasons`)."""
+    tried: list[tuple[Form[SiteT, ResultT], Reason]] = []
     for form in forms:
         why = form.check(context, site)
         if why is None:
-            return Chosen(form, tuple(reasons))
-        named = why.nodes if why.nodes[:1] == (node,) else (node, *why.nodes)
-        reasons.append(replace(why, nodes=named, form=form.name))
-    return Chosen(None, tuple(reasons))
+            return Chosen(form, node, tuple(tried))
+        tried.append((form, why))
+    return Chosen(None, node, tuple(tried))

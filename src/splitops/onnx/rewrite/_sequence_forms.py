@@ -25,7 +25,7 @@ from onnx import NodeProto, TensorProto, helper, numpy_helper
 from ...core import Rule, SplitError, is_default_split, sequence_sizes
 from ..model import Node, Scope, SplitSite, Usage, Value, node_label, write_split_sizes
 from ..model.protobuf import drop_attributes, has_attribute
-from ._forms import Context, Form, Reason
+from ._forms import Chosen, Context, Form, Reason
 from ._graph_sizes import CheckForm, GraphBuilder
 from ._sequence_parts import RuntimeParts, not_joinable
 from ._split_forms import checkable_length, constant_slices, name_base
@@ -660,11 +660,16 @@ class _Last(SequenceForm):
         return None
 
     def rewrite(self, context: Context, site: SplitSite[Scope]) -> SequenceRewritten:
-        return self.rewrite_after(context, site, ())
+        why = context.sequences.why_kept(site)
+        return self.stays(context, site, "no form removes it" if why is None else why.text)
 
     def rewrite_after(
-        self, context: Context, site: SplitSite[Scope], reasons: Sequence[Reason]
+        self,
+        context: Context,
+        site: SplitSite[Scope],
+        before: Chosen[SplitSite[Scope], SequenceRewritten],
     ) -> SequenceRewritten:
+        reasons = before.reasons
         why = context.sequences.why_kept(site) or (reasons[-1] if reasons else None)
         return self.stays(context, site, "no form removes it" if why is None else why.text)
 

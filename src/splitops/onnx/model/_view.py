@@ -96,7 +96,6 @@ __all__ = [
     "fed_inputs",
     "input_types",
     "interface_entries",
-    "interface_types",
     "is_overridable",
     "model_nodes",
     "output_types",
@@ -1279,27 +1278,6 @@ def _link(scope: Scope) -> None:
         found = scope.value(name)
         if found is not None:
             found._output_of += (weakref.ref(scope),)
-
-
-#: A graph's inputs or outputs as a caller sees them: each name, in order, with the type
-#: declared for it (``None`` where none is).
-Interface = list[tuple[str, ValueType | None]]
-
-
-def interface_types(model: ModelProto) -> tuple[Interface, Interface]:
-    """What a caller of ``model`` feeds and gets: its main graph's inputs and its outputs,
-    each name in order with the type declared for it (``None`` where none is).
-
-    >>> from onnx import TensorProto, helper
-    >>> graph = helper.make_graph([], "g",
-    ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
-    ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)])
-    >>> interface_types(helper.make_model(graph))
-    ([('x', TensorType(element=1, dims=('N',)))], [('x', TensorType(element=1, dims=None))])
-    """
-    graph = model.graph
-    inputs = [(entry.name, value_type(entry.type)) for entry in graph.input]
-    return inputs, [(entry.name, value_type(entry.type)) for entry in graph.output]
 
 
 @dataclass(eq=False, slots=True)

@@ -46,8 +46,9 @@ from ..model.protobuf import (
     declared_types,
     defined_names,
     initializers,
-    interface_types,
+    input_types,
     is_large_weight,
+    output_types,
 )
 
 __all__ = ["RewriteError", "check_fully", "check_rewrite"]
@@ -124,8 +125,10 @@ def _at_ir4(model: ModelProto) -> ModelProto:
 def _check_interface(
     original: ModelProto, rewritten: ModelProto, what: str, corrected: set[str]
 ) -> None:
-    fields = ("input", "output")
-    sides = zip(fields, interface_types(original), interface_types(rewritten), strict=True)
+    sides = (
+        ("input", list(input_types(original).items()), list(input_types(rewritten).items())),
+        ("output", output_types(original), output_types(rewritten)),
+    )
     for field, declared_before, declared_after in sides:
         shaped = set(corrected) if field == "output" else set()
         before, after = _entries(declared_before, shaped), _entries(declared_after, shaped)

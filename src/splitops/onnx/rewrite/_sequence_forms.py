@@ -42,6 +42,8 @@ __all__ = [
     "SequenceReader",
     "SequenceRewritten",
     "by_position",
+    "concat_parts",
+    "count_constant",
     "sequence_forms",
     "sequence_readers",
 ]
@@ -867,11 +869,11 @@ class _Edits:
                 elif part != out:
                     step.add("Identity", [part], "part", output=out)
             elif op == "SequenceLength":
-                step.nodes.append(_count_constant(out, count))
+                step.nodes.append(count_constant(out, count))
             else:
                 chosen = [outputs[i] for i in self._left(reader, count)]
                 elements = [step.squeeze(p, spec.axis) for p in chosen] if squeeze else chosen
-                _concat(step, reader.node, elements)
+                concat_parts(step, reader.node, elements)
             self._done(reader, step.nodes)
         kind = "a Slice per part" if cut is not None or constant else "Split"
         kind += " + Squeeze" if squeeze else ""
@@ -914,14 +916,14 @@ class _Edits:
                 names = [step.name(f"part{i}") for i in left]
                 for position, name in zip(left, names, strict=True):
                     parts.part(step, position, name)
-                _concat(step, reader.node, names)
+                concat_parts(step, reader.node, names)
             elif reader.at_run_time:
                 at = reader.node.input_names[1]
                 parts.part_at(step, at, out, inside=reader.inside, equal=reader.stacked)
             elif reader.position is not None:
                 parts.part(step, reader.position, out)
             elif count is not None:
-                step.nodes.append(_count_constant(out, count))
+                step.nodes.append(count_constant(out, count))
             else:
                 parts.count(step, out)
             if shared.pending:  # the checks of the ``part`` form, on the first reader's path
@@ -1023,7 +1025,7 @@ class _Edits:
         return [f"{changed} position(s) of shape [1] made 0-d"] if changed else []
 
 
-def _concat(step: GraphBuilder, node: Node, parts: list[str]) -> None:
+def concat_parts(step: GraphBuilder, node: Node, parts: list[str]) -> None:
     """ConcatFromSequence ``node`` over the sequence's elements ``parts``: a Concat (of the
     parts given a new axis first, with ``new_axis=1``)."""
     axis = int(node.attribute("axis", 0))
@@ -1032,7 +1034,7 @@ def _concat(step: GraphBuilder, node: Node, parts: list[str]) -> None:
     step.add("Concat", parts, "concat", output=node.output_names[0], axis=axis)
 
 
-def _count_constant(name: str, count: int) -> NodeProto:
+def count_constant(name: str, count: int) -> NodeProto:
     """SequenceLength's count: a Constant node, not an initializer, which some converters
     (onnx2tf) drop when it is also a graph output."""
     value = numpy_helper.from_array(np.array(count, dtype=np.int64), name)

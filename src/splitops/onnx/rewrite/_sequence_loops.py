@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from onnx import NodeProto, helper, numpy_helper
+from onnx import NodeProto, numpy_helper
 
 from ...core import current_limits
 from ..model import DEFAULT_DOMAINS, Linked, Node, Scope, Value
 from ..model.protobuf import constant_value
 from ._forms import Context, Form, Reason
 from ._graph_sizes import GraphBuilder
-from ._sequence_forms import SequenceRewritten
+from ._sequence_forms import SequenceRewritten, concat_parts, count_constant
 from ._split_forms import name_base
 
 __all__ = [
@@ -305,14 +305,9 @@ def _give_parts(context: Context, value: Value, parts: list[str]) -> None:
             step.add("Identity", chosen, "part", output=out)
             context.drop_input(reader, 1)
         elif reader.op_type == "SequenceLength":
-            count = numpy_helper.from_array(np.array(len(chosen), np.int64), out)
-            step.nodes.append(helper.make_node("Constant", [], [out], value=count))
+            step.nodes.append(count_constant(out, len(chosen)))
         else:
-            attributes = reader.attributes
-            axis = int(attributes.get("axis", 0))
-            if attributes.get("new_axis", 0):
-                chosen = [step.unsqueeze(p, axis) for p in chosen]
-            step.add("Concat", chosen, "concat", output=out, axis=axis)
+            concat_parts(step, reader, list(chosen))
         context.edits.replace(reader, step.nodes)
 
 
